@@ -1,0 +1,52 @@
+# Vigil: `make run` starts it, `make test` runs every test. See README.md.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+UV_VERSION := 0.13.9
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test lint fmt lock system-deps clean
+
+run: $(VENV)/.base
+	$(BIN)/python -m config.run
+
+test: $(VENV)/.test system-deps
+	$(BIN)/pytest
+
+lint: $(VENV)/.test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+fmt: $(VENV)/.test
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# Re-pin after editing requirements/*.in.
+lock: $(BIN)/uv
+	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 base.in -o base.txt
+	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 test.in -o test.txt
+
+# Debian packages the tests drive for real (chromium, nginx, MariaDB Galera, sshd...).
+system-deps:
+	@missing=$$(grep -v '^\s*#' requirements/apt.txt | xargs -r -n1 sh -c 'dpkg-query -W -f="\$${Status}" "$$0" 2>/dev/null | grep -q "ok installed" || echo "$$0"'); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing Debian packages:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BIN)/uv:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+
+$(VENV)/.base: requirements/base.txt | $(BIN)/uv
+	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/base.txt
+	@touch $@
+
+$(VENV)/.test: requirements/test.txt | $(BIN)/uv
+	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/test.txt
+	@touch $@ $(VENV)/.base
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache test-output

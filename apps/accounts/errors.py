@@ -1,0 +1,38 @@
+"""Errors as JSON ``{"error": "..."}`` for the API, as healthchecks answers its scripts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    data = response.data
+    if isinstance(data, dict) and set(data) == {"detail"}:
+        response.data = {"error": str(data["detail"])}
+    else:
+        response.data = {"error": "Invalid input", "fields": data}
+    return response
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return JsonResponse({"error": "Not found"}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if _is_api(request):
+        return JsonResponse({"error": "Server error"}, status=500)
+    return defaults.server_error(request)

@@ -1,0 +1,35 @@
+"""Create the first admin user when there is none; print its login once."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from config.settings.base import setting
+
+
+class Command(BaseCommand):
+    help = "Create a first superuser if none exists (password from VIGIL_ADMIN_PASSWORD or random)."
+
+    def handle(self, *args: object, **options: object) -> None:
+        User = get_user_model()
+        if User.objects.filter(is_superuser=True).exists():
+            return
+        username = setting("VIGIL_ADMIN_USERNAME", default="admin")
+        email = setting("VIGIL_ADMIN_EMAIL", default="admin@localhost")
+        password = setting("VIGIL_ADMIN_PASSWORD", default="")
+        generated = not password
+        if generated:
+            password = secrets.token_urlsafe(12)
+        User.objects.create_superuser(username=username, email=email, password=password)
+        shown = password if generated else "(from VIGIL_ADMIN_PASSWORD)"
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Created the first admin user for {settings.VIGIL_BASE_URL}/\n"
+                f"    username: {username}\n    password: {shown}\n"
+                "This password is shown once; change it under /admin/ or set VIGIL_ADMIN_PASSWORD."
+            )
+        )

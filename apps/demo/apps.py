@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class DemoConfig(AppConfig):
+    name = "apps.demo"
+    label = "demo"
+    verbose_name = "Demo mode"

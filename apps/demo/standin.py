@@ -1,0 +1,54 @@
+"""The embedded AWS stand-in for demo mode: a moto server with a demo account's view of AWS.
+
+moto answers DescribeRegions from a fixed list in which every opt-in region is "not-opted-in".
+A demo account that has opted in to Hong Kong and Bahrain is more instructive, so the stand-in
+replaces that list with a handful of regions and their opt-in status while it runs. This is a
+change to the stand-in, not to Vigil: the product code sees an ordinary AWS endpoint.
+"""
+
+from __future__ import annotations
+
+from moto.ec2.models.availability_zones_and_regions import Region, RegionsAndZonesBackend
+from moto.server import ThreadedMotoServer
+
+DEMO_REGIONS = {
+    "us-east-1": "opt-in-not-required",
+    "us-west-2": "opt-in-not-required",
+    "eu-west-1": "opt-in-not-required",
+    "eu-central-1": "opt-in-not-required",
+    "ap-east-1": "opted-in",
+    "me-south-1": "opted-in",
+    "af-south-1": "not-opted-in",
+}
+
+
+class AwsStandIn:
+    """``with AwsStandIn(port=0) as url:`` — a loopback AWS endpoint for the demo account."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._server = ThreadedMotoServer(ip_address=host, port=port, verbose=False)
+        self._saved_regions: list[Region] | None = None
+        self.url = ""
+
+    def start(self) -> str:
+        self._saved_regions = RegionsAndZonesBackend.regions
+        RegionsAndZonesBackend.regions = [
+            Region(code, f"ec2.{code}.amazonaws.com", status)
+            for code, status in DEMO_REGIONS.items()
+        ]
+        self._server.start()
+        host, port = self._server.get_host_and_port()
+        self.url = f"http://{host}:{port}"
+        return self.url
+
+    def stop(self) -> None:
+        self._server.stop()
+        if self._saved_regions is not None:
+            RegionsAndZonesBackend.regions = self._saved_regions
+            self._saved_regions = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,138 @@
+"""The one place that builds boto3 clients.
+
+Every AWS call in Vigil gets its client here, so region, credentials, retries, timeouts and the
+endpoint override are decided once:
+
+- credentials: the default chain (environment, shared files, instance/task role), or a role to
+  assume (with an optional external id) on top of it, refreshed before it expires; demo
+  accounts use fixed keys against the embedded stand-in;
+- STS: always the regional endpoint. Tokens from the global endpoint are rejected by opt-in
+  regions such as ap-east-1 and me-south-1;
+- retries: botocore's adaptive mode (client-side rate limiting plus exponential backoff on
+  throttling and 5xx), with connect and read timeouts;
+- ``AWS_ENDPOINT_URL``: one endpoint for every service, for tests (moto) and demo mode.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import boto3
+import botocore.session
+from botocore.client import BaseClient
+from botocore.config import Config
+from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from django.conf import settings
+
+DEMO_ACCESS_KEY = "demo"  # the embedded stand-in accepts any key; this one says what it is
+OPT_IN_HINT = (
+    "This looks like an opt-in region rejecting a token from the global STS endpoint: make sure "
+    "the region is enabled for the account, and that AWS_STS_REGIONAL_ENDPOINTS is not 'legacy' "
+    "(Vigil itself always uses regional STS endpoints)."
+)
+OPT_IN_ERROR_CODES = {"InvalidToken", "IllegalLocationConstraintException"}
+
+
+@dataclass(frozen=True)
+class AccountAccess:
+    """How to reach one AWS account: the default chain, or a role to assume on top of it."""
+
+    role_arn: str = ""
+    external_id: str = ""
+    demo: bool = False
+
+
+def _config(region: str) -> Config:
+    return Config(
+        region_name=region,
+        retries={"mode": "adaptive", "total_max_attempts": settings.AWS_MAX_ATTEMPTS},
+        connect_timeout=settings.AWS_CONNECT_TIMEOUT,
+        read_timeout=settings.AWS_READ_TIMEOUT,
+        user_agent_appid="vigil",
+    )
+
+
+def _base_session(access: AccountAccess) -> botocore.session.Session:
+    session = botocore.session.get_session()
+    session.set_config_variable("sts_regional_endpoints", "regional")
+    if access.demo:
+        session.set_credentials(DEMO_ACCESS_KEY, DEMO_ACCESS_KEY)
+    return session
+
+
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=256)
+def _session(access: AccountAccess, region: str, endpoint_url: str | None) -> boto3.Session:
+    base = _base_session(access)
+    if not access.role_arn:
+        return boto3.Session(botocore_session=base, region_name=region)
+
+    def sts_client(service: str, **kwargs: Any) -> BaseClient:
+        kwargs.setdefault("endpoint_url", endpoint_url)
+        kwargs["config"] = _config(region)
+        return base.create_client(service, **kwargs)
+
+    source = base.get_credentials()
+    if source is None:
+        raise NoCredentialsError()
+    extra: dict[str, str] = {"RoleSessionName": "vigil"}
+    if access.external_id:
+        extra["ExternalId"] = access.external_id
+    fetcher = AssumeRoleCredentialFetcher(
+        client_creator=sts_client,
+        source_credentials=source,
+        role_arn=access.role_arn,
+        extra_args=extra,
+    )
+    assumed = botocore.session.get_session()
+    assumed.set_config_variable("sts_regional_endpoints", "regional")
+    # botocore has no public setter for refreshable credentials; this is how its own
+    # assume-role provider hands them to a session.
+    assumed._credentials = DeferredRefreshableCredentials(
+        method="assume-role", refresh_using=fetcher.fetch_credentials
+    )
+    return boto3.Session(botocore_session=assumed, region_name=region)
+
+
+def client(service: str, region: str, access: AccountAccess = AccountAccess()) -> BaseClient:
+    """A boto3 client for ``service`` in ``region`` for the account reached through ``access``."""
+    endpoint_url = settings.AWS_ENDPOINT_URL
+    with _lock:  # boto3 sessions are not thread-safe while creating clients
+        session = _session(access, region, endpoint_url)
+        return session.client(service, endpoint_url=endpoint_url, config=_config(region))
+
+
+def clear_cache() -> None:
+    """Forget cached sessions (after credentials or the endpoint changed; used by tests)."""
+    _session.cache_clear()
+
+
+def has_default_credentials() -> bool:
+    """Whether the default credential chain finds anything (decides demo mode)."""
+    return botocore.session.get_session().get_credentials() is not None
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for a person: the AWS error code and message, with a hint where one helps."""
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = error.get("Code", "Error")
+        message = error.get("Message") or str(exc)
+        text = f"{code}: {message}"
+        if code in OPT_IN_ERROR_CODES:
+            text = f"{text}. {OPT_IN_HINT}"
+        return text
+    if isinstance(exc, NoCredentialsError):
+        return (
+            "No AWS credentials found: configure the default credential chain "
+            "(environment, ~/.aws, instance role) or a role for this account."
+        )
+    if isinstance(exc, BotoCoreError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,47 @@
+"""The status contract between the monitored concerns and the alert pipeline.
+
+Every subject (file system, cluster, array, probe target) has one of four statuses and a
+human reason. Pure module: no Django, no I/O, so parsers and derivations can return a
+``Verdict`` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    OK = "ok"
+    WARNING = "warning"
+    CRITICAL = "critical"
+    UNKNOWN = "unknown"
+
+    @property
+    def label(self) -> str:
+        return self.value.capitalize()
+
+    @property
+    def severity(self) -> int:
+        """Rank for "worst of": missing data outranks a warning, a critical outranks all."""
+        return _SEVERITY[self]
+
+
+_SEVERITY = {Status.OK: 0, Status.WARNING: 1, Status.UNKNOWN: 2, Status.CRITICAL: 3}
+
+
+def worst(statuses: Iterable[Status | str]) -> Status | None:
+    """The most severe of ``statuses``, or None when there are none."""
+    ranked = [Status(s) for s in statuses]
+    return max(ranked, key=lambda s: s.severity) if ranked else None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A status with the reason a person reads, and the figures behind it."""
+
+    status: Status
+    reason: str
+    figures: dict[str, Any] = field(default_factory=dict)

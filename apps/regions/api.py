@@ -1,0 +1,58 @@
+"""Accounts and regions through the API."""
+
+from __future__ import annotations
+
+from rest_framework import mixins, serializers, viewsets
+
+from .models import Account, Region
+
+
+class AccountSerializer(serializers.ModelSerializer):
+    external_id = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, help_text="Never returned."
+    )
+
+    class Meta:
+        model = Account
+        fields = [
+            "id",
+            "name",
+            "role_arn",
+            "external_id",
+            "home_region",
+            "enabled",
+            "is_demo",
+            "created",
+            "discovered",
+            "last_error",
+            "last_error_at",
+        ]
+        read_only_fields = ["is_demo", "created", "discovered", "last_error", "last_error_at"]
+
+
+class AccountViewSet(viewsets.ModelViewSet):
+    """AWS accounts. Credentials are never stored here: the default chain, or a role to assume."""
+
+    queryset = Account.objects.all()
+    serializer_class = AccountSerializer
+
+
+class RegionSerializer(serializers.ModelSerializer):
+    account = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = Region
+        fields = ["id", "account", "kind", "code", "name", "opt_in_status", "enabled", "created"]
+        read_only_fields = ["account", "kind", "code", "name", "opt_in_status", "created"]
+
+
+class RegionViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Regions found per account (and sites). PATCH ``enabled`` to show or hide one."""
+
+    queryset = Region.objects.select_related("account")
+    serializer_class = RegionSerializer

@@ -1,0 +1,56 @@
+"""The concerns (EFS, Galera, RAID, probes) as the home page and the beat tick see them.
+
+Each concern app registers itself once, in its ``AppConfig.ready()``:
+
+    concerns.register(Concern("efs", "EFS", subjects=lambda: FileSystem.objects.all(),
+                              dispatch=tasks.dispatch_due))
+
+``subjects`` returns a queryset of a model with a ``region`` foreign key and a ``status``
+field (the status contract in ARCHITECTURE.md); ``dispatch(now)`` queues the concern's due work.
+The regions app needs no change when a concern is added.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, QuerySet
+
+
+@dataclass(frozen=True)
+class Concern:
+    key: str
+    label: str
+    subjects: Callable[[], QuerySet]
+    dispatch: Callable[[datetime], object] | None = None
+
+
+_registry: dict[str, Concern] = {}
+
+
+def register(concern: Concern) -> None:
+    _registry[concern.key] = concern
+
+
+def registered() -> list[Concern]:
+    return list(_registry.values())
+
+
+def status_counts(region_ids: Iterable[int]) -> dict[int, dict[str, Counter[str]]]:
+    """``{region_id: {concern_key: Counter({status: n})}}``, one query per concern."""
+    ids = list(region_ids)
+    counts: dict[int, dict[str, Counter[str]]] = defaultdict(dict)
+    for concern in registered():
+        rows = (
+            concern.subjects()
+            .filter(region_id__in=ids)
+            .values_list("region_id", "status")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+        for region_id, status, n in rows:
+            counts[region_id].setdefault(concern.key, Counter())[status] += n
+    return counts

@@ -1,0 +1,152 @@
+"""AWS accounts, their regions, and named sites outside AWS (shown like regions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.lib.aws import AccountAccess
+from apps.lib.status import Status
+
+from .ec2 import RegionInfo, region_name
+
+STATUS_CHOICES = [(s.value, s.label) for s in Status]
+RETRY_FAILED_DISCOVERY = timedelta(minutes=5)
+
+
+class Account(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    role_arn = models.CharField(
+        "role ARN",
+        max_length=2048,
+        blank=True,
+        help_text="A role to assume on top of the default credential chain; empty to use the chain.",
+        validators=[RegexValidator(r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$", "Not an IAM role ARN")],
+    )
+    external_id = models.CharField(
+        "external id", max_length=1224, blank=True, help_text="Sent when assuming the role."
+    )
+    home_region = models.CharField(
+        max_length=50, default="us-east-1", help_text="Where region discovery calls go."
+    )
+    is_demo = models.BooleanField(default=False, editable=False)
+    enabled = models.BooleanField(default=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
+    discovered = models.DateTimeField(null=True, blank=True, editable=False)
+    next_discovery = models.DateTimeField(default=timezone.now, editable=False)
+    last_error = models.TextField(blank=True, editable=False)
+    last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def access(self) -> AccountAccess:
+        return AccountAccess(
+            role_arn=self.role_arn, external_id=self.external_id, demo=self.is_demo
+        )
+
+    @classmethod
+    def claim_due_discoveries(cls, now: timezone.datetime) -> list[int]:
+        """Accounts due for discovery, each claimed by compare-and-set so one tick sends it."""
+        interval = timedelta(minutes=settings.VIGIL_DISCOVERY_INTERVAL_MINUTES)
+        claimed = []
+        due = cls.objects.filter(enabled=True, next_discovery__lte=now)
+        for pk, when in due.values_list("pk", "next_discovery"):
+            won = cls.objects.filter(pk=pk, next_discovery=when).update(
+                next_discovery=now + interval
+            )
+            if won:
+                claimed.append(pk)
+        return claimed
+
+    def discovery_failed(self, message: str) -> None:
+        now = timezone.now()
+        Account.objects.filter(pk=self.pk).update(
+            last_error=message, last_error_at=now, next_discovery=now + RETRY_FAILED_DISCOVERY
+        )
+
+    @transaction.atomic
+    def discovery_succeeded(self, found: Iterable[RegionInfo]) -> None:
+        existing = {r.code: r for r in self.regions.all()}
+        for info in found:
+            region = existing.get(info.code)
+            if region is None:
+                Region.objects.create(
+                    account=self,
+                    code=info.code,
+                    name=region_name(info.code),
+                    opt_in_status=info.opt_in_status,
+                    enabled=info.usable,
+                )
+            elif region.opt_in_status != info.opt_in_status:
+                region.opt_in_status = info.opt_in_status
+                region.save(update_fields=["opt_in_status"])
+        Account.objects.filter(pk=self.pk).update(
+            discovered=timezone.now(), last_error="", last_error_at=None
+        )
+
+
+class RegionQuerySet(models.QuerySet):
+    def shown(self) -> RegionQuerySet:
+        """Regions on the dashboard: sites, and enabled regions the account can use."""
+        usable = Q(opt_in_status__in=RegionInfo.USABLE)
+        return self.filter(enabled=True).filter(
+            Q(kind=Region.Kind.SITE) | (usable & Q(account__enabled=True))
+        )
+
+
+class Region(models.Model):
+    class Kind(models.TextChoices):
+        AWS = "aws", "AWS region"
+        SITE = "site", "Site"
+
+    class OptIn(models.TextChoices):
+        NOT_REQUIRED = "opt-in-not-required", "Enabled by default"
+        OPTED_IN = "opted-in", "Opted in"
+        NOT_OPTED_IN = "not-opted-in", "Not opted in"
+        ENABLING = "enabling", "Opt-in in progress"
+        DISABLING = "disabling", "Opt-out in progress"
+
+    account = models.ForeignKey(
+        Account, models.CASCADE, null=True, blank=True, related_name="regions"
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.AWS)
+    code = models.CharField(max_length=50, help_text="AWS region code, or a short name for a site.")
+    name = models.CharField(max_length=100, blank=True)
+    opt_in_status = models.CharField(max_length=30, choices=OptIn.choices, blank=True)
+    enabled = models.BooleanField(default=True, help_text="Monitor and show this region.")
+    created = models.DateTimeField(default=timezone.now, editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = RegionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["kind", "code"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "code"], name="region_code_unique_per_account"
+            ),
+            models.UniqueConstraint(
+                fields=["code"], condition=Q(account__isnull=True), name="site_code_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.kind == self.Kind.SITE:
+            return self.name or self.code
+        return f"{self.code} ({self.account})"
+
+    @property
+    def is_opt_in(self) -> bool:
+        return self.opt_in_status in {self.OptIn.OPTED_IN, self.OptIn.ENABLING}

@@ -1,0 +1,90 @@
+"""The home page (every region at a glance) and the region page."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from apps.lib.status import Status, worst
+
+from . import concerns
+from .models import Account, Region
+
+
+@dataclass
+class Tile:
+    """One region (or site, or an account that has no region yet) on the home page."""
+
+    title: str
+    subtitle: str
+    region: Region | None = None
+    account: Account | None = None
+    error: str = ""
+    rows: list[tuple[str, list[tuple[Status, int]]]] = field(default_factory=list)
+
+    @property
+    def status(self) -> Status | None:
+        """The worst status of what the region holds; unknown while collection fails."""
+        if self.error:
+            return Status.UNKNOWN
+        return worst(status for _, per_status in self.rows for status, _ in per_status)
+
+
+def _rows(counts: dict[str, Counter[str]]) -> list[tuple[str, list[tuple[Status, int]]]]:
+    """Per concern (in registration order), its subjects counted by status, worst first."""
+    rows = []
+    for concern in concerns.registered():
+        per_status = counts.get(concern.key)
+        if per_status:
+            ranked = sorted(
+                ((Status(s), n) for s, n in per_status.items() if n),
+                key=lambda pair: -pair[0].severity,
+            )
+            rows.append((concern.label, ranked))
+    return rows
+
+
+def overview() -> list[Tile]:
+    regions = list(Region.objects.shown().select_related("account"))
+    counts = concerns.status_counts(r.pk for r in regions)
+    tiles = []
+    for region in regions:
+        account = region.account
+        tiles.append(
+            Tile(
+                title=region.name or region.code,
+                subtitle=region.code if account is None else f"{region.code} · {account.name}",
+                region=region,
+                account=account,
+                error=account.last_error if account else "",
+                rows=_rows(counts.get(region.pk, {})),
+            )
+        )
+    shown_accounts = {t.account.pk for t in tiles if t.account}
+    for account in Account.objects.filter(enabled=True).exclude(pk__in=shown_accounts):
+        tiles.append(
+            Tile(
+                title=account.name,
+                subtitle="no regions discovered yet",
+                account=account,
+                error=account.last_error,
+            )
+        )
+    tiles.sort(key=lambda t: (-(t.status.severity if t.status else -1), t.title))
+    return tiles
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    template = "regions/home.html#tiles" if request.htmx else "regions/home.html"
+    context = {"tiles": overview(), "concerns": concerns.registered()}
+    return render(request, template, context)
+
+
+def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    region = get_object_or_404(Region.objects.select_related("account"), pk=pk)
+    return render(
+        request, "regions/region.html", {"region": region, "concerns": concerns.registered()}
+    )

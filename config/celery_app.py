@@ -1,0 +1,52 @@
+"""The Celery app: queues per concern, optional per-region queues, one beat tick.
+
+Tasks live in ``apps/<concern>/tasks.py`` and are routed by their module: everything in
+``apps.efs.tasks`` goes to the ``efs`` queue, and so on. A task called with a ``region``
+keyword whose code is listed in ``VIGIL_REGION_QUEUES`` goes to ``<concern>.<region>``
+instead (``efs.eu-west-1``), so a worker close to that region can take it:
+``celery -A config worker -Q efs.eu-west-1``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+
+CONCERN_QUEUES = ("efs", "galera", "raid", "probes", "alerts")
+DEFAULT_QUEUE = "default"
+
+app = Celery("vigil")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+def queue_for(task_name: str, region: str | None, region_queues: list[str]) -> str:
+    """The queue a task belongs on: its concern's, or that concern's per-region queue."""
+    parts = task_name.split(".")
+    concern = parts[1] if len(parts) > 2 and parts[0] == "apps" else ""
+    if concern not in CONCERN_QUEUES:
+        return DEFAULT_QUEUE
+    if region and region in region_queues:
+        return f"{concern}.{region}"
+    return concern
+
+
+def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any):
+    from django.conf import settings
+
+    region = (kwargs or {}).get("region")
+    return {"queue": queue_for(name, region, settings.VIGIL_REGION_QUEUES)}
+
+
+app.conf.task_routes = (route_task,)
+
+
+def all_queues(region_queues: list[str]) -> list[str]:
+    """Every queue a single all-in-one worker should consume (``make run``)."""
+    queues = [DEFAULT_QUEUE, *CONCERN_QUEUES]
+    queues += [f"{c}.{r}" for r in region_queues for c in CONCERN_QUEUES]
+    return queues

@@ -1,0 +1,228 @@
+"""Base settings: runnable local defaults (SQLite, an embedded Celery broker, demo AWS).
+
+Every value comes from the environment through django-environ's ``FileAwareEnv``: any variable
+may instead be given as ``NAME_FILE`` pointing at a file that holds the value (Docker/Kubernetes
+secrets). ``.env.example`` documents each variable. A malformed value, or a ``VIGIL_*`` variable
+this file does not know, stops the start with a message that names the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.FileAwareEnv()
+
+
+def setting(name: str, cast: str = "str", default: object = environ.Env.NOTSET) -> object:
+    """Read one variable, turning a malformed value into an error that names it."""
+    try:
+        value = getattr(env, cast)(name, default=default)
+    except ImproperlyConfigured:
+        raise
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ImproperlyConfigured(f"Invalid value for {name}: {exc}") from exc
+    if cast == "db_url" and not value.get("ENGINE"):
+        raise ImproperlyConfigured(f"Invalid value for {name}: not a database URL")
+    return value
+
+
+KNOWN_VIGIL_VARIABLES = {
+    "VIGIL_ADMIN_EMAIL",
+    "VIGIL_ADMIN_PASSWORD",
+    "VIGIL_ADMIN_USERNAME",
+    "VIGIL_BASE_URL",
+    "VIGIL_DEMO",
+    "VIGIL_DEMO_AWS_PORT",
+    "VIGIL_DISCOVERY_INTERVAL_MINUTES",
+    "VIGIL_REGION_QUEUES",
+    "VIGIL_WEB_PORT",
+}
+
+
+def check_unknown_variables(environ_: os._Environ[str] | dict[str, str]) -> None:
+    """Fail on a VIGIL_* variable nobody reads: a typo must not silently keep a default."""
+    known = KNOWN_VIGIL_VARIABLES | {f"{name}_FILE" for name in KNOWN_VIGIL_VARIABLES}
+    unknown = sorted(k for k in environ_ if k.startswith("VIGIL_") and k not in known)
+    if unknown:
+        raise ImproperlyConfigured(
+            f"Unknown setting {', '.join(unknown)}; known VIGIL_* settings are in .env.example"
+        )
+
+
+check_unknown_variables(os.environ)
+
+# --- Django core -----------------------------------------------------------------------------
+SECRET_KEY = setting("SECRET_KEY", default="insecure-local-key-do-not-use-in-production")
+DEBUG = setting("DEBUG", "bool", default=True)
+ALLOWED_HOSTS = setting("ALLOWED_HOSTS", "list", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = setting("CSRF_TRUSTED_ORIGINS", "list", default=[])
+VIGIL_WEB_PORT = setting("VIGIL_WEB_PORT", "int", default=8000)
+VIGIL_BASE_URL = setting("VIGIL_BASE_URL", default=f"http://127.0.0.1:{VIGIL_WEB_PORT}")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "apps.accounts",
+    "apps.regions",
+    "apps.demo",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "apps.accounts.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "apps.demo.context_processors.demo",
+            ],
+        },
+    }
+]
+
+DATABASES = {
+    "default": setting("DATABASE_URL", "db_url", default=f"sqlite:///{VAR_DIR / 'vigil.sqlite3'}")
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web, worker and beat share the file: wait for a lock instead of failing at once.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "regions:home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = DEBUG  # make run serves static files without collectstatic
+
+EMAIL_BACKEND = setting("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = setting("DEFAULT_FROM_EMAIL", default="vigil@localhost")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": setting("LOG_LEVEL", default="INFO")},
+    "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+}
+
+# --- API -------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.accounts.authentication.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.ApiKeyScope"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "apps.accounts.errors.json_exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Vigil API",
+    "DESCRIPTION": "Health of AWS EFS, Galera clusters, md-RAID arrays and HTTP keep-alive, "
+    "per region. Authenticate with an API key: `Authorization: Bearer vgr_…` (read-only) or "
+    "`vgw_…` (read-write).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Celery ----------------------------------------------------------------------------------
+# Unset CELERY_BROKER_URL means the embedded broker: kombu's filesystem transport in var/,
+# shared by the web server, the worker and beat. Production sets a Redis URL.
+CELERY_BROKER_URL = setting("CELERY_BROKER_URL", default="filesystem://")
+if CELERY_BROKER_URL == "filesystem://":
+    _broker_dir = VAR_DIR / "broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_TIME_LIMIT = setting("CELERY_TASK_TIME_LIMIT", "int", default=600)
+CELERY_TASK_SOFT_TIME_LIMIT = setting("CELERY_TASK_SOFT_TIME_LIMIT", "int", default=540)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_BEAT_SCHEDULE = {
+    "dispatch-due-work": {"task": "apps.regions.tasks.dispatch", "schedule": 60.0},
+}
+# Region codes whose work goes to its own queues ("efs.eu-west-1"), for workers that run
+# close to that region: VIGIL_REGION_QUEUES=eu-west-1,ap-east-1
+VIGIL_REGION_QUEUES = setting("VIGIL_REGION_QUEUES", "list", default=[])
+
+# --- AWS -------------------------------------------------------------------------------------
+# Demo mode: "auto" turns it on when boto3 finds no credentials; "true"/"false" force it.
+VIGIL_DEMO = setting("VIGIL_DEMO", default="auto").lower()
+if VIGIL_DEMO not in {"auto", "true", "false"}:
+    raise ImproperlyConfigured(
+        f"Invalid value for VIGIL_DEMO: {VIGIL_DEMO!r} (auto, true or false)"
+    )
+VIGIL_DEMO_AWS_PORT = setting("VIGIL_DEMO_AWS_PORT", "int", default=8765)
+AWS_ENDPOINT_URL = setting("AWS_ENDPOINT_URL", default="") or None
+AWS_MAX_ATTEMPTS = setting("AWS_MAX_ATTEMPTS", "int", default=8)
+AWS_CONNECT_TIMEOUT = setting("AWS_CONNECT_TIMEOUT", "float", default=5.0)
+AWS_READ_TIMEOUT = setting("AWS_READ_TIMEOUT", "float", default=30.0)
+VIGIL_DISCOVERY_INTERVAL_MINUTES = setting("VIGIL_DISCOVERY_INTERVAL_MINUTES", "int", default=360)

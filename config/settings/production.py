@@ -1,0 +1,24 @@
+"""Production settings: secrets required, secure cookies, PostgreSQL and Redis expected."""
+
+from __future__ import annotations
+
+from .base import *  # noqa: F403
+from .base import setting
+
+SECRET_KEY = setting("SECRET_KEY")
+DEBUG = setting("DEBUG", "bool", default=False)
+ALLOWED_HOSTS = setting("ALLOWED_HOSTS", "list")
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = setting("SECURE_SSL_REDIRECT", "bool", default=False)
+SESSION_COOKIE_SECURE = setting("SESSION_COOKIE_SECURE", "bool", default=True)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+EMAIL_BACKEND = setting("EMAIL_BACKEND", default="anymail.backends.amazon_ses.EmailBackend")
+ANYMAIL = {
+    "AMAZON_SES_CLIENT_PARAMS": {"region_name": setting("AWS_SES_REGION", default="us-east-1")},
+}

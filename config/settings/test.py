@@ -1,0 +1,25 @@
+"""Test settings: the local defaults, with fast hashing, locmem email and eager nothing.
+
+``DATABASE_URL`` selects PostgreSQL (CI sets it); otherwise the tests run on SQLite.
+"""
+
+from __future__ import annotations
+
+from .base import *  # noqa: F403
+from .base import DATABASES
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+CELERY_BROKER_URL = "memory://"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {}
+# Tests point the AWS client factory at a moto server they start (tests/conftest.py).
+AWS_ENDPOINT_URL = None
+AWS_MAX_ATTEMPTS = 2
+VIGIL_DEMO = "false"
+STATIC_ROOT = None  # tests serve static files from the finders, nothing is collected

@@ -1,0 +1,22 @@
+"""URL configuration: pages per app, the admin, login, and the API under /api/."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from apps.accounts import views as account_views
+
+urlpatterns = [
+    path("", include("apps.regions.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", include("apps.accounts.urls")),
+    path("healthz", account_views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/", include(("config.api", "api"))),
+]
+
+handler404 = "apps.accounts.errors.not_found"
+handler500 = "apps.accounts.errors.server_error"

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import boto3
+import pytest
+from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBackend
+
+from apps.demo import mode
+from apps.demo.standin import DEMO_REGIONS, AwsStandIn
+from apps.lib import aws
+from apps.regions import tasks
+from apps.regions.models import Account
+
+
+def test_it_serves_the_demo_regions_with_their_real_opt_in_status():
+    moto_regions = RegionsAndZonesBackend.regions
+    with AwsStandIn() as url:
+        ec2 = boto3.client(
+            "ec2",
+            "us-east-1",
+            endpoint_url=url,
+            aws_access_key_id="demo",
+            aws_secret_access_key="demo",
+        )
+        regions = {
+            r["RegionName"]: r["OptInStatus"]
+            for r in ec2.describe_regions(AllRegions=True)["Regions"]
+        }
+    assert regions == DEMO_REGIONS
+    assert regions["ap-east-1"] == regions["me-south-1"] == "opted-in"
+    assert RegionsAndZonesBackend.regions is moto_regions
+
+
+@pytest.mark.django_db
+def test_it_discovers_the_demo_account_through_the_stand_in(settings):
+    with AwsStandIn() as url:
+        settings.AWS_ENDPOINT_URL = url
+        aws.clear_cache()
+        mode.ensure_demo_account(True)
+        account = Account.objects.get(is_demo=True)
+        tasks.discover_regions(account.pk)
+    aws.clear_cache()
+    shown = set(account.regions.filter(enabled=True).values_list("code", flat=True))
+    assert shown == {c for c, s in DEMO_REGIONS.items() if s != "not-opted-in"}
+
+
+@pytest.mark.django_db
+def test_it_hides_the_demo_account_once_real_credentials_are_configured():
+    mode.ensure_demo_account(True)
+    mode.ensure_demo_account(False)
+    assert not Account.objects.get(is_demo=True).enabled
+    mode.ensure_demo_account(True)
+    assert Account.objects.filter(is_demo=True, enabled=True).count() == 1
+
+
+def test_it_turns_demo_mode_on_only_without_credentials(settings, monkeypatch):
+    settings.VIGIL_DEMO = "auto"
+    assert not mode.demo_enabled()  # the test environment has keys
+    mode.demo_enabled.cache_clear()
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    assert mode.demo_enabled()
+
+
+@pytest.mark.django_db
+def test_it_says_demo_account_on_every_page(settings, logged_in_client):
+    settings.VIGIL_DEMO = "true"
+    for url in ("/", "/accounts/keys/"):
+        assert "Demo account" in logged_in_client.get(url).content.decode()
+    settings.VIGIL_DEMO = "false"
+    mode.demo_enabled.cache_clear()
+    assert "Demo account" not in logged_in_client.get("/").content.decode()

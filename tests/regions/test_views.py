@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import pytest
+
+from apps.regions.models import Account, Region
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_sends_anonymous_visitors_to_the_login_page(client):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_it_tells_a_new_user_what_to_configure(logged_in_client):
+    page = logged_in_client.get("/").content.decode()
+    assert "Nothing to watch yet" in page
+    assert "add an account" in page or "ask an admin" in page
+
+
+def test_it_shows_a_tile_per_enabled_region_and_site(logged_in_client):
+    account = Account.objects.create(name="prod")
+    Region.objects.create(
+        account=account,
+        code="eu-west-1",
+        name="Europe (Ireland)",
+        opt_in_status="opt-in-not-required",
+    )
+    Region.objects.create(account=account, code="ap-east-1", opt_in_status="opted-in")
+    Region.objects.create(account=account, code="me-south-1", opt_in_status="not-opted-in")
+    Region.objects.create(kind=Region.Kind.SITE, code="dc-berlin", name="Berlin DC")
+
+    page = logged_in_client.get("/").content.decode()
+    assert "Europe (Ireland)" in page
+    assert "ap-east-1" in page and "opt-in region" in page
+    assert "me-south-1" not in page
+    assert "Berlin DC" in page
+
+
+def test_it_shows_a_failing_account_on_its_tiles(logged_in_client):
+    account = Account.objects.create(name="prod", last_error="AuthFailure: bad keys")
+    Region.objects.create(account=account, code="eu-west-1", opt_in_status="opt-in-not-required")
+    Account.objects.create(name="new", last_error="InvalidClientTokenId: nope")
+
+    response = logged_in_client.get("/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "AuthFailure: bad keys" in page
+    assert "InvalidClientTokenId: nope" in page  # an account with no region yet gets a tile
+    assert "badge-unknown" in page
+
+
+def test_it_returns_only_the_tiles_to_htmx_polling(logged_in_client):
+    account = Account.objects.create(name="prod")
+    Region.objects.create(account=account, code="eu-west-1", opt_in_status="opt-in-not-required")
+    page = logged_in_client.get("/", headers={"HX-Request": "true"}).content.decode()
+    assert page.lstrip().startswith('<section id="tiles"')
+    assert "<html" not in page and "eu-west-1" in page
+
+
+def test_it_shows_a_region_page(logged_in_client):
+    account = Account.objects.create(name="prod")
+    region = Region.objects.create(
+        account=account, code="ap-east-1", name="Asia Pacific (Hong Kong)", opt_in_status="opted-in"
+    )
+    page = logged_in_client.get(f"/regions/{region.pk}/").content.decode()
+    assert "Asia Pacific (Hong Kong)" in page and "Opted in" in page
+
+
+def test_it_serves_the_health_check_without_login(client):
+    assert client.get("/healthz").content == b"ok"

@@ -1,0 +1,58 @@
+"""Settings fail at start, naming the variable, rather than running with a surprise."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def start(settings_module: str = "config.settings.base", **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VIGIL_", "DJANGO_"))}
+    clean.pop("SECRET_KEY", None)
+    clean.pop("DATABASE_URL", None)
+    clean.update(env, DJANGO_SETTINGS_MODULE=settings_module)
+    code = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_it_starts_on_the_local_defaults():
+    result = start()
+    assert result.returncode == 0, result.stderr
+
+
+def test_it_names_a_malformed_variable():
+    result = start(VIGIL_DEMO_AWS_PORT="eighty")
+    assert result.returncode != 0
+    assert "Invalid value for VIGIL_DEMO_AWS_PORT" in result.stderr
+
+
+def test_it_names_an_unknown_vigil_variable():
+    result = start(VIGIL_DEMO_MODE="true")
+    assert "Unknown setting VIGIL_DEMO_MODE" in result.stderr
+
+
+def test_it_names_a_malformed_database_url():
+    result = start(DATABASE_URL="postgress//nope")
+    assert result.returncode != 0 and "DATABASE_URL" in result.stderr
+
+
+def test_it_reads_a_secret_from_a_file(tmp_path):
+    secret = tmp_path / "secret_key"
+    secret.write_text("from-a-secrets-file")
+    result = start(SECRET_KEY_FILE=str(secret))
+    assert result.stdout.strip() == "from-a-secrets-file"
+
+
+def test_it_requires_a_secret_key_in_production():
+    result = start("config.settings.production", ALLOWED_HOSTS="vigil.example.com")
+    assert result.returncode != 0 and "SECRET_KEY" in result.stderr
