@@ -16,6 +16,7 @@ test: $(VENV)/.test system-deps
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@mkdir -p var
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 fmt: $(VENV)/.test

@@ -86,8 +86,10 @@ def _start_demo_aws(port: int):
 
     settings.AWS_ENDPOINT_URL = url
     aws.clear_cache()
-    for account in Account.objects.filter(is_demo=True, enabled=True):
-        discover_regions(account.pk)
+    from django.utils import timezone
+
+    for account_id in Account.claim_due_discoveries(timezone.now()):
+        discover_regions(account_id)
     return standin
 
 

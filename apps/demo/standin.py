@@ -8,6 +8,8 @@ change to the stand-in, not to Vigil: the product code sees an ordinary AWS endp
 
 from __future__ import annotations
 
+import logging
+
 from moto.ec2.models.availability_zones_and_regions import Region, RegionsAndZonesBackend
 from moto.server import ThreadedMotoServer
 
@@ -36,6 +38,7 @@ class AwsStandIn:
             Region(code, f"ec2.{code}.amazonaws.com", status)
             for code, status in DEMO_REGIONS.items()
         ]
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.url = f"http://{host}:{port}"

@@ -124,6 +124,9 @@ def describe_error(exc: BaseException) -> str:
         error = exc.response.get("Error", {})
         code = error.get("Code", "Error")
         message = error.get("Message") or str(exc)
+        if message.lstrip().startswith("<"):  # an HTML error page, not an AWS error
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "?")
+            code, message = "HTTPError", f"the endpoint answered HTTP {status} with a web page"
         text = f"{code}: {message}"
         if code in OPT_IN_ERROR_CODES:
             text = f"{text}. {OPT_IN_HINT}"

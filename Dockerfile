@@ -1,0 +1,22 @@
+# Vigil's production image: gunicorn for the web, the same image for the Celery worker and beat.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    DJANGO_SETTINGS_MODULE=config.settings.production \
+    PATH=/opt/venv/bin:$PATH
+
+RUN python -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir uv==0.13.9
+COPY requirements/base.txt /tmp/requirements.txt
+RUN uv pip install --no-cache --python /opt/venv/bin/python -r /tmp/requirements.txt
+
+RUN useradd --system --home /app --uid 1000 vigil
+WORKDIR /app
+COPY --chown=vigil:vigil . /app
+# collectstatic needs a SECRET_KEY and hosts to import the production settings; these are not used at run time.
+RUN SECRET_KEY=build-only ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput -v 0
+USER vigil
+
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s CMD python -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)" || exit 1
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4", "--access-logfile", "-"]

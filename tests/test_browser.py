@@ -1,0 +1,87 @@
+"""A person's first visit, in Debian's chromium driven by Playwright: log in, see the regions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from apps.demo import mode
+from apps.demo.standin import AwsStandIn
+from apps.lib import aws
+from apps.regions import tasks
+from apps.regions.models import Account
+from tests.conftest import OUTPUT_DIR
+
+CHROMIUM = "/usr/bin/chromium"
+# Without these, chromium keeps trying to reach Google's hosts from a closed network.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo_fleet(settings) -> Iterator[None]:
+    """Demo mode against the embedded AWS stand-in, with the demo account's regions found."""
+    with AwsStandIn() as url:
+        settings.AWS_ENDPOINT_URL = url
+        settings.VIGIL_DEMO = "true"
+        aws.clear_cache()
+        mode.ensure_demo_account(True)
+        tasks.discover_regions(Account.objects.get(is_demo=True).pk)
+        yield
+    aws.clear_cache()
+
+
+@pytest.fixture
+def browser_page() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            yield page
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+def test_it_logs_in_and_shows_the_demo_regions(
+    live_server, django_user_model, demo_fleet, browser_page
+):
+    django_user_model.objects.create_superuser("admin", "admin@example.com", "s3cret-pass-word")
+    page = browser_page
+    page.goto(live_server.url + "/")
+    assert "/accounts/login/" in page.url
+
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "s3cret-pass-word")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#tiles .tile")
+
+    assert page.locator(".demo-banner").inner_text().startswith("Demo account")
+    titles = page.locator(".tile h2").all_inner_texts()
+    assert "Asia Pacific (Hong Kong)" in titles and "Middle East (Bahrain)" in titles
+    assert "Africa (Cape Town)" not in titles  # not opted in
+    assert page.locator(".tile", has_text="ap-east-1").locator(".tag").inner_text() == (
+        "opt-in region"
+    )
+
+    out = OUTPUT_DIR / "browser"
+    out.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=out / "home.png", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=out / "home-phone.png", full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways scroll

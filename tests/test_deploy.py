@@ -1,0 +1,44 @@
+"""What a production install and a new user read: the compose file and .env.example."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+from config.settings.base import KNOWN_VIGIL_VARIABLES
+from tests.conftest import ROOT
+
+
+def compose_command() -> list[str]:
+    docker = shutil.which("docker")
+    if (
+        docker
+        and subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0
+    ):
+        return [docker, "compose"]
+    return [shutil.which("docker-compose") or "docker-compose"]
+
+
+def test_it_has_a_compose_file_that_docker_compose_parses():
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DATABASE_URL"}}
+    result = subprocess.run(
+        [*compose_command(), "-f", "docker-compose.yml", "config"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    for service in ("web:", "worker:", "beat:", "redis:", "postgres:"):
+        assert f"  {service}" in result.stdout
+
+
+def test_it_documents_every_setting_in_env_example():
+    documented = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    read = set()
+    for path in (ROOT / "config" / "settings").glob("*.py"):
+        read |= set(re.findall(r'setting\(\s*"([A-Z0-9_]+)"', path.read_text()))
+    assert read | KNOWN_VIGIL_VARIABLES <= documented
