@@ -1,0 +1,70 @@
+"""The seed layout as real /proc/mdstat text, for the demo mode and the tests.
+
+Pure module: no Django, no I/O. Three storage servers each export five iSCSI disks; the client
+sees them as ``sdb``..``sdf`` (server ``storage-a``), ``sdg``..``sdk`` (``storage-b``) and
+``sdl``..``sdp`` (``storage-c``). ``md1``..``md5`` are each ``mdadm --level=10 --layout=o3``
+over the i-th disk of every server (three offset copies: a three-way mirror whose reads use
+all copies), and ``md99`` is a RAID-0 over ``md1``..``md5``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+__all__ = ["SEED_ARRAYS", "SEED_DOMAINS", "SEED_SERVERS", "seed_layout_mdstat"]
+
+SEED_SERVERS = ("storage-a", "storage-b", "storage-c")
+_DISKS = "bcdefghijklmnop"
+# md1..md5 -> its three disks, in slot order (one per server)
+SEED_ARRAYS: dict[str, tuple[str, ...]] = {
+    f"md{i + 1}": tuple(f"sd{_DISKS[server * 5 + i]}" for server in range(3)) for i in range(5)
+}
+SEED_DOMAINS: dict[str, str] = {f"sd{disk}": SEED_SERVERS[n // 5] for n, disk in enumerate(_DISKS)}
+
+_DISK_KIB = 1073610752  # a 1 TiB iSCSI LUN less the md superblock and bitmap space
+_SPEED_KIB = 148213
+
+
+def seed_layout_mdstat(
+    failed: Collection[str] = (),
+    rebuilding: str | None = None,
+    percent: float = 37.4,
+) -> str:
+    """/proc/mdstat of the seed client, as a 6.x kernel prints it.
+
+    ``failed`` names disks marked ``(F)``; ``rebuilding`` names one disk that was re-added and is
+    being recovered (its slot shows ``_`` and the array shows a ``recovery`` line at
+    ``percent``). A failed or rebuilding disk leaves its slot down.
+    """
+    lines = ["Personalities : [raid10] [raid0] "]
+    members = " ".join(f"md{i}[{i - 1}]" for i in range(5, 0, -1))
+    lines += [
+        f"md99 : active raid0 {members}",
+        f"      {_DISK_KIB * 5} blocks super 1.2 512k chunks",
+        "      ",
+    ]
+    for name in sorted(SEED_ARRAYS, key=lambda n: int(n[2:]), reverse=True):
+        disks = SEED_ARRAYS[name]
+        tokens = []
+        for slot in reversed(range(len(disks))):
+            flag = "(F)" if disks[slot] in failed else ""
+            tokens.append(f"{disks[slot]}[{slot}]{flag}")
+        up = "".join("_" if d in failed or d == rebuilding else "U" for d in disks)
+        lines.append(f"{name} : active raid10 {' '.join(tokens)}")
+        lines.append(
+            f"      {_DISK_KIB} blocks super 1.2 512K chunks 3 offset-copies "
+            f"[{len(disks)}/{up.count('U')}] [{up}]"
+        )
+        if rebuilding in disks:
+            per_mille = round(percent * 10)
+            done = _DISK_KIB * per_mille // 1000
+            finish = (_DISK_KIB - done) / _SPEED_KIB / 60
+            bar = "=" * (per_mille // 50) + ">" + "." * (20 - per_mille // 50)
+            lines.append(  # the kernel's status_resync() format
+                f"      [{bar}]  recovery ={per_mille // 10:3d}.{per_mille % 10}% "
+                f"({done}/{_DISK_KIB}) finish={finish:.1f}min speed={_SPEED_KIB}K/sec"
+            )
+        lines.append("      bitmap: 1/8 pages [4KB], 65536KB chunk")
+        lines.append("")
+    lines.append("unused devices: <none>")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,18 @@
+"""The one exception the RAID parsers raise for input they cannot read.
+
+Pure module: no Django, no I/O. Both ``mdstat.parse`` and ``mdadm_detail.parse`` raise
+only ``ParseError``; its message names the line number and quotes the line, so a push API
+can answer 400 with it and a collector can show it as the reason for an ``unknown`` status.
+"""
+
+from __future__ import annotations
+
+
+class ParseError(ValueError):
+    """Input that is not a readable /proc/mdstat or ``mdadm --detail`` output."""
+
+    def __init__(self, problem: str, line_number: int, line: str) -> None:
+        self.problem = problem
+        self.line_number = line_number
+        self.line = line
+        super().__init__(f"line {line_number}: {problem}: {line!r}")

@@ -1,0 +1,203 @@
+"""The status of one md array, with the reason a person reads and the figures behind it.
+
+Pure module: no Django, no I/O. ``array_verdict`` turns a parsed /proc/mdstat array (plus,
+optionally, its ``mdadm --detail`` and the host's ``Topology``) into a ``Verdict``:
+
+- **critical**: the array is inactive, has stopped (``mdadm`` says FAILED, or more members are
+  gone than its level or RAID-10 layout survives, even when the kernel still prints
+  ``active``), has a failed ``(F)`` member, is degraded, or can lose nothing more although it
+  (or an array below it) was built to survive failures.
+- **warning**: a recovery, resync or reshape is running (percent and ETA in the reason) or
+  waiting (``resync=DELAYED``/``PENDING``); a running one that is stalled (speed 0, or an ETA
+  beyond ``ABSURD_ETA_MINUTES``) says so.
+- **ok**: clean, or only a check/repair scrub running.
+
+RAID-0 and linear arrays "can lose nothing more" by nature. A plain RAID-0 over disks was
+built that way and is **ok** while all its members are up, otherwise it would be critical
+every day; the reason says "no redundancy by design". A RAID-0 over arrays (the seed's md99)
+is judged by its tree: critical when the arrays below it, built to survive failures, leave no
+headroom (e.g. a three-way mirror below it is down to its last copy).
+
+``figures`` carries numbers, never only text: ``headroom`` (leaf-disk failures it survives,
+worst case), ``sync_action``, ``sync_percent``, ``speed_kib_per_sec``, ``eta_minutes``,
+``stalled``, ``raid_disks``, ``active_disks``, ``failed_members``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apps.lib.status import Status, Verdict, worst
+from apps.raid.mdadm_detail import Detail
+from apps.raid.mdstat import Array, Mdstat
+from apps.raid.topology import ArrayHeadroom, Topology, describe_headroom
+
+__all__ = ["ABSURD_ETA_MINUTES", "array_verdict", "host_verdicts"]
+
+ABSURD_ETA_MINUTES = 30 * 24 * 60  # a rebuild "finishing" in more than 30 days is stuck
+_REBUILDS = {"recovery", "resync", "reshape"}
+_WAITING = {
+    "DELAYED": "waits for another array on the same disks",
+    "PENDING": "starts on the first write to the array",
+    "REMOTE": "runs on another cluster node",
+}
+
+
+def host_verdicts(
+    mdstat: Mdstat, details: Mapping[str, Detail] | None = None
+) -> dict[str, Verdict]:
+    """A verdict for every array of one host, judged with the host's whole tree."""
+    details = details or {}
+    topology = Topology(mdstat, details)
+    return {
+        array.name: array_verdict(array, detail=details.get(array.name), topology=topology)
+        for array in mdstat.arrays
+    }
+
+
+def array_verdict(
+    array: Array, *, detail: Detail | None = None, topology: Topology | None = None
+) -> Verdict:
+    """The status of ``array``; pass the host's ``topology`` to judge nested arrays."""
+    if topology is None or array.name not in topology.nodes:
+        lone = Mdstat(personalities=(), arrays=(array,), unused_devices=None)
+        topology = Topology(lone, {array.name: detail} if detail else None)
+    headroom = topology.headroom(array.name)
+    figures: dict[str, Any] = {
+        "level": array.level,
+        "raid_disks": array.raid_disks,
+        "active_disks": array.active_disks,
+        "failed_members": array.failed_members,
+        "headroom": headroom.more_failures if headroom.running else None,
+    }
+    findings: list[tuple[Status, str]] = []
+    findings += _state_findings(array, detail, headroom, topology)
+    findings += _sync_findings(array, detail, figures)
+    if not findings:
+        return Verdict(Status.OK, _healthy_reason(array, headroom), figures)
+    status = worst(s for s, _ in findings) or Status.OK
+    findings.sort(key=lambda f: -f[0].severity)
+    reason = "; ".join(text for _, text in findings)
+    if status is not Status.OK and headroom.running and headroom.more_failures > 0:
+        reason += f"; {describe_headroom(headroom).removeprefix(array.name + ' ')}"
+    return Verdict(status, f"{array.name}: {reason}", figures)
+
+
+def _state_findings(
+    array: Array, detail: Detail | None, headroom: ArrayHeadroom, topology: Topology
+) -> list[tuple[Status, str]]:
+    found: list[tuple[Status, str]] = []
+    flags = {flag.lower() for flag in detail.state_flags} if detail else set()
+    if array.state == "inactive":
+        found.append((Status.CRITICAL, "inactive (not running)"))
+    elif "failed" in flags or not headroom.running:
+        found.append((Status.CRITICAL, "stopped: more members lost than its layout survives"))
+    if array.failed_members:
+        found.append((Status.CRITICAL, f"failed member {', '.join(array.failed_members)}"))
+    if array.degraded and array.state == "active":
+        found.append(
+            (
+                Status.CRITICAL,
+                f"degraded: {array.active_disks} of {array.raid_disks} members in sync "
+                f"[{array.status}]",
+            )
+        )
+    if headroom.running and headroom.more_failures == 0 and headroom.redundant_by_design:
+        weak = [c.array for c in _walk(headroom) if c.running and c.more_failures == 0]
+        below = [name for name in weak if name != array.name and name in _redundant(headroom)]
+        where = f" (no headroom left in {', '.join(below)})" if below else ""
+        found.append((Status.CRITICAL, f"can lose nothing more{where}"))
+    elif headroom.running:
+        hurt = [
+            child.array
+            for child in _walk(headroom)[1:]
+            if not child.running or topology.nodes[child.array].dead_slots
+        ]
+        if hurt:
+            found.append((Status.WARNING, f"member array {', '.join(hurt)} lost redundancy"))
+    return found
+
+
+def _sync_findings(
+    array: Array, detail: Detail | None, figures: dict[str, Any]
+) -> list[tuple[Status, str]]:
+    sync = array.sync
+    if sync is None:
+        return _detail_progress(detail, figures)
+    figures["sync_action"] = sync.action
+    if sync.state != "running":
+        figures["stalled"] = False
+        if sync.action not in _REBUILDS:
+            return []
+        why = _WAITING.get(sync.state, "waiting")
+        return [(Status.WARNING, f"{sync.action} {sync.state.lower()} ({why})")]
+    stalled = sync.speed_kib_per_sec == 0 or (sync.finish_minutes or 0) > ABSURD_ETA_MINUTES
+    figures.update(
+        sync_percent=sync.percent,
+        speed_kib_per_sec=sync.speed_kib_per_sec,
+        eta_minutes=sync.finish_minutes,
+        stalled=stalled,
+    )
+    progress = f"{sync.action} {sync.percent:.1f}% done"
+    if stalled:
+        speed = sync.speed_kib_per_sec
+        return [(Status.WARNING, f"{progress} but stalled (speed {speed} KiB/s)")]
+    eta = "" if sync.finish_minutes is None else f", ETA {_duration(sync.finish_minutes)}"
+    speed = "" if sync.speed_kib_per_sec is None else f" at {_speed(sync.speed_kib_per_sec)}"
+    status = Status.WARNING if sync.action in _REBUILDS else Status.OK
+    return [(status, f"{progress}{eta}{speed}")] if status is Status.WARNING else []
+
+
+def _detail_progress(detail: Detail | None, figures: dict[str, Any]) -> list[tuple[Status, str]]:
+    """``mdadm --detail`` percentages, for when /proc/mdstat was not collected with it."""
+    if detail is None:
+        return []
+    # mdadm prints "Rebuild Status" for a resync too; the State line tells which it is.
+    rebuild = "resync" if "resyncing" in detail.state_flags else "recovery"
+    for action, percent in (
+        (rebuild, detail.rebuild_status_percent),
+        ("reshape", detail.reshape_status_percent),
+        ("resync", detail.resync_status_percent),
+    ):
+        if percent is not None:
+            figures.update(sync_action=action, sync_percent=float(percent), stalled=False)
+            return [(Status.WARNING, f"{action} {float(percent):.1f}% done")]
+    return []
+
+
+def _healthy_reason(array: Array, headroom: ArrayHeadroom) -> str:
+    scrub = ""
+    if array.sync is not None and array.sync.state == "running" and array.sync.percent is not None:
+        scrub = f", {array.sync.action} {array.sync.percent:.1f}% done"
+    if not headroom.redundant_by_design:
+        level = array.level or "array"
+        return f"{array.name}: active {level}, no redundancy by design{scrub}"
+    return f"{describe_headroom(headroom)}{scrub}"
+
+
+def _walk(headroom: ArrayHeadroom) -> list[ArrayHeadroom]:
+    found = [headroom]
+    for child in headroom.children:
+        found += _walk(child)
+    return found
+
+
+def _redundant(headroom: ArrayHeadroom) -> set[str]:
+    return {h.array for h in _walk(headroom) if h.designed_tolerance > 0}
+
+
+def _duration(minutes: float) -> str:
+    if minutes < 60:
+        return f"{minutes:.0f} min"
+    hours, rest = divmod(round(minutes), 60)
+    if hours < 48:
+        return f"{hours} h {rest} min"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h"
+
+
+def _speed(kib_per_sec: int) -> str:
+    if kib_per_sec >= 1024:
+        return f"{kib_per_sec / 1024:.0f} MiB/s"
+    return f"{kib_per_sec} KiB/s"

@@ -1,0 +1,392 @@
+"""Parse the text of Linux ``/proc/mdstat`` into frozen dataclasses.
+
+Pure module: no Django, no I/O. ``parse(text)`` returns an ``Mdstat``; ``as_dict()`` gives
+the fact shape of ``shared/fixtures/mdstat/*.expected.json``.
+
+The kernel (``md_seq_show`` in drivers/md/md.c) prints per array a header line
+``md0 : active raid1 sdb1[1] sda1[0](F)``, a status line ``1234 blocks super 1.2 ... [2/1] [U_]``,
+then optionally a progress line (``[=>...]  recovery = 8.5% (..) finish=17.0min speed=..K/sec``
+or ``\tresync=DELAYED``) and a ``bitmap:`` line. Lines are recognised by their content, not by
+their indentation: published samples lose or change indentation, carry tabs or NO-BREAK SPACEs.
+A line that fits nothing raises ``ParseError`` naming it; nothing else escapes.
+
+The number in brackets is the member's descriptor number (``desc_nr``), not its slot: see
+``apps/raid/topology.py`` for how slots are inferred.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from apps.raid.errors import ParseError
+
+__all__ = ["Array", "Bitmap", "Mdstat", "Member", "ParseError", "Sync", "parse"]
+
+LEVELS = frozenset(
+    {"linear", "multipath", "faulty", "raid0", "raid1", "raid4", "raid5", "raid6", "raid10"}
+)
+SYNC_ACTIONS = frozenset({"recovery", "resync", "check", "repair", "reshape"})
+
+_A = re.ASCII
+_HEADER = re.compile(r"([A-Za-z0-9_]+)\s*:\s*(active|inactive)(?:\s+(.*))?", _A)
+_READ_ONLY = re.compile(r"\((read-only|auto-read-only)\)", _A)
+_MEMBER = re.compile(r"([^\s\[\]()]+)\[([0-9]{1,24})\]((?:\([FSWRJ]\))*)", _A)
+_BLOCKS = re.compile(r"([0-9]{1,24})\s+blocks(?:\s+(.*))?", _A)
+_PROGRESS = re.compile(
+    r"(?:\[[=>.]*\]\s*)?([a-z]+)\s*=\s*([0-9]{1,24}(?:\.[0-9]{1,24})?)%\s*"
+    r"\(\s*([0-9]{1,24})\s*/\s*([0-9]{1,24})\s*\)"
+    r"(?:\s*finish\s*=\s*([0-9]{1,24}(?:\.[0-9]{1,24})?)min)?"
+    r"(?:\s*speed\s*=\s*([0-9]{1,24})K/sec)?",
+    _A,
+)
+_WAITING = re.compile(r"([a-z]+)\s*=\s*(DELAYED|PENDING|REMOTE)", _A)
+_BITMAP = re.compile(
+    r"bitmap:\s*([0-9]{1,24})/([0-9]{1,24})\s+pages\s+\[([0-9]{1,24})KB\],\s*([0-9]{1,24})KB\s+chunk(?:,\s*file:.*)?",
+    _A,
+)
+_PERSONALITIES = re.compile(r"Personalities\s*:(.*)", _A)
+_UNUSED = re.compile(r"unused\s+devices\s*:\s*(.*)", _A)
+_READ_AHEAD = re.compile(r"read_ahead\s+.*", _A)
+
+# Pieces of the status line after "N blocks", tried in order at the current position.
+_STATUS_PIECES: list[tuple[str, re.Pattern[str]]] = [
+    ("super", re.compile(r"super\s+(\S+)", _A)),
+    (
+        "parity",
+        re.compile(
+            r"level\s+([0-9]{1,24}),\s*([0-9]{1,24}[kK])\s+chunk,\s*algorithm\s+([0-9]{1,24})", _A
+        ),
+    ),
+    ("chunks", re.compile(r"([0-9]{1,24}[kK])\s+chunks", _A)),
+    ("copies", re.compile(r"([0-9]{1,24})\s+(near|far|offset)-copies", _A)),
+    ("set", re.compile(r"([0-9]{1,24})\s+devices\s+per\s+set", _A)),
+    ("rounding", re.compile(r"([0-9]{1,24}[kK])\s+rounding", _A)),
+    ("disks", re.compile(r"\[([0-9]{1,24})/([0-9]{1,24})\]\s*\[([U_]*)\]", _A)),
+]
+
+
+@dataclass(frozen=True)
+class Member:
+    device: str
+    role: int
+    flags: tuple[str, ...] = ()
+
+    @property
+    def faulty(self) -> bool:
+        return "F" in self.flags
+
+    @property
+    def spare(self) -> bool:
+        return "S" in self.flags
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "role": self.role, "flags": list(self.flags)}
+
+
+@dataclass(frozen=True)
+class Sync:
+    """A progress line: a running action with figures, or a waiting ``resync=DELAYED``."""
+
+    action: str
+    state: str  # running | DELAYED | PENDING | REMOTE
+    percent: float | None = None
+    done_blocks: int | None = None
+    total_blocks: int | None = None
+    finish_minutes: float | None = None
+    speed_kib_per_sec: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "state": self.state,
+            "percent": self.percent,
+            "done_blocks": self.done_blocks,
+            "total_blocks": self.total_blocks,
+            "finish_minutes": self.finish_minutes,
+            "speed_kib_per_sec": self.speed_kib_per_sec,
+        }
+
+
+@dataclass(frozen=True)
+class Bitmap:
+    pages_used: int
+    pages_total: int
+    memory_kib: int
+    chunk_kib: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "pages_used": self.pages_used,
+            "pages_total": self.pages_total,
+            "memory_kib": self.memory_kib,
+            "chunk_kib": self.chunk_kib,
+        }
+
+
+@dataclass(frozen=True)
+class Array:
+    name: str
+    state: str  # active | inactive
+    read_only: str | None = None
+    level: str | None = None
+    members: tuple[Member, ...] = ()
+    raid_disks: int | None = None
+    active_disks: int | None = None
+    status: str | None = None
+    blocks: int | None = None
+    super: str | None = None
+    chunk: str | None = None
+    raid10_layout: str | None = None
+    parity_level: int | None = None
+    algorithm: int | None = None
+    rounding: str | None = None
+    sync: Sync | None = None
+    bitmap: Bitmap | None = None
+
+    @property
+    def member_count(self) -> int:
+        return len(self.members)
+
+    @property
+    def failed_members(self) -> list[str]:
+        return [m.device for m in self.members if "F" in m.flags]
+
+    @property
+    def spare_members(self) -> list[str]:
+        return [m.device for m in self.members if "S" in m.flags]
+
+    @property
+    def write_mostly_members(self) -> list[str]:
+        return [m.device for m in self.members if "W" in m.flags]
+
+    @property
+    def replacement_members(self) -> list[str]:
+        return [m.device for m in self.members if "R" in m.flags]
+
+    @property
+    def missing_slots(self) -> int | None:
+        return None if self.status is None else self.status.count("_")
+
+    @property
+    def degraded(self) -> bool | None:
+        """``active_disks < raid_disks``: a mechanical comparison, not a health verdict."""
+        if self.raid_disks is None or self.active_disks is None:
+            return None
+        return self.active_disks < self.raid_disks
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": self.state,
+            "read_only": self.read_only,
+            "level": self.level,
+            "members": [m.as_dict() for m in self.members],
+            "member_count": self.member_count,
+            "failed_members": self.failed_members,
+            "spare_members": self.spare_members,
+            "write_mostly_members": self.write_mostly_members,
+            "replacement_members": self.replacement_members,
+            "raid_disks": self.raid_disks,
+            "active_disks": self.active_disks,
+            "status": self.status,
+            "missing_slots": self.missing_slots,
+            "degraded": self.degraded,
+            "blocks": self.blocks,
+            "super": self.super,
+            "chunk": self.chunk,
+            "raid10_layout": self.raid10_layout,
+            "parity_level": self.parity_level,
+            "algorithm": self.algorithm,
+            "rounding": self.rounding,
+            "sync": None if self.sync is None else self.sync.as_dict(),
+            "bitmap": None if self.bitmap is None else self.bitmap.as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Mdstat:
+    personalities: tuple[str, ...]
+    arrays: tuple[Array, ...]
+    unused_devices: str | None
+
+    @property
+    def array_count(self) -> int:
+        return len(self.arrays)
+
+    def array(self, name: str) -> Array | None:
+        return next((a for a in self.arrays if a.name == name), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "personalities": list(self.personalities),
+            "array_count": self.array_count,
+            "arrays": [a.as_dict() for a in self.arrays],
+            "unused_devices": self.unused_devices,
+        }
+
+
+def _clean(line: str) -> str:
+    return line.replace("\t", " ").replace("\xa0", " ").replace("\r", "").strip(" ")
+
+
+def parse(text: str) -> Mdstat:
+    """Read a whole ``/proc/mdstat``; raise ``ParseError`` naming the first unreadable line."""
+    personalities: tuple[str, ...] | None = None
+    unused: str | None = None
+    arrays: list[dict[str, Any]] = []
+    seen_names: set[str] = set()
+    current: dict[str, Any] | None = None
+
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = _clean(raw)
+        if not line:
+            continue
+
+        def fail(problem: str, number: int = number, raw: str = raw) -> ParseError:
+            return ParseError(problem, number, raw)
+
+        if personalities is None:
+            match = _PERSONALITIES.fullmatch(line)
+            if not match:
+                raise fail("expected the 'Personalities :' line first")
+            personalities = _personalities(match.group(1), fail)
+            continue
+        if unused is not None:
+            raise fail("text after the 'unused devices' line")
+        if match := _UNUSED.fullmatch(line):
+            unused = match.group(1).strip(" ") or None
+            if unused is None:
+                raise fail("empty 'unused devices' line")
+            current = None
+            continue
+        if match := _HEADER.fullmatch(line):
+            if match.group(1) in seen_names:
+                raise fail(f"array {match.group(1)} listed twice")
+            seen_names.add(match.group(1))
+            current = _header(match, fail)
+            arrays.append(current)
+            continue
+        if _READ_AHEAD.fullmatch(line) and current is None and not arrays:
+            continue  # 2.4-era kernels print "read_ahead 1024 sectors" after Personalities
+        if current is None:
+            raise fail("status line outside of an array")
+        if match := _BLOCKS.fullmatch(line):
+            if "blocks" in current:
+                raise fail(f"second 'blocks' line for {current['name']}")
+            current["blocks"] = int(match.group(1))
+            current.update(_status_pieces(match.group(2) or "", fail))
+        elif match := _PROGRESS.fullmatch(line):
+            _once(current, "sync", fail)
+            current["sync"] = _running(match, fail)
+        elif match := _WAITING.fullmatch(line):
+            _once(current, "sync", fail)
+            if match.group(1) not in SYNC_ACTIONS:
+                raise fail(f"unknown sync action {match.group(1)!r}")
+            current["sync"] = Sync(action=match.group(1), state=match.group(2))
+        elif match := _BITMAP.fullmatch(line):
+            _once(current, "bitmap", fail)
+            current["bitmap"] = Bitmap(*(int(g) for g in match.groups()))
+        else:
+            raise fail("unreadable line")
+
+    if personalities is None:
+        raise ParseError("no 'Personalities :' line", 1, text.split("\n", 1)[0])
+    return Mdstat(
+        personalities=personalities,
+        arrays=tuple(Array(**fields) for fields in arrays),
+        unused_devices=unused,
+    )
+
+
+def _once(current: dict[str, Any], key: str, fail: Any) -> None:
+    if key in current:
+        raise fail(f"second {key} line for {current['name']}")
+
+
+def _personalities(rest: str, fail: Any) -> tuple[str, ...]:
+    names = []
+    for token in rest.split():
+        if not (token.startswith("[") and token.endswith("]") and len(token) > 2):
+            raise fail(f"unreadable personality {token!r}")
+        names.append(token[1:-1])
+    return tuple(names)
+
+
+def _header(match: re.Match[str], fail: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {"name": match.group(1), "state": match.group(2)}
+    tokens = (match.group(3) or "").split()
+    if tokens and (ro := _READ_ONLY.fullmatch(tokens[0])):
+        fields["read_only"] = ro.group(1)
+        tokens = tokens[1:]
+    if tokens and tokens[0] in LEVELS:
+        fields["level"] = tokens[0]
+        tokens = tokens[1:]
+    members = []
+    for token in tokens:
+        member = _MEMBER.fullmatch(token)
+        if not member:
+            raise fail(f"unreadable member {token!r}")
+        flags = tuple(member.group(3)[1::3])
+        members.append(Member(member.group(1), int(member.group(2)), flags))
+    fields["members"] = tuple(members)
+    return fields
+
+
+def _status_pieces(rest: str, fail: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    seen: set[str] = set()
+    layout: list[str] = []
+    position = 0
+    rest = rest.strip(" ")
+    while position < len(rest):
+        found = next(
+            ((kind, m) for kind, p in _STATUS_PIECES if (m := p.match(rest, position))), None
+        )
+        if found is None:
+            raise fail(f"unreadable status text {rest[position:]!r}")
+        kind, match = found
+        if kind in seen or (kind in {"parity", "chunks"} and "chunk" in fields):
+            raise fail(f"{kind} given twice")
+        if kind not in {"copies", "set"}:  # raid10 may print near- and far-copies, a set size
+            seen.add(kind)
+        if kind == "super":
+            fields["super"] = match.group(1)
+        elif kind == "parity":
+            fields["parity_level"] = int(match.group(1))
+            fields["chunk"] = match.group(2)
+            fields["algorithm"] = int(match.group(3))
+        elif kind == "chunks":
+            fields["chunk"] = match.group(1)
+        elif kind in {"copies", "set"}:
+            layout.append(match.group(0))
+        elif kind == "rounding":
+            fields["rounding"] = match.group(1)
+        else:
+            fields["raid_disks"] = int(match.group(1))
+            fields["active_disks"] = int(match.group(2))
+            fields["status"] = match.group(3)
+            if len(match.group(3)) != fields["raid_disks"]:
+                raise fail("the [U_] string does not match the number of raid disks")
+        position = match.end()
+        while position < len(rest) and rest[position] == " ":
+            position += 1
+    if layout:
+        fields["raid10_layout"] = " ".join(" ".join(piece.split()) for piece in layout)
+    return fields
+
+
+def _running(match: re.Match[str], fail: Any) -> Sync:
+    action, percent, done, total, finish, speed = match.groups()
+    if action not in SYNC_ACTIONS:
+        raise fail(f"unknown sync action {action!r}")
+    return Sync(
+        action=action,
+        state="running",
+        percent=float(percent),
+        done_blocks=int(done),
+        total_blocks=int(total),
+        finish_minutes=None if finish is None else float(finish),
+        speed_kib_per_sec=None if speed is None else int(speed),
+    )
