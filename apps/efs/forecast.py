@@ -1,0 +1,344 @@
+"""When do a file system's burst credits run out, and what is its status now.
+
+Pure (no Django, no I/O), after the fact sheet ``shared/fixtures/efs-metrics.md`` (source
+numbers in brackets): credits are earned below the baseline and spent above it on metered
+throughput, and at a zero balance PermittedThroughput drops to the baseline [4][6].
+
+The forecast fits a least-squares line to the BurstCreditBalance readings of a window (3 h by
+default), skipping gaps, so one noisy minute does not move it; a slope that is not clearly
+below zero (within two standard errors) counts as "not draining".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from apps.efs.metrics import (
+    MIB,
+    Sample,
+    baseline_mibps,
+    burst_mibps,
+    human_duration,
+    human_mibps,
+    permitted_mibps,
+    throughput_utilisation_pct,
+)
+from apps.lib.status import Status, Verdict
+
+
+class CreditState(StrEnum):
+    DRAINING = "draining"
+    NOT_DRAINING = "not draining"
+    EXHAUSTED = "exhausted"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class CreditForecast:
+    """The credit trend at ``at``. ``drain_bytes_per_s`` is positive when spending, negative
+    when earning; ``seconds_to_exhaustion`` is set only when draining (0 when exhausted)."""
+
+    state: CreditState
+    at: datetime
+    reason: str
+    points: int = 0
+    balance_bytes: float | None = None
+    fitted_balance_bytes: float | None = None
+    drain_bytes_per_s: float | None = None
+    seconds_to_exhaustion: float | None = None
+
+    @property
+    def drain_mibps(self) -> float | None:
+        return None if self.drain_bytes_per_s is None else self.drain_bytes_per_s / MIB
+
+    @property
+    def exhaustion_at(self) -> datetime | None:
+        if self.seconds_to_exhaustion is None:
+            return None
+        return self.at + timedelta(seconds=self.seconds_to_exhaustion)
+
+    def line(self) -> list[tuple[datetime, float]]:
+        """The forecast line for a chart: from the fitted balance now down to zero."""
+        if self.fitted_balance_bytes is None or self.exhaustion_at is None:
+            return []
+        return [(self.at, max(0.0, self.fitted_balance_bytes)), (self.exhaustion_at, 0.0)]
+
+
+def credit_points(samples: Iterable[Sample]) -> list[tuple[datetime, float | None]]:
+    """(timestamp, BurstCreditBalance) pairs of ``samples``, gaps kept as None."""
+    return [(s.timestamp, s.burst_credit_balance) for s in samples]
+
+
+def credit_forecast(
+    points: Sequence[tuple[datetime, float | None]],
+    now: datetime,
+    *,
+    window: timedelta = timedelta(hours=3),
+    min_points: int = 10,
+    exhausted_bytes: float = 0.0,
+) -> CreditForecast:
+    """Fit the balance over ``[now - window, now]``, ignoring None, and extrapolate to zero."""
+    start = now - window
+    known = sorted((t, v) for t, v in points if v is not None and start <= t <= now)
+    label = _span_label(window)
+    if not known:
+        return CreditForecast(CreditState.UNKNOWN, now, f"no credit balance in the last {label}")
+    latest = known[-1][1]
+    if latest <= exhausted_bytes:
+        return CreditForecast(
+            CreditState.EXHAUSTED,
+            now,
+            "burst credits exhausted",
+            points=len(known),
+            balance_bytes=latest,
+            fitted_balance_bytes=0.0,
+            seconds_to_exhaustion=0.0,
+        )
+    if len(known) < max(3, min_points):
+        return CreditForecast(
+            CreditState.UNKNOWN,
+            now,
+            f"too few credit readings in the last {label} ({len(known)} of {max(3, min_points)})",
+            points=len(known),
+            balance_bytes=latest,
+        )
+    xs = [(t - now).total_seconds() for t, _ in known]
+    ys = [v for _, v in known]
+    n = len(xs)
+    mean_x = sum(xs) / n
+    mean_y = sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    if sxx == 0:
+        return CreditForecast(
+            CreditState.UNKNOWN, now, "credit readings share one timestamp", n, latest
+        )
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
+    fitted_now = mean_y - slope * mean_x  # x = 0 is ``now``
+    residual = sum((y - (fitted_now + slope * x)) ** 2 for x, y in zip(xs, ys, strict=True))
+    stderr = math.sqrt(residual / (n - 2) / sxx)
+    drain = -slope
+    if drain <= 2 * stderr or drain <= 0:
+        verb = "earning" if slope > 2 * stderr else "flat"
+        return CreditForecast(
+            CreditState.NOT_DRAINING,
+            now,
+            f"credits not draining ({verb} over the last {label})",
+            points=n,
+            balance_bytes=latest,
+            fitted_balance_bytes=fitted_now,
+            drain_bytes_per_s=drain,
+        )
+    seconds = max(0.0, fitted_now) / drain
+    return CreditForecast(
+        CreditState.DRAINING,
+        now,
+        f"credits run out in {human_duration(seconds)} at the last {label}'s drain rate",
+        points=n,
+        balance_bytes=latest,
+        fitted_balance_bytes=fitted_now,
+        drain_bytes_per_s=drain,
+        seconds_to_exhaustion=seconds,
+    )
+
+
+@dataclass(frozen=True)
+class CreditStep:
+    """One step of the bursting credit model (for the demo fleet and for what-ifs)."""
+
+    balance_bytes: float
+    permitted_bytes_per_s: float
+    served_bytes_per_s: float
+
+
+def credit_step(
+    balance_bytes: float,
+    demand_bytes_per_s: float,
+    standard_bytes: float,
+    seconds: float = 60.0,
+    *,
+    max_balance_bytes: float | None = None,
+) -> CreditStep:
+    """Serve ``demand`` (metered bytes/s) for ``seconds`` under the bursting model [4][6]:
+    with credits the file system may burst, without it is capped at the baseline; credits
+    are earned below the baseline and spent above it, never below zero."""
+    baseline = baseline_mibps(standard_bytes) * MIB
+    permitted = burst_mibps(standard_bytes) * MIB if balance_bytes > 0 else baseline
+    served = min(max(0.0, demand_bytes_per_s), permitted)
+    balance = balance_bytes + (baseline - served) * seconds
+    if balance < 0:
+        # Credits ran out within the step: the rest of it ran at the baseline.
+        served = baseline + balance_bytes / seconds
+        balance = 0.0
+    if max_balance_bytes is not None:
+        balance = min(balance, max_balance_bytes)
+    return CreditStep(balance, permitted, served)
+
+
+# --- Status -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The data behind the rules; the rules themselves are code (STYLE.md)."""
+
+    stale_after: timedelta = timedelta(minutes=15)
+    forecast_window: timedelta = timedelta(hours=3)
+    forecast_min_points: int = 10
+    exhausted_bytes: float = 0.0
+    exhaustion_warning: timedelta = timedelta(hours=12)
+    exhaustion_critical: timedelta = timedelta(hours=1)
+    io_limit_pct: float = 90.0
+    io_limit_for: timedelta = timedelta(minutes=15)
+    utilisation_pct: float = 90.0
+    utilisation_for: timedelta = timedelta(minutes=15)
+    #: Share of the minutes of a "for 15 min" window that must have data to judge it.
+    min_coverage: float = 0.8
+
+
+def filesystem_verdict(
+    samples: Sequence[Sample],
+    now: datetime,
+    *,
+    throughput_mode: str = "bursting",
+    standard_bytes: float | None = None,
+    thresholds: Thresholds = Thresholds(),
+) -> Verdict:
+    """Status of one file system from its recent samples (at least ``forecast_window`` of
+    them for the credit forecast). ``throughput_mode`` is the EFS API's ``bursting``,
+    ``provisioned`` or ``elastic``; credit rules apply only to ``bursting``. The Standard
+    size comes from ``standard_bytes`` or else the latest StorageBytes Standard sample.
+    """
+    th = thresholds
+    ordered = sorted((s for s in samples if s.has_data()), key=lambda s: s.timestamp)
+    if not ordered:
+        return Verdict(Status.UNKNOWN, "no data yet", {})
+    last = ordered[-1]
+    figures = _figures(ordered, throughput_mode, standard_bytes)
+    silent = now - last.timestamp
+    if silent >= th.stale_after:
+        minutes = int(silent.total_seconds() // 60)
+        return Verdict(Status.UNKNOWN, f"no data for {_minutes_label(minutes)}", figures)
+
+    findings: list[tuple[Status, str]] = []
+    if throughput_mode == "bursting":
+        forecast = credit_forecast(
+            credit_points(ordered),
+            now,
+            window=th.forecast_window,
+            min_points=th.forecast_min_points,
+            exhausted_bytes=th.exhausted_bytes,
+        )
+        figures.update(_forecast_figures(forecast))
+        if forecast.state is CreditState.EXHAUSTED:
+            cap = permitted_mibps(last) or figures.get("baseline_mibps")
+            capped = f"{human_mibps(cap)} baseline" if cap else "baseline"
+            findings.append(
+                (Status.CRITICAL, f"burst credits exhausted: throughput capped at {capped}")
+            )
+        elif forecast.state is CreditState.DRAINING:
+            left = timedelta(seconds=forecast.seconds_to_exhaustion or 0.0)
+            if left <= th.exhaustion_critical:
+                findings.append((Status.CRITICAL, forecast.reason))
+            elif left <= th.exhaustion_warning:
+                findings.append((Status.WARNING, forecast.reason))
+
+    io_window = _sustained(ordered, lambda s: s.percent_io_limit, th.io_limit_for, th)
+    if io_window and min(io_window) > th.io_limit_pct:
+        findings.append(
+            (
+                Status.WARNING,
+                f"PercentIOLimit above {th.io_limit_pct:g} % for {_span_label(th.io_limit_for)}",
+            )
+        )
+    used = _sustained(ordered, throughput_utilisation_pct, th.utilisation_for, th)
+    if used and min(used) > th.utilisation_pct:
+        findings.append(
+            (
+                Status.WARNING,
+                f"throughput above {th.utilisation_pct:g} % of permitted for "
+                f"{_span_label(th.utilisation_for)}",
+            )
+        )
+
+    if not findings:
+        return Verdict(Status.OK, _ok_reason(figures), figures)
+    findings.sort(key=lambda f: -f[0].severity)
+    return Verdict(findings[0][0], "; ".join(reason for _, reason in findings), figures)
+
+
+def _sustained(samples, value_of, duration: timedelta, th: Thresholds) -> list[float]:
+    """Values of the last ``duration`` of data, or [] when too few minutes have a value."""
+    last = samples[-1]
+    since = last.timestamp - duration
+    values = [v for s in samples if s.timestamp > since and (v := value_of(s)) is not None]
+    expected = duration.total_seconds() / last.period_s
+    return values if len(values) >= th.min_coverage * expected else []
+
+
+def _figures(ordered: Sequence[Sample], mode: str, standard: float | None) -> dict:
+    """The latest known value of each figure, for the page, the API and the email."""
+
+    def latest(value_of):
+        for s in reversed(ordered):
+            if (v := value_of(s)) is not None:
+                return v
+        return None
+
+    if standard is None:
+        standard = latest(lambda s: s.storage_standard_bytes)
+    figures: dict = {
+        "last_data_at": ordered[-1].timestamp.isoformat(),
+        "throughput_mode": mode,
+        "io_limit_pct": latest(lambda s: s.percent_io_limit),
+        "throughput_utilisation_pct": latest(throughput_utilisation_pct),
+        "permitted_mibps": latest(permitted_mibps),
+        "credit_balance_bytes": latest(lambda s: s.burst_credit_balance),
+        "standard_bytes": standard,
+    }
+    if standard is not None and mode == "bursting":
+        figures["baseline_mibps"] = baseline_mibps(standard)
+        figures["burst_mibps"] = burst_mibps(standard)
+    return figures
+
+
+def _forecast_figures(forecast: CreditForecast) -> dict:
+    hours = forecast.seconds_to_exhaustion
+    return {
+        "credit_state": forecast.state.value,
+        "credit_drain_mibps": forecast.drain_mibps,
+        "hours_to_exhaustion": None if hours is None else hours / 3600,
+        "credits_exhausted_at": (
+            None if forecast.exhaustion_at is None else forecast.exhaustion_at.isoformat()
+        ),
+    }
+
+
+def _ok_reason(figures: dict) -> str:
+    parts = []
+    if figures.get("io_limit_pct") is not None:
+        parts.append(f"{figures['io_limit_pct']:.0f} % of I/O limit")
+    if figures.get("throughput_utilisation_pct") is not None:
+        parts.append(f"{figures['throughput_utilisation_pct']:.0f} % of permitted throughput")
+    if figures.get("credit_state") in (CreditState.NOT_DRAINING, CreditState.DRAINING):
+        hours = figures.get("hours_to_exhaustion")
+        parts.append(
+            "credits not draining"
+            if hours is None
+            else f"credits last {human_duration(hours * 3600)}"
+        )
+    return "ok: " + ", ".join(parts) if parts else "ok"
+
+
+def _span_label(span: timedelta) -> str:
+    minutes = int(span.total_seconds() // 60)
+    if minutes % 60 == 0 and minutes >= 60:
+        return f"{minutes // 60} h"
+    return _minutes_label(minutes)
+
+
+def _minutes_label(minutes: int) -> str:
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 120 else f"{minutes} min"

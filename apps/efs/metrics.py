@@ -1,0 +1,363 @@
+"""Pure derivations over one minute of AWS/EFS CloudWatch metrics.
+
+Facts (metrics, units, statistics, the console's formulas, bursting rules, 4 KiB metering) come
+from the fact sheet ``shared/fixtures/efs-metrics.md``; the bracketed numbers in docstrings,
+such as [3], are its source numbers. No Django, no I/O: frozen dataclasses in, numbers out.
+
+A value CloudWatch did not return is ``None`` and stays ``None`` through every derivation:
+a gap is never read as zero (ARCHITECTURE.md, "Missing is not zero").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+KIB = 1024
+MIB = 1024 * 1024
+GIB = 1024**3
+TIB = 1024**4
+
+#: Every NFS request is metered as at least 4 KB ("100 MBps can do 25,600 4-KB writes") [4].
+METERING_MINIMUM_BYTES = 4 * KIB
+#: Reads are metered at one third the rate of other operations; the Region decides the exact
+#: discount (1.66x to 3x) [2][4].
+READ_METERING_DISCOUNT = 3.0
+#: Bursting mode: 50 KiB/s of baseline per GiB of Standard storage (50 MiB/s per TiB) [5] ...
+BASELINE_KIBPS_PER_GIB = 50.0
+#: ... never below 1 MiB/s (since 2020-06-30) [7].
+BASELINE_MINIMUM_MIBPS = 1.0
+#: Any file system with credits may burst to 100 MiB/s, and to 100 MiB/s per TiB above 1 TiB [5][7].
+BURST_MINIMUM_MIBPS = 100.0
+BURST_MIBPS_PER_TIB = 100.0
+#: The seed benchmark's General Purpose ceilings: about 3,500 read or 3,000 write ops/s.
+GP_READ_OPS_LIMIT = 3500.0
+GP_WRITE_OPS_LIMIT = 3000.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One file system's metrics for one period (a wide row), as CloudWatch returned them.
+
+    ``*_bytes`` are the ``Sum`` of the IOBytes metric over the period and ``*_count`` its
+    ``SampleCount`` (the number of operations) [2]; Average is Sum / SampleCount and is never
+    requested. ``permitted_throughput`` is bytes/s: at a 60 s period its Sum (the console's
+    formula) and its Average are the same single value, and the Average stays right for longer
+    periods [3], so that is the statistic collected. ``None`` means CloudWatch sent nothing.
+    """
+
+    timestamp: datetime
+    period_s: int = 60
+    data_read_bytes: float | None = None  # DataReadIOBytes Sum
+    data_read_count: float | None = None  # DataReadIOBytes SampleCount
+    data_write_bytes: float | None = None  # DataWriteIOBytes Sum
+    data_write_count: float | None = None  # DataWriteIOBytes SampleCount
+    metadata_bytes: float | None = None  # MetadataIOBytes Sum
+    metadata_count: float | None = None  # MetadataIOBytes SampleCount
+    total_bytes: float | None = None  # TotalIOBytes Sum
+    total_count: float | None = None  # TotalIOBytes SampleCount
+    metered_bytes: float | None = None  # MeteredIOBytes Sum
+    percent_io_limit: float | None = None  # PercentIOLimit Maximum
+    burst_credit_balance: float | None = None  # BurstCreditBalance Minimum, bytes
+    permitted_throughput: float | None = None  # PermittedThroughput Average, bytes/s
+    client_connections: float | None = None  # ClientConnections Sum
+    storage_total_bytes: float | None = None  # StorageBytes Average, StorageClass=Total
+    storage_standard_bytes: float | None = None  # StorageBytes Average, StorageClass=Standard
+    storage_ia_bytes: float | None = None  # StorageBytes Average, StorageClass=IA
+
+    def has_data(self) -> bool:
+        """True when CloudWatch returned at least one value for this period."""
+        return any(getattr(self, name) is not None for name in VALUE_FIELDS)
+
+
+VALUE_FIELDS: tuple[str, ...] = tuple(
+    name for name in Sample.__dataclass_fields__ if name not in ("timestamp", "period_s")
+)
+
+
+# --- Per-minute rates (the console's metric math [3]) -------------------------------------
+
+
+def per_second(count: float | None, period_s: int) -> float | None:
+    """Operations per second = SampleCount / seconds in the period [3]."""
+    return None if count is None else count / period_s
+
+
+def mib_per_second(sum_bytes: float | None, period_s: int) -> float | None:
+    """Throughput in MiB/s = (Sum / 1048576) / PERIOD [3]."""
+    return None if sum_bytes is None else sum_bytes / MIB / period_s
+
+
+def average_op_kib(sum_bytes: float | None, count: float | None) -> float | None:
+    """Average I/O size in KiB = (Sum / 1024) / SampleCount [3]; None with no operations."""
+    if sum_bytes is None or not count:
+        return None
+    return sum_bytes / KIB / count
+
+
+def permitted_mibps(sample: Sample) -> float | None:
+    """PermittedThroughput in MiB/s (``e2 = m2/1048576`` at a one-minute period [3])."""
+    value = sample.permitted_throughput
+    return None if value is None else value / MIB
+
+
+def throughput_utilisation_pct(sample: Sample) -> float | None:
+    """Percentage of permitted throughput used: metered MiB/s * 100 / permitted MiB/s [3]."""
+    metered = mib_per_second(sample.metered_bytes, sample.period_s)
+    permitted = permitted_mibps(sample)
+    if metered is None or not permitted:
+        return None
+    return metered * 100.0 / permitted
+
+
+@dataclass(frozen=True)
+class MinuteFigures:
+    """What a chart, the API or a table shows for one sample; ``None`` is a gap."""
+
+    timestamp: datetime
+    read_ops: float | None
+    write_ops: float | None
+    metadata_ops: float | None
+    total_ops: float | None
+    read_mibps: float | None
+    write_mibps: float | None
+    metadata_mibps: float | None
+    total_mibps: float | None
+    metered_mibps: float | None
+    permitted_mibps: float | None
+    average_read_kib: float | None
+    average_write_kib: float | None
+    io_limit_pct: float | None
+    throughput_utilisation_pct: float | None
+    burst_credit_balance: float | None
+    client_connections: float | None
+
+
+def minute_figures(sample: Sample) -> MinuteFigures:
+    """Every per-minute derivation of ``sample`` at once."""
+    p = sample.period_s
+    return MinuteFigures(
+        timestamp=sample.timestamp,
+        read_ops=per_second(sample.data_read_count, p),
+        write_ops=per_second(sample.data_write_count, p),
+        metadata_ops=per_second(sample.metadata_count, p),
+        total_ops=per_second(sample.total_count, p),
+        read_mibps=mib_per_second(sample.data_read_bytes, p),
+        write_mibps=mib_per_second(sample.data_write_bytes, p),
+        metadata_mibps=mib_per_second(sample.metadata_bytes, p),
+        total_mibps=mib_per_second(sample.total_bytes, p),
+        metered_mibps=mib_per_second(sample.metered_bytes, p),
+        permitted_mibps=permitted_mibps(sample),
+        average_read_kib=average_op_kib(sample.data_read_bytes, sample.data_read_count),
+        average_write_kib=average_op_kib(sample.data_write_bytes, sample.data_write_count),
+        io_limit_pct=sample.percent_io_limit,
+        throughput_utilisation_pct=throughput_utilisation_pct(sample),
+        burst_credit_balance=sample.burst_credit_balance,
+        client_connections=(
+            None if sample.client_connections is None else sample.client_connections * 60 / p
+        ),
+    )
+
+
+# --- Metering [4] ---------------------------------------------------------------------------
+
+
+def metered_request_bytes(
+    size_bytes: float, *, is_read: bool = False, read_discount: float = READ_METERING_DISCOUNT
+) -> float:
+    """Bytes one NFS request is metered as [4].
+
+    Every request counts as at least 4 KiB, or its size when larger; reads are metered at a
+    discount (one third by default), which never lowers a request below the 4 KiB minimum.
+    """
+    if size_bytes < 0:
+        raise ValueError("a request cannot have a negative size")
+    metered = size_bytes / read_discount if is_read else size_bytes
+    return max(float(METERING_MINIMUM_BYTES), metered)
+
+
+def metered_mibps(
+    read_mibps: float, other_mibps: float, *, read_discount: float = READ_METERING_DISCOUNT
+) -> float:
+    """Metered throughput of large requests: 30 MiB/s read + 30 MiB/s write meter as 40 [4]."""
+    return read_mibps / read_discount + other_mibps
+
+
+def requests_per_second_at(throughput_mibps: float, request_bytes: float) -> float:
+    """How many requests of ``request_bytes`` fit in a metered throughput (25,600 4 KiB writes
+    per second at 100 MiB/s [4]); small requests count as 4 KiB."""
+    return throughput_mibps * MIB / metered_request_bytes(request_bytes)
+
+
+# --- Bursting mode rates [4][5][7] --------------------------------------------------------
+
+
+def baseline_mibps(standard_bytes: float) -> float:
+    """Bursting-mode baseline from the Standard-class size: 50 KiB/s per GiB, at least 1 MiB/s.
+
+    100 GiB gives 5,000 KiB/s = 4.88 MiB/s, the seed's "5 MiB/s" [5][7].
+    """
+    if standard_bytes < 0:
+        raise ValueError("storage size cannot be negative")
+    kibps = standard_bytes / GIB * BASELINE_KIBPS_PER_GIB
+    return max(BASELINE_MINIMUM_MIBPS, kibps / KIB)
+
+
+def burst_mibps(standard_bytes: float) -> float:
+    """Bursting-mode burst rate: 100 MiB/s, or 100 MiB/s per TiB of Standard above 1 TiB [5][7]."""
+    if standard_bytes < 0:
+        raise ValueError("storage size cannot be negative")
+    return max(BURST_MINIMUM_MIBPS, standard_bytes / TIB * BURST_MIBPS_PER_TIB)
+
+
+def capped_slowdown(demand_mibps: float, permitted_mibps: float, *, io_share: float = 1.0) -> float:
+    """How many times longer a job takes when its throughput is capped at ``permitted_mibps``.
+
+    ``io_share`` is the part of the job's time spent waiting on the file system (1.0: all of
+    it); the rest does not slow down. When credits run out, permitted falls to baseline [6].
+    """
+    if permitted_mibps <= 0:
+        raise ValueError("permitted throughput must be positive")
+    if not 0.0 <= io_share <= 1.0:
+        raise ValueError("io_share is a fraction between 0 and 1")
+    io_factor = max(1.0, demand_mibps / permitted_mibps)
+    return (1.0 - io_share) + io_share * io_factor
+
+
+# --- General Purpose I/O limit -------------------------------------------------------------
+
+
+def estimated_io_limit_pct(
+    read_ops: float,
+    write_ops: float = 0.0,
+    *,
+    read_limit: float = GP_READ_OPS_LIMIT,
+    write_limit: float = GP_WRITE_OPS_LIMIT,
+) -> float:
+    """Share of the General Purpose I/O budget used, from the seed's ceilings.
+
+    Each read costs 1/3,500 and each write (and, by inference, each metadata operation)
+    1/3,000 of the per-second budget, so 3,500 reads or 3,000 writes make 100 %. It is a model
+    for planning and for the demo; the measured PercentIOLimit [1] is the figure to alert on.
+    """
+    return 100.0 * (read_ops / read_limit + write_ops / write_limit)
+
+
+def implied_ops_limit(ops_per_s: float, percent_io_limit: float) -> float | None:
+    """The ops/s at 100 % implied by a measured rate and its PercentIOLimit.
+
+    The seed's 2,880 ops/s at 84 % implies about 3,430 ops/s, about 2 % under the 3,500 read
+    ceiling: PercentIOLimit is the minute's Maximum, so it sits a little above the
+    minute-average rate (84 % vs 82.3 % of 3,500).
+    """
+    if percent_io_limit <= 0:
+        return None
+    return ops_per_s * 100.0 / percent_io_limit
+
+
+def ops_headroom(ops_per_s: float, percent_io_limit: float) -> float | None:
+    """Further ops/s the file system can take before PercentIOLimit reaches 100 %."""
+    limit = implied_ops_limit(ops_per_s, percent_io_limit)
+    return None if limit is None else max(0.0, limit - ops_per_s)
+
+
+# --- Small helpers shared by the verdict and advice ----------------------------------------
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Linear-interpolation percentile (numpy's default) of a non-empty list."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * pct / 100.0
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def human_duration(seconds: float) -> str:
+    """A rough duration for a person: '~40 min', '~6 h', '~3 d'."""
+    minutes = seconds / 60
+    if minutes < 90:
+        return f"~{max(1, round(minutes))} min"
+    hours = minutes / 60
+    if hours < 48:
+        return f"~{round(hours)} h"
+    return f"~{round(hours / 24)} d"
+
+
+def human_mibps(value: float) -> str:
+    """'4.9 MiB/s' below 10, '250 MiB/s' above."""
+    return f"{value:.1f} MiB/s" if value < 10 else f"{value:.0f} MiB/s"
+
+
+# --- Advice: bursting vs provisioned ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThroughputAdvice:
+    """Metered throughput over a window against the bursting baseline, and what provisioning
+    would cost. In Provisioned mode you pay only for the part above the baseline your Standard
+    storage would give [4]; bursting costs nothing extra but needs credits when above baseline.
+    """
+
+    samples: int
+    mean_mibps: float
+    p95_mibps: float
+    peak_mibps: float
+    baseline_mibps: float
+    burst_mibps: float
+    needed_provisioned_mibps: float
+    provisioned_monthly_cost: float
+    bursting_monthly_cost: float
+    recommendation: str
+
+
+def throughput_advice(
+    samples: list[Sample],
+    standard_bytes: float,
+    *,
+    price_per_mibps_month: float = 6.0,
+    pct: float = 95.0,
+) -> ThroughputAdvice | None:
+    """Advice from the metered MiB/s of ``samples`` (e.g. the last 14 days); gaps are skipped.
+
+    Returns None when no sample has MeteredIOBytes. The provisioned figure is the p95 rounded
+    up to a whole MiB/s, costed as the part above baseline; it is recommended only when the
+    window's mean is above baseline (credits then drain whatever the starting balance).
+    """
+    rates = [r for s in samples if (r := mib_per_second(s.metered_bytes, s.period_s)) is not None]
+    if not rates:
+        return None
+    mean = sum(rates) / len(rates)
+    p95 = percentile(rates, pct)
+    peak = max(rates)
+    base = baseline_mibps(standard_bytes)
+    burst = burst_mibps(standard_bytes)
+    needed = float(max(1, math.ceil(p95)))
+    cost = max(0.0, needed - base) * price_per_mibps_month
+    if p95 <= base:
+        text = f"stay in bursting: p{pct:g} {human_mibps(p95)} is within the {human_mibps(base)} baseline"
+    elif mean <= base:
+        text = (
+            f"stay in bursting: p{pct:g} {human_mibps(p95)} is above the {human_mibps(base)} "
+            f"baseline but the mean {human_mibps(mean)} is below it, so credits are earned back"
+        )
+    else:
+        text = (
+            f"the mean {human_mibps(mean)} is above the {human_mibps(base)} baseline, so credits "
+            f"drain; provisioning {needed:.0f} MiB/s (p{pct:g}) would cost ${cost:,.2f}/month"
+        )
+    return ThroughputAdvice(
+        samples=len(rates),
+        mean_mibps=mean,
+        p95_mibps=p95,
+        peak_mibps=peak,
+        baseline_mibps=base,
+        burst_mibps=burst,
+        needed_provisioned_mibps=needed,
+        provisioned_monthly_cost=cost,
+        bursting_monthly_cost=0.0,
+        recommendation=text,
+    )

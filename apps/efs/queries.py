@@ -1,0 +1,350 @@
+"""Plan GetMetricData calls for EFS file systems, and turn the answers into wide samples.
+
+Pure (no Django, no boto3, no clock): the adapter passes ``now`` and the file systems in,
+sends each planned request (following NextToken), and hands every response page back to
+``samples_from_responses``. Metrics and statistics follow the fact sheet
+``shared/fixtures/efs-metrics.md`` (source numbers in brackets). CloudWatch's limits used here:
+500 queries and 100,800 data points per GetMetricData call; a query Id starts with a lowercase
+letter and holds only letters, digits and underscores.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from apps.efs.metrics import Sample
+
+NAMESPACE = "AWS/EFS"
+MAX_QUERIES_PER_CALL = 500
+MAX_DATAPOINTS_PER_CALL = 100_800
+PERIOD_S = 60
+STORAGE_CLASSES = ("Total", "Standard", "IA")
+YACE_STATISTICS = ("Sum", "SampleCount", "Average")
+#: Datapoints one GetMetricStatistics call may return (for the naive comparison).
+MAX_DATAPOINTS_PER_STATISTICS_CALL = 1_440
+
+_FS_ID = re.compile(r"^fs-[0-9a-z]+$")
+_QUERY_ID = re.compile(r"^[a-z][a-zA-Z0-9_]{0,254}$")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One query per file system: which metric and statistic fill which ``Sample`` field."""
+
+    field: str
+    metric: str
+    stat: str
+    key: str
+    storage_class: str | None = None
+
+
+#: IOBytes metrics: Sum and SampleCount only (Average = Sum / SampleCount) [2][3];
+#: PercentIOLimit Maximum; BurstCreditBalance Minimum (the lowest balance in the period);
+#: PermittedThroughput Average, a listed statistic equal to the console's Sum at 60 s [1][3];
+#: MeteredIOBytes Sum (for utilisation [3]); ClientConnections Sum [2]; StorageBytes per class,
+#: Average as in the CDK's canned metric [8].
+SPECS: tuple[MetricSpec, ...] = (
+    MetricSpec("data_read_bytes", "DataReadIOBytes", "Sum", "read_sum"),
+    MetricSpec("data_read_count", "DataReadIOBytes", "SampleCount", "read_n"),
+    MetricSpec("data_write_bytes", "DataWriteIOBytes", "Sum", "write_sum"),
+    MetricSpec("data_write_count", "DataWriteIOBytes", "SampleCount", "write_n"),
+    MetricSpec("metadata_bytes", "MetadataIOBytes", "Sum", "meta_sum"),
+    MetricSpec("metadata_count", "MetadataIOBytes", "SampleCount", "meta_n"),
+    MetricSpec("total_bytes", "TotalIOBytes", "Sum", "total_sum"),
+    MetricSpec("total_count", "TotalIOBytes", "SampleCount", "total_n"),
+    MetricSpec("metered_bytes", "MeteredIOBytes", "Sum", "metered_sum"),
+    MetricSpec("percent_io_limit", "PercentIOLimit", "Maximum", "iolimit_max"),
+    MetricSpec("burst_credit_balance", "BurstCreditBalance", "Minimum", "credits_min"),
+    MetricSpec("permitted_throughput", "PermittedThroughput", "Average", "permitted_avg"),
+    MetricSpec("client_connections", "ClientConnections", "Sum", "clients_sum"),
+    MetricSpec("storage_total_bytes", "StorageBytes", "Average", "storage_total", "Total"),
+    MetricSpec("storage_standard_bytes", "StorageBytes", "Average", "storage_std", "Standard"),
+    MetricSpec("storage_ia_bytes", "StorageBytes", "Average", "storage_ia", "IA"),
+)
+_BY_KEY = {spec.key: spec for spec in SPECS}
+
+
+@dataclass(frozen=True)
+class FileSystemRef:
+    """What the plan needs to know of a file system (from ``describe_file_systems``)."""
+
+    id: str
+    performance_mode: str = "generalPurpose"
+    throughput_mode: str = "bursting"
+    storage_classes: tuple[str, ...] = STORAGE_CLASSES
+
+
+def specs_for(fs: FileSystemRef) -> list[MetricSpec]:
+    """The queries worth asking for ``fs``: PercentIOLimit exists only in General Purpose
+    mode [2]; burst credits mean nothing in Elastic mode (inference); StorageBytes only for
+    the classes asked for."""
+    wanted = []
+    for spec in SPECS:
+        if spec.metric == "PercentIOLimit" and fs.performance_mode != "generalPurpose":
+            continue
+        if spec.metric == "BurstCreditBalance" and fs.throughput_mode == "elastic":
+            continue
+        if spec.storage_class is not None and spec.storage_class not in fs.storage_classes:
+            continue
+        wanted.append(spec)
+    return wanted
+
+
+def query_id(filesystem_id: str, spec: MetricSpec) -> str:
+    """``fs-0123abcd`` + DataReadIOBytes Sum -> ``fs_0123abcd__read_sum``."""
+    if not _FS_ID.match(filesystem_id):
+        raise ValueError(f"not an EFS file system id: {filesystem_id!r}")
+    qid = f"{filesystem_id.replace('-', '_')}__{spec.key}"
+    if not _QUERY_ID.match(qid):
+        raise ValueError(f"query id {qid!r} breaks CloudWatch's Id rules")
+    return qid
+
+
+def parse_query_id(qid: str) -> tuple[str, MetricSpec]:
+    """The inverse of ``query_id``: (file system id, spec); ValueError for a foreign Id."""
+    fs_part, sep, key = qid.partition("__")
+    spec = _BY_KEY.get(key)
+    filesystem_id = fs_part.replace("_", "-")
+    if not sep or spec is None or not _FS_ID.match(filesystem_id):
+        raise ValueError(f"not one of our query ids: {qid!r}")
+    return filesystem_id, spec
+
+
+def build_queries(filesystems: Iterable[FileSystemRef], period_s: int = PERIOD_S) -> list[dict]:
+    """``MetricDataQueries`` entries for every file system, only what is needed."""
+    queries = []
+    for fs in filesystems:
+        for spec in specs_for(fs):
+            dimensions = [{"Name": "FileSystemId", "Value": fs.id}]
+            if spec.storage_class is not None:
+                dimensions.append({"Name": "StorageClass", "Value": spec.storage_class})
+            queries.append(
+                {
+                    "Id": query_id(fs.id, spec),
+                    "MetricStat": {
+                        "Metric": {
+                            "Namespace": NAMESPACE,
+                            "MetricName": spec.metric,
+                            "Dimensions": dimensions,
+                        },
+                        "Period": period_s,
+                        "Stat": spec.stat,
+                    },
+                    "ReturnData": True,
+                }
+            )
+    return queries
+
+
+def batched(queries: Sequence[dict], size: int = MAX_QUERIES_PER_CALL) -> list[list[dict]]:
+    """Chunks of at most ``size`` queries: ceil(len / size) calls, all full but the last."""
+    if not 1 <= size <= MAX_QUERIES_PER_CALL:
+        raise ValueError(f"a GetMetricData call takes 1 to {MAX_QUERIES_PER_CALL} queries")
+    return [list(queries[i : i + size]) for i in range(0, len(queries), size)]
+
+
+# --- Time windows ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    """A half-open, period-aligned UTC interval [start, end) (EndTime is exclusive)."""
+
+    start: datetime
+    end: datetime
+
+    def periods(self, period_s: int = PERIOD_S) -> int:
+        return int((self.end - self.start).total_seconds() // period_s)
+
+
+def align(moment: datetime, period_s: int = PERIOD_S) -> datetime:
+    """Round ``moment`` down to a period boundary, in UTC (naive means UTC)."""
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    seconds = int(moment.timestamp()) // period_s * period_s
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def collection_window(
+    now: datetime,
+    last_end: datetime | None,
+    *,
+    settle: timedelta = timedelta(minutes=3),
+    backfill: timedelta = timedelta(hours=24),
+    first_lookback: timedelta = timedelta(hours=3),
+    period_s: int = PERIOD_S,
+) -> Window | None:
+    """The window to collect: it ends ``settle`` ago (CloudWatch values converge for minutes),
+    starts where the last collection ended (``first_lookback`` before the end the first
+    time, enough for a credit forecast), and reaches back at most ``backfill``. None when
+    there is nothing new yet."""
+    end = align(now - settle, period_s)
+    start = align(last_end, period_s) if last_end is not None else end - first_lookback
+    start = max(start, align(end - backfill, period_s))
+    return Window(start, end) if start < end else None
+
+
+def split_window(
+    window: Window,
+    queries_per_call: int,
+    *,
+    period_s: int = PERIOD_S,
+    max_datapoints: int = MAX_DATAPOINTS_PER_CALL,
+) -> list[Window]:
+    """Cut ``window`` so a call of ``queries_per_call`` queries returns at most
+    ``max_datapoints`` points (500 queries: 201 minutes a call)."""
+    if queries_per_call < 1:
+        return []
+    step = max_datapoints // queries_per_call
+    if step < 1:
+        raise ValueError("one period of these queries already exceeds the data point limit")
+    pieces = []
+    start = window.start
+    while start < window.end:
+        end = min(window.end, start + timedelta(seconds=step * period_s))
+        pieces.append(Window(start, end))
+        start = end
+    return pieces
+
+
+@dataclass(frozen=True)
+class MetricDataRequest:
+    """One planned GetMetricData call (NextToken pages of it are the adapter's business)."""
+
+    window: Window
+    queries: tuple[dict, ...]
+
+    @property
+    def datapoints(self) -> int:
+        return len(self.queries) * self.window.periods(self._period())
+
+    def _period(self) -> int:
+        return self.queries[0]["MetricStat"]["Period"] if self.queries else PERIOD_S
+
+    def params(self) -> dict[str, Any]:
+        """Keyword arguments for ``cloudwatch.get_metric_data``."""
+        return {
+            "MetricDataQueries": list(self.queries),
+            "StartTime": self.window.start,
+            "EndTime": self.window.end,
+            "ScanBy": "TimestampAscending",
+        }
+
+
+def plan_requests(
+    filesystems: Sequence[FileSystemRef],
+    window: Window,
+    *,
+    period_s: int = PERIOD_S,
+    batch_size: int = MAX_QUERIES_PER_CALL,
+    max_datapoints: int = MAX_DATAPOINTS_PER_CALL,
+) -> list[MetricDataRequest]:
+    """Every call of a collection, oldest window first, so a back-fill progresses in time
+    order. All batches share the same sub-windows (sized for the fullest batch)."""
+    batches = batched(build_queries(filesystems, period_s), batch_size)
+    if not batches:
+        return []
+    pieces = split_window(
+        window, max(len(b) for b in batches), period_s=period_s, max_datapoints=max_datapoints
+    )
+    return [MetricDataRequest(piece, tuple(batch)) for piece in pieces for batch in batches]
+
+
+# --- Answers back into samples --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Wide samples per file system (ascending, gaps as None) and any trouble reported."""
+
+    samples: dict[str, tuple[Sample, ...]]
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+
+def samples_from_responses(
+    responses: Iterable[dict],
+    *,
+    window: Window | None = None,
+    filesystem_ids: Iterable[str] = (),
+    period_s: int = PERIOD_S,
+) -> Collected:
+    """Merge ``MetricDataResults`` of any number of pages and batches into wide samples.
+
+    With ``window``, every file system gets a sample for each period of it, all-None when
+    CloudWatch had nothing (so "asked, nothing came" is recorded); without, only periods
+    that have a value appear. A value never arrives as zero unless CloudWatch said zero.
+    """
+    values: dict[str, dict[datetime, dict[str, float]]] = {fs: {} for fs in filesystem_ids}
+    problems: list[str] = []
+    for response in responses:
+        for result in response.get("MetricDataResults", []):
+            qid = result.get("Id", "")
+            try:
+                filesystem_id, spec = parse_query_id(qid)
+            except ValueError as exc:
+                problems.append(str(exc))
+                continue
+            status = result.get("StatusCode", "Complete")
+            if status not in ("Complete", "PartialData"):
+                text = "; ".join(m.get("Value", "") for m in result.get("Messages", []))
+                problems.append(f"{qid}: {status}" + (f": {text}" if text else ""))
+            rows = values.setdefault(filesystem_id, {})
+            for stamp, value in zip(
+                result.get("Timestamps", []), result.get("Values", []), strict=True
+            ):
+                rows.setdefault(_utc(stamp), {})[spec.field] = float(value)
+        for message in response.get("Messages", []):
+            problems.append(f"{message.get('Code', '')}: {message.get('Value', '')}".strip(": "))
+
+    samples = {}
+    for filesystem_id, rows in values.items():
+        stamps = set(rows)
+        if window is not None:
+            stamps |= {
+                window.start + timedelta(seconds=i * period_s)
+                for i in range(window.periods(period_s))
+            }
+        samples[filesystem_id] = tuple(
+            Sample(timestamp=t, period_s=period_s, **rows.get(t, {})) for t in sorted(stamps)
+        )
+    return Collected(samples, tuple(problems))
+
+
+def _utc(stamp: datetime | str) -> datetime:
+    if isinstance(stamp, str):
+        stamp = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+
+
+# --- Comparisons for the benchmark ----------------------------------------------------------
+
+
+def yace_style_query_count(filesystems: Iterable[FileSystemRef]) -> int:
+    """What a YACE-style job asks for the same file systems: every metric (the five IOBytes
+    metrics, PercentIOLimit, BurstCreditBalance, PermittedThroughput, ClientConnections, and
+    StorageBytes per class) with Sum, SampleCount and Average, whatever the mode."""
+    per_metric = len(YACE_STATISTICS)
+    count = 0
+    for fs in filesystems:
+        metrics = {(s.metric, s.storage_class) for s in SPECS if s.storage_class is None}
+        metrics |= {("StorageBytes", c) for c in fs.storage_classes}
+        count += len(metrics) * per_metric
+    return count
+
+
+def min_calls(query_count: int) -> int:
+    """The fewest GetMetricData calls for ``query_count`` queries: ceil(n / 500)."""
+    return math.ceil(query_count / MAX_QUERIES_PER_CALL)
+
+
+def get_metric_statistics_call_count(filesystems: Iterable[FileSystemRef], periods: int) -> int:
+    """Calls a naive GetMetricStatistics-per-metric collector makes over ``periods`` periods:
+    one per metric and dimension set (all its statistics in one call), at most 1,440 points."""
+    per_metric = max(1, math.ceil(periods / MAX_DATAPOINTS_PER_STATISTICS_CALL))
+    return sum(
+        len({(s.metric, s.storage_class) for s in specs_for(fs)}) * per_metric for fs in filesystems
+    )

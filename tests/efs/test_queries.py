@@ -1,0 +1,400 @@
+"""GetMetricData planning and parsing (apps/efs/queries.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import botocore.session
+import pytest
+from botocore.validate import validate_parameters
+from hypothesis import given
+from hypothesis import strategies as st
+
+from apps.efs.queries import (
+    MAX_DATAPOINTS_PER_CALL,
+    SPECS,
+    FileSystemRef,
+    Window,
+    align,
+    batched,
+    build_queries,
+    collection_window,
+    get_metric_statistics_call_count,
+    min_calls,
+    parse_query_id,
+    plan_requests,
+    query_id,
+    samples_from_responses,
+    split_window,
+    yace_style_query_count,
+)
+
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+STATISTICS = ("Minimum", "Maximum", "Average", "Sum", "SampleCount")
+FS_A = "fs-0123456789abcdef0"
+FS_B = "fs-89abcdef"
+T = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+def _fact_sheet_statistics() -> dict[str, set[str]]:
+    """Metric -> valid statistics, read from the fact sheet's metrics table."""
+    table = {}
+    for line in (FIXTURES / "efs-metrics.md").read_text().splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 4 and (name := re.fullmatch(r"`(\w+)`", cells[1])):
+            table[name.group(1)] = {s for s in STATISTICS if re.search(rf"\b{s}\b", cells[3])}
+    return table
+
+
+FACT_SHEET_STATISTICS = _fact_sheet_statistics()
+
+
+def test_it_reads_the_fact_sheet_table():
+    assert FACT_SHEET_STATISTICS["ClientConnections"] == {"Sum"}
+    assert FACT_SHEET_STATISTICS["PercentIOLimit"] == {"Minimum", "Maximum", "Average"}
+    assert len(FACT_SHEET_STATISTICS) == 11
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.metric}-{s.stat}-{s.storage_class}")
+def test_it_asks_only_for_statistics_the_fact_sheet_lists(spec):
+    assert spec.stat in FACT_SHEET_STATISTICS[spec.metric]
+
+
+def test_it_never_asks_for_the_average_of_an_iobytes_metric():
+    stats = {}
+    for spec in SPECS:
+        stats.setdefault(spec.metric, set()).add(spec.stat)
+    for metric in ("DataReadIOBytes", "DataWriteIOBytes", "MetadataIOBytes", "TotalIOBytes"):
+        assert stats[metric] == {"Sum", "SampleCount"}
+    assert stats["MeteredIOBytes"] == {"Sum"}
+    assert stats["PercentIOLimit"] == {"Maximum"}
+    assert stats["BurstCreditBalance"] == {"Minimum"}
+    assert stats["ClientConnections"] == {"Sum"}
+
+
+def test_it_builds_complete_metric_data_queries():
+    queries = build_queries([FileSystemRef(FS_A)])
+    assert len(queries) == 16
+    assert queries[0] == {
+        "Id": "fs_0123456789abcdef0__read_sum",
+        "MetricStat": {
+            "Metric": {
+                "Namespace": "AWS/EFS",
+                "MetricName": "DataReadIOBytes",
+                "Dimensions": [{"Name": "FileSystemId", "Value": FS_A}],
+            },
+            "Period": 60,
+            "Stat": "Sum",
+        },
+        "ReturnData": True,
+    }
+    standard = next(q for q in queries if q["Id"].endswith("storage_std"))
+    assert standard["MetricStat"]["Metric"]["Dimensions"] == [
+        {"Name": "FileSystemId", "Value": FS_A},
+        {"Name": "StorageClass", "Value": "Standard"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ref", "count", "missing"),
+    [
+        (FileSystemRef(FS_A), 16, set()),
+        (FileSystemRef(FS_A, performance_mode="maxIO"), 15, {"PercentIOLimit"}),
+        (FileSystemRef(FS_A, throughput_mode="elastic"), 15, {"BurstCreditBalance"}),
+        (FileSystemRef(FS_A, throughput_mode="provisioned"), 16, set()),
+        (FileSystemRef(FS_A, storage_classes=("Standard",)), 14, set()),
+    ],
+)
+def test_it_skips_metrics_a_file_system_does_not_have(ref, count, missing):
+    queries = build_queries([ref])
+    assert len(queries) == count
+    names = {q["MetricStat"]["Metric"]["MetricName"] for q in queries}
+    assert not names & missing
+
+
+@pytest.mark.parametrize("fs_id", [FS_A, FS_B, "fs-1", "fs-abcdef0123456789abcdef0123456789"])
+def test_its_ids_follow_cloudwatch_rules_and_map_back(fs_id):
+    ids = [q["Id"] for q in build_queries([FileSystemRef(fs_id)])]
+    assert len(set(ids)) == len(ids)
+    for qid, spec in zip(ids, SPECS, strict=True):
+        assert re.fullmatch(r"[a-z][a-zA-Z0-9_]*", qid)
+        assert len(qid) <= 255
+        assert parse_query_id(qid) == (fs_id, spec)
+
+
+@pytest.mark.parametrize("bad", ["", "fs_a__read_sum_x", "q1", "fs_a", "fs_A__read_sum"])
+def test_it_rejects_ids_it_did_not_make(bad):
+    with pytest.raises(ValueError):
+        parse_query_id(bad)
+
+
+def test_it_rejects_something_that_is_not_a_file_system_id():
+    with pytest.raises(ValueError):
+        query_id("i-0123", SPECS[0])
+
+
+def test_it_packs_1000_file_systems_into_full_batches():
+    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
+    queries = build_queries(refs)
+    batches = batched(queries)
+    assert len(queries) == 16_000
+    assert len(batches) == min_calls(16_000) == 32
+    assert all(len(b) == 500 for b in batches)
+    assert [q for b in batches for q in b] == queries
+    assert len(batched(queries[:501])) == 2
+    assert batched([]) == []
+    with pytest.raises(ValueError):
+        batched(queries, 501)
+
+
+def test_it_requests_at_most_two_thirds_of_a_yace_style_job():
+    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
+    ours = len(build_queries(refs))
+    yace = yace_style_query_count(refs)
+    assert yace == 1000 * 12 * 3
+    assert ours / yace <= 0.67
+    assert ours / yace == pytest.approx(0.444, abs=0.001)
+
+
+def test_it_counts_a_naive_get_metric_statistics_collector():
+    refs = [FileSystemRef(FS_A), FileSystemRef(FS_B, performance_mode="maxIO")]
+    assert get_metric_statistics_call_count(refs, 5) == 12 + 11
+    assert get_metric_statistics_call_count(refs, 1441) == 2 * (12 + 11)
+
+
+# --- Windows ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("now", "last_end", "expected"),
+    [
+        # Regular cycle: from the last end to 3 minutes ago, minute-aligned.
+        (
+            T.replace(second=30),
+            T - timedelta(minutes=10),
+            (T - timedelta(minutes=10), T - timedelta(minutes=3)),
+        ),
+        # A last end that is not aligned is rounded down (nothing skipped).
+        (
+            T,
+            T - timedelta(minutes=10, seconds=20),
+            (T - timedelta(minutes=11), T - timedelta(minutes=3)),
+        ),
+        # First run: the forecast window, 3 h.
+        (T, None, (T - timedelta(hours=3, minutes=3), T - timedelta(minutes=3))),
+        # After a 3-day outage: back-fill only 24 h.
+        (T, T - timedelta(days=3), (T - timedelta(hours=24, minutes=3), T - timedelta(minutes=3))),
+    ],
+)
+def test_it_collects_from_the_last_end_to_a_settled_minute(now, last_end, expected):
+    window = collection_window(now, last_end)
+    assert (window.start, window.end) == expected
+
+
+def test_it_has_nothing_to_collect_until_a_new_minute_settles():
+    assert collection_window(T + timedelta(seconds=59), T - timedelta(minutes=3)) is None
+    assert collection_window(T + timedelta(minutes=1), T - timedelta(minutes=3)) == Window(
+        T - timedelta(minutes=3), T - timedelta(minutes=2)
+    )
+
+
+def test_it_takes_a_configurable_settle_delay_and_backfill():
+    window = collection_window(
+        T, T - timedelta(hours=5), settle=timedelta(minutes=10), backfill=timedelta(hours=1)
+    )
+    assert window == Window(T - timedelta(minutes=70), T - timedelta(minutes=10))
+
+
+def test_it_treats_naive_times_as_utc():
+    assert align(datetime(2026, 3, 2, 12, 0, 42)) == T
+
+
+def test_it_splits_a_day_of_backfill_into_calls_under_100800_points():
+    window = Window(T - timedelta(hours=24), T)
+    pieces = split_window(window, 500)
+    assert len(pieces) == math.ceil(1440 / 201) == 8
+    assert all(p.periods() * 500 <= MAX_DATAPOINTS_PER_CALL for p in pieces)
+    assert pieces[0].start == window.start and pieces[-1].end == window.end
+    assert all(a.end == b.start for a, b in zip(pieces, pieces[1:], strict=False))
+
+
+def test_it_plans_exactly_ceil_queries_over_500_calls_per_cycle():
+    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(100)]
+    window = collection_window(T, T - timedelta(minutes=5))
+    requests = plan_requests(refs, window)
+    assert len(requests) == min_calls(1600) == 4
+    params = requests[0].params()
+    assert params["StartTime"] == T - timedelta(minutes=5)
+    assert params["EndTime"] == T - timedelta(minutes=3)
+    assert params["ScanBy"] == "TimestampAscending"
+    assert len(params["MetricDataQueries"]) == 500
+
+
+def test_it_plans_a_backfill_oldest_window_first_within_limits():
+    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(40)]  # 640 queries: 500 + 140
+    requests = plan_requests(refs, Window(T - timedelta(hours=24), T))
+    assert all(r.datapoints <= MAX_DATAPOINTS_PER_CALL for r in requests)
+    assert all(len(r.queries) <= 500 for r in requests)
+    starts = [r.window.start for r in requests]
+    assert starts == sorted(starts)
+    assert len(requests) == 8 * 2
+    assert plan_requests([], Window(T - timedelta(hours=1), T)) == []
+
+
+@given(
+    st.integers(min_value=1, max_value=5000),
+    st.integers(min_value=1, max_value=500),
+    st.integers(min_value=0, max_value=3000),
+)
+def test_split_windows_cover_the_window_exactly(minutes, queries, offset):
+    start = T + timedelta(minutes=offset)
+    window = Window(start, start + timedelta(minutes=minutes))
+    pieces = split_window(window, queries)
+    assert pieces[0].start == window.start and pieces[-1].end == window.end
+    assert sum(p.periods() for p in pieces) == minutes
+    assert all(p.periods() * queries <= MAX_DATAPOINTS_PER_CALL for p in pieces)
+    assert len(pieces) == math.ceil(minutes / (MAX_DATAPOINTS_PER_CALL // queries))
+
+
+# --- Responses back into wide samples ---------------------------------------------------------
+
+
+def _minute(n):
+    return T + timedelta(minutes=n)
+
+
+# Two pages of batch 1 (NextToken), one page of batch 2, as boto3 returns them.
+PAGES = [
+    {
+        "MetricDataResults": [
+            {
+                "Id": "fs_0123456789abcdef0__read_sum",
+                "Label": "DataReadIOBytes",
+                "Timestamps": [_minute(0), _minute(1)],
+                "Values": [707788800.0, 0.0],
+                "StatusCode": "PartialData",
+            },
+            {
+                "Id": "fs_0123456789abcdef0__credits_min",
+                "Label": "BurstCreditBalance",
+                "Timestamps": [_minute(0), _minute(1), _minute(2)],
+                "Values": [2.3e12, 2.29e12, 2.28e12],
+                "StatusCode": "Complete",
+            },
+        ],
+        "NextToken": "page-2",
+        "Messages": [],
+        "ResponseMetadata": {"HTTPStatusCode": 200},
+    },
+    {
+        "MetricDataResults": [
+            {
+                "Id": "fs_0123456789abcdef0__read_sum",
+                "Label": "DataReadIOBytes",
+                "Timestamps": [_minute(3)],
+                "Values": [1024.0],
+                "StatusCode": "Complete",
+            },
+            {
+                "Id": "fs_0123456789abcdef0__read_n",
+                "Label": "DataReadIOBytes",
+                "Timestamps": [],
+                "Values": [],
+                "StatusCode": "Complete",
+            },
+        ],
+        "Messages": [],
+    },
+    {
+        "MetricDataResults": [
+            {
+                "Id": "fs_89abcdef__iolimit_max",
+                "Label": "PercentIOLimit",
+                # ISO strings, as a JSON-decoded answer would carry them.
+                "Timestamps": ["2026-03-02T12:01:00Z", "2026-03-02T12:00:00+00:00"],
+                "Values": [84.0, 100.0],
+                "StatusCode": "Complete",
+            },
+            {
+                "Id": "fs_89abcdef__permitted_avg",
+                "Timestamps": [],
+                "Values": [],
+                "StatusCode": "Forbidden",
+                "Messages": [{"Code": "Forbidden", "Value": "not authorized"}],
+            },
+        ],
+        "Messages": [{"Code": "MaxQueryTimeRangeExceed", "Value": "too long"}],
+    },
+]
+
+
+def test_it_merges_pages_and_batches_into_wide_samples():
+    collected = samples_from_responses(PAGES)
+    a = collected.samples[FS_A]
+    assert [s.timestamp for s in a] == [_minute(0), _minute(1), _minute(2), _minute(3)]
+    assert a[0].data_read_bytes == 707788800.0
+    assert a[0].burst_credit_balance == 2.3e12
+    assert a[1].data_read_bytes == 0.0  # CloudWatch said zero: zero
+    assert a[2].data_read_bytes is None  # CloudWatch said nothing: a gap
+    assert a[3].data_read_bytes == 1024.0 and a[3].burst_credit_balance is None
+    assert all(s.data_read_count is None for s in a)
+    b = collected.samples[FS_B]
+    assert [(s.timestamp, s.percent_io_limit) for s in b] == [
+        (_minute(0), 100.0),
+        (_minute(1), 84.0),
+    ]
+
+
+def test_it_reports_forbidden_queries_and_call_messages():
+    problems = samples_from_responses(PAGES).problems
+    assert problems == (
+        "fs_89abcdef__permitted_avg: Forbidden: not authorized",
+        "MaxQueryTimeRangeExceed: too long",
+    )
+
+
+def test_it_fills_the_asked_window_with_gaps():
+    window = Window(_minute(0), _minute(6))
+    collected = samples_from_responses(PAGES, window=window, filesystem_ids=[FS_A, "fs-00000000"])
+    assert len(collected.samples[FS_A]) == 6
+    assert not collected.samples[FS_A][5].has_data()
+    silent = collected.samples["fs-00000000"]
+    assert [s.timestamp for s in silent] == [_minute(i) for i in range(6)]
+    assert not any(s.has_data() for s in silent)
+
+
+def test_it_notes_a_result_it_cannot_map_back():
+    page = {"MetricDataResults": [{"Id": "m1", "Timestamps": [T], "Values": [1.0]}]}
+    collected = samples_from_responses([page])
+    assert collected.samples == {}
+    assert collected.problems == ("not one of our query ids: 'm1'",)
+
+
+def test_it_round_trips_every_query_it_builds():
+    refs = [FileSystemRef(FS_A), FileSystemRef(FS_B)]
+    page = {
+        "MetricDataResults": [
+            {"Id": q["Id"], "Timestamps": [T], "Values": [float(i)], "StatusCode": "Complete"}
+            for i, q in enumerate(build_queries(refs))
+        ]
+    }
+    samples = samples_from_responses([page]).samples
+    assert samples[FS_A][0].data_read_bytes == 0.0
+    assert samples[FS_A][0].storage_ia_bytes == 15.0
+    assert samples[FS_B][0].data_read_bytes == 16.0
+    assert all(s.has_data() for ss in samples.values() for s in ss)
+
+
+def test_its_requests_match_botocores_get_metric_data_model():
+    # botocore's own service model, so the shapes are AWS's, not ours.
+    model = botocore.session.get_session().get_service_model("cloudwatch")
+    shape = model.operation_model("GetMetricData").input_shape
+    refs = [
+        FileSystemRef(FS_A),
+        FileSystemRef(FS_B, performance_mode="maxIO", throughput_mode="elastic"),
+    ]
+    for request in plan_requests(refs, Window(T - timedelta(hours=1), T)):
+        validate_parameters(request.params(), shape)  # raises ParamValidationError
