@@ -74,6 +74,7 @@ def main() -> None:
 
 
 def _start_demo_aws(port: int):
+    from apps.demo.mode import set_up_demo_fleet
     from apps.demo.standin import AwsStandIn
     from apps.lib import aws
     from apps.regions.models import Account
@@ -90,6 +91,7 @@ def _start_demo_aws(port: int):
 
     for account_id in Account.claim_due_discoveries(timezone.now()):
         discover_regions(account_id)
+    set_up_demo_fleet()
     return standin
 
 

@@ -43,3 +43,12 @@ def ensure_demo_account(enabled: bool) -> None:
             Account.objects.filter(pk=account.pk).update(enabled=True)
     else:
         Account.objects.filter(is_demo=True).update(enabled=False)
+
+
+def set_up_demo_fleet() -> None:
+    """Let each concern add its demo subjects to the demo account's regions (idempotent)."""
+    from apps.regions import concerns
+
+    for concern in concerns.registered():
+        if concern.demo_setup is not None:
+            concern.demo_setup()

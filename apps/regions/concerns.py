@@ -2,11 +2,21 @@
 
 Each concern app registers itself once, in its ``AppConfig.ready()``:
 
-    concerns.register(Concern("efs", "EFS", subjects=lambda: FileSystem.objects.all(),
-                              dispatch=tasks.dispatch_due))
+    concerns.register(Concern(
+        "efs", "EFS",
+        subjects=lambda: FileSystem.objects.all(),
+        dispatch=tasks.dispatch_due,
+        region_template="efs/region_panel.html",
+        region_context=views.region_panel_context,
+        demo_setup=demo.set_up,
+    ))
 
-``subjects`` returns a queryset of a model with a ``region`` foreign key and a ``status``
-field (the status contract in ARCHITECTURE.md); ``dispatch(now)`` queues the concern's due work.
+- ``subjects`` returns a queryset of a ``regions.models.Subject`` subclass (a ``region``
+  foreign key and a ``status``: the status contract in ARCHITECTURE.md);
+- ``dispatch(now)`` queues the concern's due work; the beat tick calls it once a minute;
+- ``region_template`` is rendered on the region page with ``region_context(region)``;
+- ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent).
+
 The regions app needs no change when a concern is added.
 """
 
@@ -16,6 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, QuerySet
 
@@ -26,6 +37,9 @@ class Concern:
     label: str
     subjects: Callable[[], QuerySet]
     dispatch: Callable[[datetime], object] | None = None
+    region_template: str = ""
+    region_context: Callable[[Any], dict[str, Any]] | None = None
+    demo_setup: Callable[[], object] | None = None
 
 
 _registry: dict[str, Concern] = {}

@@ -150,3 +150,27 @@ class Region(models.Model):
     @property
     def is_opt_in(self) -> bool:
         return self.opt_in_status in {self.OptIn.OPTED_IN, self.OptIn.ENABLING}
+
+
+class Subject(models.Model):
+    """What every monitored thing has (the status contract in ARCHITECTURE.md).
+
+    A file system, a cluster, an array or a probe target subclasses this. Its status changes
+    only through ``apps.alerts.record()``, which writes the change once as a transition.
+    ``lease_until`` is for ``apps.lib.leases``: one collection of a subject at a time.
+    """
+
+    concern: str = ""  # "efs", "galera", ...: set on each subclass
+
+    region = models.ForeignKey(Region, models.CASCADE, related_name="%(app_label)s_%(class)ss")
+    status = models.CharField(max_length=10, choices=STATUS_CHOICES, default=Status.UNKNOWN.value)
+    reason = models.TextField(blank=True, default="Not collected yet")
+    status_changed = models.DateTimeField(null=True, blank=True, editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def status_enum(self) -> Status:
+        return Status(self.status)

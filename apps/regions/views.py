@@ -85,6 +85,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
     region = get_object_or_404(Region.objects.select_related("account"), pk=pk)
-    return render(
-        request, "regions/region.html", {"region": region, "concerns": concerns.registered()}
-    )
+    panels = [
+        (concern, concern.region_template, concern.region_context(region))
+        for concern in concerns.registered()
+        if concern.region_template and concern.region_context
+    ]
+    return render(request, "regions/region.html", {"region": region, "panels": panels})

@@ -81,7 +81,9 @@ INSTALLED_APPS = [
     "template_partials",
     "apps.accounts",
     "apps.regions",
+    "apps.alerts",
     "apps.demo",
+    # Concern apps: add yours below this line.
 ]
 
 MIDDLEWARE = [

@@ -23,3 +23,5 @@ AWS_ENDPOINT_URL = None
 AWS_MAX_ATTEMPTS = 2
 VIGIL_DEMO = "false"
 STATIC_ROOT = None  # tests serve static files from the finders, nothing is collected
+# A minimal concern app, so the concern contract is tested without depending on a real one.
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.concern_app"]  # noqa: F405

@@ -1,0 +1,18 @@
+"""Alerts: status transitions (written once), and later routing, the outbox and email."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from apps.lib.status import Verdict
+    from apps.regions.models import Subject
+
+    from .models import Transition
+
+
+def record(subject: Subject, verdict: Verdict) -> Transition | None:
+    """Save ``verdict`` as the subject's status; write a transition if the status changed."""
+    from .transitions import record as _record
+
+    return _record(subject, verdict)

@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AlertsConfig(AppConfig):
+    name = "apps.alerts"
+    label = "alerts"
+    verbose_name = "Alerts"

@@ -1,0 +1,65 @@
+"""Write a subject's status change once, by compare-and-set (healthchecks' handle_going_down).
+
+Two workers that judge the same subject at the same time may both see the old status; only
+the one whose ``UPDATE … WHERE status = old`` changes a row writes the transition. The update
+and the transition are one transaction, so a crash never leaves a changed status without its
+transition.
+"""
+
+from __future__ import annotations
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+from django.utils import timezone
+
+from apps.lib.status import Verdict
+from apps.regions.models import Subject
+
+from .models import Transition
+
+
+def _jsonable(figures: dict) -> dict:
+    out = {}
+    for key, value in figures.items():
+        if value is None or isinstance(value, bool | int | float | str):
+            out[key] = value
+        elif isinstance(value, list | tuple):
+            out[key] = [
+                v if isinstance(v, bool | int | float | str | None) else str(v) for v in value
+            ]
+        else:
+            out[key] = str(value)
+    return out
+
+
+def record(subject: Subject, verdict: Verdict) -> Transition | None:
+    model = type(subject)
+    old = subject.status
+    new = verdict.status.value
+    if old == new:
+        if subject.reason != verdict.reason:
+            model.objects.filter(pk=subject.pk, status=old).update(reason=verdict.reason)
+            subject.reason = verdict.reason
+        return None
+    now = timezone.now()
+    with transaction.atomic():
+        won = model.objects.filter(pk=subject.pk, status=old).update(
+            status=new, reason=verdict.reason, status_changed=now
+        )
+        if not won:
+            subject.refresh_from_db(fields=["status", "reason", "status_changed"])
+            return None
+        created = Transition.objects.create(
+            content_type=ContentType.objects.get_for_model(model),
+            object_id=subject.pk,
+            region_id=subject.region_id,
+            concern=subject.concern or model._meta.app_label,
+            subject_label=str(subject)[:255],
+            old_status=old,
+            new_status=new,
+            reason=verdict.reason,
+            figures=_jsonable(verdict.figures),
+            created=now,
+        )
+    subject.status, subject.reason, subject.status_changed = new, verdict.reason, now
+    return created

@@ -1,0 +1,1 @@
+"""A minimal concern used only by the tests: one Subject model, registered like a real one."""

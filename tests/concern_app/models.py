@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.db import models
+
+from apps.regions.models import Subject
+
+
+class Gadget(Subject):
+    concern = "gadgets"
+    name = models.CharField(max_length=50)
+
+    def __str__(self) -> str:
+        return f"gadget {self.name}"

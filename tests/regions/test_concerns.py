@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+
+from apps.regions import concerns
+from apps.regions.models import Account, Region
+from tests.concern_app.models import Gadget
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def regions():
+    account = Account.objects.create(name="prod")
+    ireland = Region.objects.create(account=account, code="eu-west-1", opt_in_status="opted-in")
+    tokyo = Region.objects.create(account=account, code="ap-northeast-1", opt_in_status="opted-in")
+    return ireland, tokyo
+
+
+def test_it_counts_subjects_per_region_concern_and_status(regions):
+    ireland, tokyo = regions
+    for status in ("ok", "ok", "critical"):
+        Gadget.objects.create(region=ireland, name=status, status=status)
+    Gadget.objects.create(region=tokyo, name="t", status="warning")
+
+    counts = concerns.status_counts([ireland.pk, tokyo.pk])
+    assert counts[ireland.pk]["gadgets"] == {"ok": 2, "critical": 1}
+    assert counts[tokyo.pk]["gadgets"] == {"warning": 1}
+
+
+def test_it_shows_the_worst_status_and_counts_on_a_tile(logged_in_client, regions):
+    ireland, _ = regions
+    Gadget.objects.create(region=ireland, name="a", status="ok")
+    Gadget.objects.create(region=ireland, name="b", status="critical")
+    page = logged_in_client.get("/").content.decode()
+    ireland_tile = page.split("eu-west-1")[0].rsplit("<article", 1)[1]
+    assert "tile-critical" in ireland_tile
+    tile_rest = page.split("eu-west-1", 1)[1].split("</article>")[0]
+    assert "Gadgets" in tile_rest and "1 critical" in tile_rest and "1 ok" in tile_rest
+
+
+def test_it_counts_with_one_query_per_concern_whatever_the_fleet_size(
+    logged_in_client, regions, django_assert_max_num_queries
+):
+    ireland, tokyo = regions
+    Gadget.objects.bulk_create(
+        Gadget(region=r, name=str(i), status="ok") for i in range(50) for r in (ireland, tokyo)
+    )
+    with django_assert_max_num_queries(8):
+        logged_in_client.get("/")
+
+
+def test_it_shows_each_concerns_panel_on_the_region_page(logged_in_client, regions):
+    ireland, _ = regions
+    Gadget.objects.create(region=ireland, name="sprocket", status="warning")
+    page = logged_in_client.get(f"/regions/{ireland.pk}/").content.decode()
+    assert '<h2 id="panel-gadgets">Gadgets</h2>' in page and "sprocket: warning" in page
