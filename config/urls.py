@@ -13,6 +13,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", include("apps.accounts.urls")),
+    path("alerts/", include("apps.alerts.urls")),
     path("healthz", account_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include(("config.api", "api"))),

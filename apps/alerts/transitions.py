@@ -1,12 +1,15 @@
 """Write a subject's status change once, by compare-and-set (healthchecks' handle_going_down).
 
 Two workers that judge the same subject at the same time may both see the old status; only
-the one whose ``UPDATE … WHERE status = old`` changes a row writes the transition. The update
-and the transition are one transaction, so a crash never leaves a changed status without its
-transition.
+the one whose ``UPDATE … WHERE status = old`` changes a row writes the transition. The update,
+the transition, its incident and its outbox rows are one transaction, so a crash never leaves a
+changed status without its transition, nor a transition without its notifications. Delivery is
+queued when the transaction commits, so the email leaves within seconds.
 """
 
 from __future__ import annotations
+
+import logging
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
@@ -15,7 +18,10 @@ from django.utils import timezone
 from apps.lib.status import Verdict
 from apps.regions.models import Subject
 
+from . import routing
 from .models import Transition
+
+log = logging.getLogger(__name__)
 
 
 def _jsonable(figures: dict) -> dict:
@@ -30,6 +36,16 @@ def _jsonable(figures: dict) -> dict:
         else:
             out[key] = str(value)
     return out
+
+
+def _wake_sender() -> None:
+    """Ask a worker to deliver now. If the broker is down the periodic sweep delivers later."""
+    from .tasks import send_alerts
+
+    try:
+        send_alerts.delay()
+    except Exception:  # noqa: BLE001 - any broker failure; the outbox row is already safe
+        log.warning("Could not queue send_alerts; the next sweep will deliver", exc_info=True)
 
 
 def record(subject: Subject, verdict: Verdict) -> Transition | None:
@@ -61,5 +77,7 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
             figures=_jsonable(verdict.figures),
             created=now,
         )
+        if routing.on_transition(created):
+            transaction.on_commit(_wake_sender)
     subject.status, subject.reason, subject.status_changed = new, verdict.reason, now
     return created

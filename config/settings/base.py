@@ -35,6 +35,11 @@ def setting(name: str, cast: str = "str", default: object = environ.Env.NOTSET) 
 
 KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ADMIN_EMAIL",
+    "VIGIL_ALERT_FLAP_CHANGES",
+    "VIGIL_ALERT_FLAP_MINUTES",
+    "VIGIL_ALERT_GROUP_SECONDS",
+    "VIGIL_ALERT_LEASE_SECONDS",
+    "VIGIL_ALERT_REMINDER_HOURS",
     "VIGIL_ADMIN_PASSWORD",
     "VIGIL_ADMIN_USERNAME",
     "VIGIL_BASE_URL",
@@ -152,6 +157,7 @@ WHITENOISE_USE_FINDERS = DEBUG  # make run serves static files without collectst
 
 EMAIL_BACKEND = setting("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = setting("DEFAULT_FROM_EMAIL", default="vigil@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 LOGGING = {
     "version": 1,
@@ -210,6 +216,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-work": {"task": "apps.regions.tasks.dispatch", "schedule": 60.0},
+    "alerts-sweep": {"task": "apps.alerts.tasks.sweep", "schedule": 30.0},
 }
 # Region codes whose work goes to its own queues ("efs.eu-west-1"), for workers that run
 # close to that region: VIGIL_REGION_QUEUES=eu-west-1,ap-east-1
@@ -228,3 +235,20 @@ AWS_MAX_ATTEMPTS = setting("AWS_MAX_ATTEMPTS", "int", default=8)
 AWS_CONNECT_TIMEOUT = setting("AWS_CONNECT_TIMEOUT", "float", default=5.0)
 AWS_READ_TIMEOUT = setting("AWS_READ_TIMEOUT", "float", default=30.0)
 VIGIL_DISCOVERY_INTERVAL_MINUTES = setting("VIGIL_DISCOVERY_INTERVAL_MINUTES", "int", default=360)
+
+# --- Alerts ----------------------------------------------------------------------------------
+VIGIL_ALERT_REMINDER_HOURS = setting("VIGIL_ALERT_REMINDER_HOURS", "float", default=4.0)
+VIGIL_ALERT_FLAP_CHANGES = setting("VIGIL_ALERT_FLAP_CHANGES", "int", default=5)
+VIGIL_ALERT_FLAP_MINUTES = setting("VIGIL_ALERT_FLAP_MINUTES", "int", default=30)
+VIGIL_ALERT_LEASE_SECONDS = setting("VIGIL_ALERT_LEASE_SECONDS", "int", default=120)
+VIGIL_ALERT_GROUP_SECONDS = setting("VIGIL_ALERT_GROUP_SECONDS", "int", default=60)
+# Amazon SES through django-anymail (production's EMAIL_BACKEND). Vigil retries sending itself,
+# so boto3 tries each call only twice.
+ANYMAIL = {
+    "AMAZON_SES_CLIENT_PARAMS": {
+        "region_name": setting("AWS_SES_REGION", default="us-east-1"),
+        **({"endpoint_url": AWS_ENDPOINT_URL} if AWS_ENDPOINT_URL else {}),
+        "config": {"connect_timeout": 5, "read_timeout": 20, "retries": {"total_max_attempts": 2}},
+    },
+    "AMAZON_SES_CONFIGURATION_SET_NAME": setting("AWS_SES_CONFIGURATION_SET", default="") or None,
+}

@@ -19,6 +19,3 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 EMAIL_BACKEND = setting("EMAIL_BACKEND", default="anymail.backends.amazon_ses.EmailBackend")
-ANYMAIL = {
-    "AMAZON_SES_CLIENT_PARAMS": {"region_name": setting("AWS_SES_REGION", default="us-east-1")},
-}

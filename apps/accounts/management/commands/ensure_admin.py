@@ -25,6 +25,7 @@ class Command(BaseCommand):
         if generated:
             password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=username, email=email, password=password)
+        _route_alerts_to(email)
         shown = password if generated else "(from VIGIL_ADMIN_PASSWORD)"
         self.stdout.write(
             self.style.SUCCESS(
@@ -33,3 +34,13 @@ class Command(BaseCommand):
                 "This password is shown once; change it under /admin/ or set VIGIL_ADMIN_PASSWORD."
             )
         )
+
+
+def _route_alerts_to(email: str) -> None:
+    """Nothing goes unrouted: the default rule emails the first admin until someone changes it."""
+    from apps.alerts.models import Channel, Rule
+
+    rule = Rule.objects.filter(is_default=True).first()
+    if rule is not None and not rule.channels.exists():
+        channel = Channel.objects.create(name="Admin email", target=email)
+        rule.channels.add(channel)

@@ -1,0 +1,85 @@
+"""What an alert email says: built from its notifications, whatever concern they come from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.urls import reverse
+
+from apps.regions import concerns
+
+from .models import Notification, Transition
+
+WORDS = {"ok": "RECOVERED", "warning": "WARNING", "critical": "CRITICAL", "unknown": "UNKNOWN"}
+
+
+def concern_label(key: str) -> str:
+    return next((c.label for c in concerns.registered() if c.key == key), key.upper())
+
+
+def subject_url(transition: Transition) -> str:
+    subject = transition.subject
+    path = ""
+    if subject is not None and hasattr(subject, "get_absolute_url"):
+        path = subject.get_absolute_url()
+    if not path:
+        path = reverse("regions:detail", args=[transition.region_id])
+    return settings.VIGIL_BASE_URL.rstrip("/") + path
+
+
+def headline(transition: Transition) -> str:
+    """The reason's first clause: what fits in a phone's subject line."""
+    return transition.reason.split(";")[0].strip()
+
+
+def figures(transition: Transition) -> list[tuple[str, str]]:
+    out = []
+    for key, value in transition.figures.items():
+        if value is None or value == "" or value == []:
+            continue
+        if isinstance(value, float):
+            value = f"{value:,.2f}".rstrip("0").rstrip(".")
+        elif isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        out.append((key.replace("_", " "), str(value)))
+    return out
+
+
+def item(transition: Transition) -> dict[str, Any]:
+    return {
+        "transition": transition,
+        "word": WORDS.get(transition.new_status, transition.new_status.upper()),
+        "concern": concern_label(transition.concern),
+        "region": transition.region.code,
+        "label": transition.subject_label,
+        "headline": headline(transition),
+        "figures": figures(transition),
+        "url": subject_url(transition),
+    }
+
+
+def context(notifications: Sequence[Notification]) -> dict[str, Any]:
+    first = notifications[0]
+    items = [item(n.transition) for n in notifications]
+    flap_minutes = settings.VIGIL_ALERT_FLAP_MINUTES
+    changes = 0
+    if first.kind == Notification.Kind.FLAPPING:
+        t = first.transition
+        changes = Transition.objects.filter(
+            content_type=t.content_type,
+            object_id=t.object_id,
+            created__gte=t.created - timedelta(minutes=flap_minutes),
+        ).count()
+    return {
+        "kind": first.kind,
+        "items": items,
+        "first": items[0],
+        "grouped": len(items) > 1,
+        "reminder_number": first.sequence,
+        "flap_changes": changes,
+        "flap_minutes": flap_minutes,
+        "base_url": settings.VIGIL_BASE_URL.rstrip("/"),
+    }

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import pytest
+
+from apps.alerts.models import Channel, Rule
+from apps.regions.models import Region
+from tests.concern_app.models import Gadget
+
+
+@pytest.fixture
+def region(db):
+    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
+
+
+@pytest.fixture
+def gadget(region):
+    return Gadget.objects.create(region=region, name="g1")
+
+
+@pytest.fixture
+def oncall(db):
+    """The default rule emails the on-call channel."""
+    channel = Channel.objects.create(name="On call", target="oncall@example.com")
+    Rule.objects.get(is_default=True).channels.add(channel)
+    return channel
+
+
+@pytest.fixture
+def make_gadgets(region):
+    def make(n: int) -> list[Gadget]:
+        return [Gadget.objects.create(region=region, name=f"g{i:02d}") for i in range(n)]
+
+    return make

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.core import mail
+from django.utils import timezone
+
+from apps import alerts
+from apps.alerts import delivery, routing
+from apps.alerts.models import Channel, Incident, Notification, Rule, Silence
+from apps.lib.status import Status, Verdict
+
+pytestmark = pytest.mark.django_db
+
+CRITICAL = Verdict(
+    Status.CRITICAL, "burst credits exhausted; throughput capped", {"credits_bytes": 0}
+)
+OK = Verdict(Status.OK, "credits are building up")
+
+
+def test_it_emails_a_status_change_with_a_subject_that_reads_on_a_phone(gadget, oncall):
+    alerts.record(gadget, CRITICAL)
+    assert delivery.send_due() == 1
+    (message,) = mail.outbox
+    assert message.subject == "CRITICAL lab Gadgets gadget g1: burst credits exhausted"
+    assert message.to == ["oncall@example.com"]
+    assert "burst credits exhausted; throughput capped" in message.body
+    assert "credits bytes: 0" in message.body
+    assert "/regions/" in message.body
+    html = message.alternatives[0][0]
+    assert "Open in Vigil" in html
+    assert Notification.objects.get().state == "sent"
+    oncall.refresh_from_db()
+    assert oncall.last_success is not None
+
+
+def test_it_sends_the_recovery_where_the_problem_went(gadget, oncall):
+    alerts.record(gadget, CRITICAL)
+    delivery.send_due()
+    alerts.record(gadget, OK)
+    delivery.send_due()
+    assert mail.outbox[-1].subject == "RECOVERED lab Gadgets gadget g1: credits are building up"
+    assert Incident.objects.get().closed is not None
+
+
+def test_it_sends_each_notification_once(gadget, oncall):
+    alerts.record(gadget, CRITICAL)
+    delivery.send_due()
+    delivery.send_due()
+    assert len(mail.outbox) == 1
+
+
+def test_it_routes_by_region_and_concern_before_the_default_rule(gadget, oncall, region):
+    storage = Channel.objects.create(name="Storage team", target="storage@example.com")
+    rule = Rule.objects.create(name="lab gadgets", region=region, concern="gadgets")
+    rule.channels.add(storage)
+    alerts.record(gadget, CRITICAL)
+    delivery.send_due()
+    assert [m.to for m in mail.outbox] == [["storage@example.com"]]
+
+
+def test_it_ignores_a_warning_below_a_rules_minimum_severity(gadget, oncall):
+    Rule.objects.filter(is_default=True).update(min_severity="critical")
+    alerts.record(gadget, Verdict(Status.WARNING, "a bit warm"))
+    delivery.send_due()
+    assert mail.outbox == []
+
+
+def test_it_holds_back_alerts_during_a_silence(gadget, oncall, region, user):
+    Silence.objects.create(region=region, ends=timezone.now() + timedelta(hours=1), author=user)
+    alerts.record(gadget, CRITICAL)
+    delivery.send_due()
+    assert mail.outbox == []
+    assert Notification.objects.get().state == "silenced"
+
+
+def test_it_reminds_while_an_incident_lasts_and_stops_when_acknowledged(gadget, oncall, user):
+    alerts.record(gadget, CRITICAL)
+    delivery.send_due()
+    with time_machine.travel(timezone.now() + timedelta(hours=4, minutes=1)):
+        assert routing.queue_reminders(timezone.now()) == 1
+        delivery.send_due()
+    assert mail.outbox[-1].subject.startswith("STILL CRITICAL lab Gadgets gadget g1")
+    Incident.objects.update(acknowledged=timezone.now(), acknowledged_by=user)
+    with time_machine.travel(timezone.now() + timedelta(hours=9)):
+        assert routing.queue_reminders(timezone.now()) == 0
+
+
+def test_it_groups_many_subjects_of_one_region_into_one_email(make_gadgets, oncall):
+    for gadget in make_gadgets(12):
+        alerts.record(gadget, CRITICAL)
+    assert delivery.send_due() == 1
+    (message,) = mail.outbox
+    assert message.subject.startswith("12 changes in lab: CRITICAL Gadgets g")
+    assert message.body.count("CRITICAL · lab") == 12
+    assert Notification.objects.filter(state="sent").count() == 12
+
+
+def test_it_summarises_a_flapping_subject_instead_of_sending_every_change(gadget, oncall):
+    verdicts = [CRITICAL, OK] * 10
+    for verdict in verdicts:
+        alerts.record(gadget, verdict)
+        delivery.send_due()
+    subjects = [m.subject for m in mail.outbox]
+    assert len(subjects) == 6  # five changes, then one summary
+    assert subjects[-1].startswith("FLAPPING lab Gadgets gadget g1: 6 changes in 30 min")
+    assert Notification.objects.filter(state="suppressed").count() == 14
+
+
+def test_it_claims_a_notification_again_after_its_lease_expires(gadget, oncall):
+    alerts.record(gadget, CRITICAL)
+    claimed = delivery.claim_batch()  # a worker claims it, then dies without sending
+    assert len(claimed) == 1 and delivery.claim_batch() == []
+    with time_machine.travel(timezone.now() + timedelta(minutes=3)):
+        assert delivery.send_due() == 1
+    assert len(mail.outbox) == 1
+    notification = Notification.objects.get()
+    assert notification.state == "sent" and notification.attempts == 2
+
+
+def test_a_worker_whose_lease_expired_cannot_overwrite_the_outcome(gadget, oncall):
+    alerts.record(gadget, CRITICAL)
+    stale = delivery.claim_batch()
+    with time_machine.travel(timezone.now() + timedelta(minutes=3)):
+        delivery.send_due()
+    assert delivery._finish(stale, state="failed") == 0
+    assert Notification.objects.get().state == "sent"
+
+
+def test_it_shows_a_channel_without_address_as_failing_and_does_not_retry(gadget):
+    broken = Channel.objects.create(name="Nobody", target=" ")
+    Rule.objects.get(is_default=True).channels.add(broken)
+    alerts.record(gadget, CRITICAL)
+    delivery.send_due()
+    broken.refresh_from_db()
+    assert broken.last_error == "The channel has no email address"
+    assert Notification.objects.get().state == "failed"
