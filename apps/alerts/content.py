@@ -21,7 +21,9 @@ def concern_label(key: str) -> str:
 
 
 def subject_url(transition: Transition) -> str:
-    subject = transition.subject
+    """The subject's page, or its region's when the subject (or its concern) is gone."""
+    model = transition.content_type.model_class()
+    subject = model._default_manager.filter(pk=transition.object_id).first() if model else None
     path = ""
     if subject is not None and hasattr(subject, "get_absolute_url"):
         path = subject.get_absolute_url()

@@ -82,7 +82,13 @@ def deliver(notifications: list[Notification]) -> None:
     group_key = f"{notifications[0].pk}" if len(notifications) > 1 else ""
     try:
         transport = TRANSPORTS[channel.kind](channel)
-        message_id = transport.notify(notifications)
+        try:
+            message_id = transport.notify(notifications)
+        except TransportError:
+            raise
+        except Exception as exc:  # a bug of ours: keep it visible and retry, never drop it
+            log.exception("Could not deliver through %s", channel)
+            raise TransportError(f"Vigil error: {type(exc).__name__}: {exc}") from exc
     except TransportError as exc:
         Channel.objects.filter(pk=channel.pk).update(last_error=exc.message, last_error_at=now)
         if exc.permanent:

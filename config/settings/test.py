@@ -25,3 +25,6 @@ VIGIL_DEMO = "false"
 STATIC_ROOT = None  # tests serve static files from the finders, nothing is collected
 # A minimal concern app, so the concern contract is tested without depending on a real one.
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.concern_app"]  # noqa: F405
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file, not memory: the fault tests start real Celery workers that share the test database.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}  # noqa: F405

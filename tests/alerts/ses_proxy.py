@@ -2,7 +2,9 @@
 
 moto cannot return throttling or server errors by itself. ``SesFaultProxy.faults`` is a list
 of what the next send calls get: "throttle" (429 TooManyRequestsException), "error500",
-"reject" (400 MessageRejected) or "delay:SECONDS" (then forwarded). Other calls pass through.
+"reject" (400 MessageRejected), "delay:SECONDS" (then forwarded), or "hang": hold the call
+until the caller goes away, then drop it (a worker killed before SES accepted its message).
+Other calls pass through.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class SesFaultProxy:
                     with proxy._lock:
                         proxy.sends_seen += 1
                         fault = proxy.faults.pop(0) if proxy.faults else ""
+                    if fault == "hang":
+                        self._wait_for_hang_up()
+                        return
                     if fault.startswith("delay:"):
                         time.sleep(float(fault.split(":")[1]))
                     elif fault:
@@ -49,6 +54,15 @@ class SesFaultProxy:
                         self.wfile.write(payload)
                         return
                 self._forward(body)
+
+            def _wait_for_hang_up(self) -> None:
+                self.connection.settimeout(120)
+                try:
+                    while self.connection.recv(1024):
+                        pass
+                except OSError:
+                    pass
+                self.close_connection = True
 
             def _forward(self, body: bytes) -> None:
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
