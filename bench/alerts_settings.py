@@ -1,0 +1,9 @@
+"""Settings for bench/alerts.py: the local defaults plus the tests' minimal concern (gadgets)."""
+
+from __future__ import annotations
+
+from config.settings.base import *  # noqa: F403
+from config.settings.base import INSTALLED_APPS
+
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.concern_app"]
+LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}
