@@ -5,6 +5,7 @@ from __future__ import annotations
 import email
 import json
 import os
+import time
 import urllib.request
 
 import boto3
@@ -159,3 +160,42 @@ def test_every_transition_of_a_burst_is_delivered_once_across_a_redis_restart(
     bodies = "".join(decoded_bodies(sent_raw(aws)))
     for i in range(30):
         assert bodies.count(f">burst {i}<") == 1, f"transition {i} not delivered exactly once"
+
+
+def test_a_worker_retries_ses_throttling_and_sends_once(
+    start_worker, broker, ses_proxy, aws, gadget, oncall
+):
+    ses_proxy.faults = ["throttle"] * 4  # two calls of two tries each are throttled
+    start_worker()
+    alerts.record(gadget, Verdict(Status.CRITICAL, "throttled at first"))
+
+    def delivered() -> bool:
+        sweep(broker)
+        return Notification.objects.get().state == "sent"
+
+    wait_for(delivered, 90, "delivery after the throttling", interval=1.0)
+    assert len(sent_raw(aws)) == 1
+    notification = Notification.objects.get()
+    assert notification.attempts == 3
+    oncall.refresh_from_db()
+    assert oncall.last_error.startswith("TooManyRequestsException")
+
+
+def test_a_worker_stops_at_message_rejected_and_shows_it_on_the_channel(
+    start_worker, broker, ses_proxy, aws, gadget, oncall
+):
+    ses_proxy.faults = ["reject"]
+    start_worker()
+    alerts.record(gadget, Verdict(Status.CRITICAL, "rejected"))
+
+    def failed() -> bool:
+        sweep(broker)
+        return Notification.objects.get().state == "failed"
+
+    wait_for(failed, 60, "the rejection to be recorded", interval=1.0)
+    sweep(broker)
+    sweep(broker)
+    time.sleep(2)  # give the worker the chance to (wrongly) try again
+    assert ses_proxy.sends_seen == 1 and sent_raw(aws) == []
+    oncall.refresh_from_db()
+    assert oncall.last_error.startswith("MessageRejected")
