@@ -28,20 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval)
-    raise SystemExit(f"timed out waiting for {what}")
+from tests.alerts.workers import RedisServer, wait_for  # noqa: E402  (after the path)
 
 
 def main() -> None:
@@ -55,23 +42,8 @@ def main() -> None:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="vigil-bench-alerts-"))
-    redis_port = free_port()
-    redis = subprocess.Popen(
-        [
-            shutil.which("redis-server") or "redis-server",
-            "--port",
-            str(redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(work),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
+    redis = RedisServer(work)
+    redis.start()
     from moto.server import ThreadedMotoServer
 
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -82,7 +54,7 @@ def main() -> None:
         **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIGIL_"))},
         "DJANGO_SETTINGS_MODULE": "bench.alerts_settings",
         "DATABASE_URL": args.database_url or f"sqlite:///{work / 'bench.sqlite3'}",
-        "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "CELERY_BROKER_URL": redis.url,
         "AWS_ENDPOINT_URL": endpoint,
         "AWS_ACCESS_KEY_ID": "bench",
         "AWS_SECRET_ACCESS_KEY": "bench",
@@ -127,7 +99,7 @@ def main() -> None:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        wait_for(lambda: _redis_has_consumer(redis_port), 60, "the worker")
+        wait_for(lambda: _redis_has_consumer(redis.port), 60, "the worker")
         latency = measure_latency(args.transitions, args.rate)
         storm_emails = storm(args.storm_subjects, args.storm_flips, endpoint)
     finally:
@@ -135,8 +107,7 @@ def main() -> None:
             os.killpg(worker.pid, signal.SIGTERM)
             worker.wait(30)
         moto.stop()
-        redis.send_signal(signal.SIGTERM)
-        redis.wait(10)
+        redis.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     result = {

@@ -89,6 +89,16 @@ def sweep(broker: Celery) -> None:
     broker.send_task("apps.alerts.tasks.sweep", queue="alerts")
 
 
+def sweep_until(broker: Celery, predicate, what: str, timeout: float = 90) -> None:
+    """Wake the worker as beat's sweep would, once a second, until ``predicate()`` holds."""
+
+    def swept() -> bool:
+        sweep(broker)
+        return predicate()
+
+    wait_for(swept, timeout, what, interval=1.0)
+
+
 def sent_raw(endpoint: str) -> list[str]:
     with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10) as response:
         return [m["raw_data"] for m in json.load(response)["ses"]["RawMessage"]]
@@ -119,12 +129,11 @@ def test_a_worker_killed_after_claiming_leaves_the_alert_to_the_next_one(
     assert notification.lease_until is not None  # claimed by the dead worker
 
     start_worker()
-
-    def delivered() -> bool:
-        sweep(broker)
-        return Notification.objects.get().state == "sent"
-
-    wait_for(delivered, 60, "the second worker to deliver after the lease", interval=1.0)
+    sweep_until(
+        broker,
+        lambda: Notification.objects.get().state == "sent",
+        "the second worker to deliver after the lease",
+    )
     (raw,) = sent_raw(aws)
     # The worker runs without the test-only concern app: its label falls back to the key.
     assert "Subject: CRITICAL lab GADGETS gadget g1: array md3 degraded" in raw
@@ -151,11 +160,11 @@ def test_every_transition_of_a_burst_is_delivered_once_across_a_redis_restart(
         app.conf.update(saved)
         app._pool = None
 
-    def all_sent() -> bool:
-        sweep(broker)
-        return Notification.objects.exclude(state="sent").count() == 0
-
-    wait_for(all_sent, 90, "every notification to be sent", interval=1.0)
+    sweep_until(
+        broker,
+        lambda: not Notification.objects.exclude(state="sent").exists(),
+        "every notification to be sent",
+    )
     assert Notification.objects.filter(state="sent").count() == 30
     bodies = "".join(decoded_bodies(sent_raw(aws)))
     for i in range(30):
@@ -168,12 +177,9 @@ def test_a_worker_retries_ses_throttling_and_sends_once(
     ses_proxy.faults = ["throttle"] * 4  # two calls of two tries each are throttled
     start_worker()
     alerts.record(gadget, Verdict(Status.CRITICAL, "throttled at first"))
-
-    def delivered() -> bool:
-        sweep(broker)
-        return Notification.objects.get().state == "sent"
-
-    wait_for(delivered, 90, "delivery after the throttling", interval=1.0)
+    sweep_until(
+        broker, lambda: Notification.objects.get().state == "sent", "delivery after throttling"
+    )
     assert len(sent_raw(aws)) == 1
     notification = Notification.objects.get()
     assert notification.attempts == 3
@@ -187,12 +193,9 @@ def test_a_worker_stops_at_message_rejected_and_shows_it_on_the_channel(
     ses_proxy.faults = ["reject"]
     start_worker()
     alerts.record(gadget, Verdict(Status.CRITICAL, "rejected"))
-
-    def failed() -> bool:
-        sweep(broker)
-        return Notification.objects.get().state == "failed"
-
-    wait_for(failed, 60, "the rejection to be recorded", interval=1.0)
+    sweep_until(
+        broker, lambda: Notification.objects.get().state == "failed", "the rejection recorded"
+    )
     sweep(broker)
     sweep(broker)
     time.sleep(2)  # give the worker the chance to (wrongly) try again
