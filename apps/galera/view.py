@@ -1,0 +1,272 @@
+"""The cluster as seen from all of its nodes, and the verdict on it.
+
+``build_view(results)`` takes one ``NodeResult`` per configured node (the status it
+answered, or the error the poll hit) and works out the Primary component, the members
+and arbitrators it holds (garbd has no SQL port: arbitrators are the cluster size minus
+the data nodes), which nodes are unreachable, which answer without being Galera nodes,
+which report a non-Primary component, and whether the answers disagree (possible
+split-brain). ``cluster_verdict(view, ...)`` turns that into a ``Verdict``.
+
+Pure module: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from apps.galera.quorum import FaultTolerance, Member, describe, fault_tolerance_of
+from apps.galera.wsrep import ProviderOptions, WsrepStatus
+from apps.lib.status import Status, Verdict
+
+NOT_GALERA = "not a Galera node"
+DESYNCED_STATES = {"donor/desynced", "donor", "desynced"}
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """What polling one node gave: its status, or the error that stopped the poll."""
+
+    name: str
+    status: WsrepStatus | None = None
+    options: ProviderOptions | None = None
+    error: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return self.error is None and self.status is not None
+
+
+class NodeState(StrEnum):
+    PRIMARY = "primary"
+    NON_PRIMARY = "non-primary"
+    UNREACHABLE = "unreachable"
+    NOT_GALERA = "not-galera"
+
+
+@dataclass(frozen=True)
+class NodeView:
+    name: str
+    state: NodeState
+    detail: str  # the local state ("Synced"), the cluster status, or the error
+    status: WsrepStatus | None = None
+    weight: int = 1
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    nodes: tuple[NodeView, ...]
+    primary: tuple[str, ...]  # nodes in the (largest) Primary component
+    non_primary: tuple[str, ...]
+    unreachable: tuple[str, ...]
+    not_galera: tuple[str, ...]
+    cluster_size: int | None  # members of the Primary component, garbd included
+    data_nodes: int  # data nodes in the Primary component
+    arbitrators: int | None  # inferred: cluster_size - data_nodes
+    members_seen: tuple[str, ...]  # incoming addresses of the Primary component
+    inconsistencies: tuple[str, ...]  # why a split-brain is suspected
+    tolerance: FaultTolerance | None  # None without a Primary component
+
+    @property
+    def split_brain(self) -> bool:
+        return bool(self.inconsistencies)
+
+    @property
+    def reachable(self) -> tuple[str, ...]:
+        return tuple(node.name for node in self.nodes if node.state is not NodeState.UNREACHABLE)
+
+
+def classify(result: NodeResult) -> NodeView:
+    if not result.reachable:
+        return NodeView(result.name, NodeState.UNREACHABLE, result.error or "no answer")
+    status = result.status
+    assert status is not None
+    weight = 1
+    if result.options is not None and result.options.pc_weight is not None:
+        weight = result.options.pc_weight
+    if status.wsrep_rows == 0 or not status.is_galera:
+        return NodeView(result.name, NodeState.NOT_GALERA, NOT_GALERA, status, weight)
+    if status.is_primary:
+        detail = status.local_state_comment or "Primary"
+        return NodeView(result.name, NodeState.PRIMARY, detail, status, weight)
+    detail = status.cluster_status or "cluster status unknown"
+    return NodeView(result.name, NodeState.NON_PRIMARY, detail, status, weight)
+
+
+def _named(nodes: Iterable[NodeView], state: NodeState) -> tuple[str, ...]:
+    return tuple(node.name for node in nodes if node.state is state)
+
+
+def build_view(results: Iterable[NodeResult]) -> ClusterView:
+    nodes = tuple(classify(result) for result in results)
+    primaries = [node for node in nodes if node.state is NodeState.PRIMARY]
+    components: dict[tuple[str | None, str | None], list[NodeView]] = {}
+    for node in primaries:
+        assert node.status is not None
+        key = (node.status.cluster_state_uuid, node.status.cluster_conf_id)
+        components.setdefault(key, []).append(node)
+    inconsistencies = _inconsistencies(components)
+    component = max(components.values(), key=len) if components else []
+    size: int | None = None
+    addresses: tuple[str, ...] = ()
+    for node in component:
+        assert node.status is not None
+        if node.status.cluster_size is not None:
+            size = max(size or 0, node.status.cluster_size)
+        if node.status.incoming_addresses and len(node.status.incoming_addresses) > len(addresses):
+            addresses = node.status.incoming_addresses
+    members_seen = tuple(address for address in addresses if address)
+    data_nodes = max(len(component), len(members_seen)) if component else 0
+    if size is not None and data_nodes > size:
+        data_nodes = size
+    arbitrators = max(0, size - data_nodes) if size is not None else None
+    tolerance = None
+    if component:
+        members = [Member(node.name, node.weight) for node in component]
+        members += [Member(f"unpolled{i}") for i in range(data_nodes - len(component))]
+        members += [Member(f"garbd{i}", arbitrator=True) for i in range(arbitrators or 0)]
+        tolerance = fault_tolerance_of(members)
+    return ClusterView(
+        nodes=nodes,
+        primary=tuple(node.name for node in component),
+        non_primary=_named(nodes, NodeState.NON_PRIMARY),
+        unreachable=_named(nodes, NodeState.UNREACHABLE),
+        not_galera=_named(nodes, NodeState.NOT_GALERA),
+        cluster_size=size,
+        data_nodes=data_nodes,
+        arbitrators=arbitrators,
+        members_seen=members_seen,
+        inconsistencies=inconsistencies,
+        tolerance=tolerance,
+    )
+
+
+def _inconsistencies(
+    components: dict[tuple[str | None, str | None], list[NodeView]],
+) -> tuple[str, ...]:
+    if len(components) < 2:
+        return ()
+    found = []
+    uuids = {uuid for uuid, _ in components}
+    if len(uuids) > 1:
+        found.append("Primary nodes disagree on cluster_state_uuid")
+    conf_ids = {conf_id for _, conf_id in components}
+    if len(conf_ids) > 1:
+        found.append("Primary nodes disagree on cluster_conf_id")
+    groups = " vs ".join(
+        "+".join(node.name for node in members) + f" (conf_id {conf_id})"
+        for (_, conf_id), members in components.items()
+    )
+    found.append(f"{len(components)} Primary components: {groups}")
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Only thresholds are data; the rules are the code below."""
+
+    flow_control_paused: float = 0.1  # fraction of time paused since the last FLUSH STATUS
+    recv_queue_avg: float = 10.0
+
+
+def _figures(
+    view: ClusterView, expected_data_nodes: int | None, expected_arbitrators: int | None
+) -> dict[str, Any]:
+    tolerance = view.tolerance
+    return {
+        "cluster_size": view.cluster_size,
+        "data_nodes": view.data_nodes,
+        "arbitrators": view.arbitrators,
+        "expected_data_nodes": expected_data_nodes,
+        "expected_arbitrators": expected_arbitrators,
+        "one_by_one": tolerance.one_by_one if tolerance else None,
+        "simultaneous": tolerance.simultaneous if tolerance else None,
+        "headroom": describe(tolerance) if tolerance else None,
+        "primary": list(view.primary),
+        "non_primary": list(view.non_primary),
+        "unreachable": list(view.unreachable),
+        "not_galera": list(view.not_galera),
+        "members_seen": list(view.members_seen),
+        "split_brain": view.split_brain,
+        "nodes": {
+            node.name: {"state": str(node.state), "detail": node.detail} for node in view.nodes
+        },
+    }
+
+
+def cluster_verdict(
+    view: ClusterView,
+    *,
+    expected_data_nodes: int | None = None,
+    expected_arbitrators: int | None = None,
+    thresholds: Thresholds | None = None,
+) -> Verdict:
+    """Critical, warning or ok, with every reason at the worst level found."""
+    thresholds = thresholds or Thresholds()
+    figures = _figures(view, expected_data_nodes, expected_arbitrators)
+    critical: list[str] = []
+    warning: list[str] = []
+    galera_nodes = [n for n in view.nodes if n.state in (NodeState.PRIMARY, NodeState.NON_PRIMARY)]
+    if not galera_nodes:
+        if view.not_galera:
+            critical.append(
+                "no Galera node answered: "
+                + ", ".join(f"{name} is {NOT_GALERA}" for name in view.not_galera)
+            )
+        else:
+            critical.append("no node reachable")
+    if view.split_brain:
+        critical.append("possible split-brain: " + "; ".join(view.inconsistencies))
+    if galera_nodes and not view.primary:
+        critical.append("quorum lost: no node is in a Primary component")
+    for node in view.nodes:
+        status = node.status
+        if node.state is NodeState.NON_PRIMARY:
+            critical.append(f"{node.name} is {node.detail}, not Primary")
+        elif node.state is NodeState.PRIMARY and status is not None and not status.is_ready:
+            not_ready = f"{node.name} is not ready (wsrep_ready {status.ready or 'missing'})"
+            comment = (status.local_state_comment or "").lower()
+            # A node rejoining after a restart is not ready until it has caught up.
+            (warning if comment.startswith("join") else critical).append(not_ready)
+        elif node.state is NodeState.UNREACHABLE:
+            warning.append(f"{node.name} unreachable: {node.detail}")
+        elif node.state is NodeState.NOT_GALERA and galera_nodes:
+            warning.append(f"{node.name} is {NOT_GALERA}")
+        if node.state is not NodeState.PRIMARY or status is None:
+            continue
+        comment = (status.local_state_comment or "").strip()
+        if comment.lower() in DESYNCED_STATES:
+            warning.append(f"{node.name} is {comment} (a backup or state transfer is running)")
+        elif comment and comment.lower() != "synced":
+            warning.append(f"{node.name} is {comment}")
+        paused = status.flow_control_paused
+        if paused is not None and paused > thresholds.flow_control_paused:
+            warning.append(f"{node.name} paused by flow control {paused:.0%} of the time")
+        queue = status.local_recv_queue_avg
+        if queue is not None and queue > thresholds.recv_queue_avg:
+            warning.append(f"{node.name} receive queue averages {queue:g}")
+    if view.tolerance is not None and view.tolerance.one_by_one == 0:
+        warning.append("one more failure stops the cluster")
+    if view.primary:
+        if expected_data_nodes is not None and view.data_nodes < expected_data_nodes:
+            warning.append(
+                f"{view.data_nodes} of {expected_data_nodes} data nodes in the Primary component"
+            )
+        arbitrators = view.arbitrators or 0
+        if expected_arbitrators is not None and arbitrators < expected_arbitrators:
+            warning.append(f"{arbitrators} of {expected_arbitrators} arbitrators in the cluster")
+    if critical:
+        return Verdict(Status.CRITICAL, "; ".join(critical), figures)
+    if warning:
+        return Verdict(Status.WARNING, "; ".join(warning), figures)
+    return Verdict(Status.OK, _summary(view), figures)
+
+
+def _summary(view: ClusterView) -> str:
+    nodes = f"{view.data_nodes} data node" + ("" if view.data_nodes == 1 else "s")
+    if view.arbitrators:
+        nodes += f" + {view.arbitrators} arbitrator" + ("" if view.arbitrators == 1 else "s")
+    headroom = describe(view.tolerance) if view.tolerance else ""
+    return f"Primary, {nodes} Synced; {headroom}"

@@ -1,0 +1,294 @@
+"""Parser for Galera's wsrep status: published text forms and live rows, one typed model.
+
+``parse_status(text)`` reads what people paste: the mysql client's table (``+---+``
+borders), the tab-separated ``-B`` output and the ``\\G`` vertical form, with prompts,
+``N rows in set`` footers and ``...`` elisions. ``WsrepStatus.from_rows(rows)`` takes the
+adapter's ``(name, value)`` rows. Both keep only ``wsrep_*`` variables and expose the same
+typed facts; a variable that is absent is None. ``parse_provider_options`` reads the
+``wsrep_provider_options`` variable (``a = b; c = d``) for pc.weight and
+evs.suspect_timeout.
+
+Pure module: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+
+class ParseError(ValueError):
+    """Text that cannot be read as wsrep status; the message names the line."""
+
+
+@dataclass(frozen=True)
+class WsrepStatus:
+    """The wsrep facts of one node. Values keep the server's spelling ("Non_primary")."""
+
+    cluster_size: int | None = None
+    cluster_status: str | None = None
+    cluster_conf_id: str | None = None  # a string: 18446744073709551615 overflows int64
+    cluster_state_uuid: str | None = None
+    local_state_uuid: str | None = None
+    local_state: int | None = None
+    local_state_comment: str | None = None
+    ready: str | None = None
+    connected: str | None = None
+    flow_control_paused: float | None = None
+    flow_control_sent: int | None = None
+    flow_control_recv: int | None = None
+    local_recv_queue_avg: float | None = None
+    local_send_queue_avg: float | None = None
+    local_index: str | None = None
+    incoming_addresses: tuple[str, ...] | None = None
+    provider_name: str | None = None
+    provider_version: str | None = None
+    last_committed: int | None = None
+    evs_state: str | None = None
+    # Every wsrep_* variable as published (lower-case names, raw values).
+    variables: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    format: str | None = field(default=None, compare=False)
+    elided: bool = field(default=False, compare=False)
+    variable_rows: int = field(default=0, compare=False)
+    rows_in_set_footer: int | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, str]]) -> WsrepStatus:
+        """The model from ``(Variable_name, Value)`` rows, e.g. a live SHOW STATUS."""
+        located = [(f"row {i}", name, value) for i, (name, value) in enumerate(rows, 1)]
+        for where, name, value in located:
+            if not isinstance(name, str) or not isinstance(value, str) or not _NAME.match(name):
+                raise ParseError(f"{where}: not a status variable row: {name!r}, {value!r}")
+        return _build(located, format=None, elided=False, footer=None)
+
+    def as_facts(self) -> dict[str, Any]:
+        """The facts in the fixtures' JSON shape (lists, not tuples)."""
+        facts = {name: getattr(self, name) for name in FACTS}
+        if self.incoming_addresses is not None:
+            facts["incoming_addresses"] = list(self.incoming_addresses)
+        return facts
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        return self.as_facts()
+
+    @property
+    def wsrep_rows(self) -> int:
+        return len(self.variables)
+
+    @property
+    def is_galera(self) -> bool:
+        """A wsrep provider is loaded (plain MariaDB shows a few wsrep rows, no provider)."""
+        return bool(self.provider_name)
+
+    @property
+    def is_primary(self) -> bool:
+        return (self.cluster_status or "").lower() == "primary"
+
+    @property
+    def is_ready(self) -> bool:
+        return (self.ready or "").upper() == "ON"
+
+    @property
+    def is_connected(self) -> bool:
+        return (self.connected or "").upper() == "ON"
+
+
+def _text(value: str) -> str:
+    return value
+
+
+def _addresses(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",")) if value.strip() else ()
+
+
+_CONVERTERS: dict[str, Callable[[str], Any]] = {
+    "cluster_size": int,
+    "cluster_status": _text,
+    "cluster_conf_id": _text,
+    "cluster_state_uuid": _text,
+    "local_state_uuid": _text,
+    "local_state": int,
+    "local_state_comment": _text,
+    "ready": _text,
+    "connected": _text,
+    "flow_control_paused": float,
+    "flow_control_sent": int,
+    "flow_control_recv": int,
+    "local_recv_queue_avg": float,
+    "local_send_queue_avg": float,
+    "local_index": _text,
+    "incoming_addresses": _addresses,
+    "provider_name": _text,
+    "provider_version": _text,
+    "last_committed": int,
+    "evs_state": _text,
+}
+FACTS: tuple[str, ...] = tuple(f.name for f in fields(WsrepStatus) if f.name in _CONVERTERS)
+_NUMERIC = {int, float}
+
+_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_BORDER = re.compile(r"^\+[-+]*\+$")
+_FOOTER = re.compile(r"^(\d+) rows? in set\b|^Empty set\b", re.IGNORECASE)
+_PROMPT = re.compile(r"^(mysql|mariadb)( \[[^\]]*\])?>|^->", re.IGNORECASE)
+_ROW_MARK = re.compile(r"^\*+ \d+\. row \*+$")
+_VERTICAL = re.compile(r"^(Variable_name|Value):(?: (.*))?$", re.IGNORECASE)
+_ELISION = re.compile(r"^(\.\.\.|…)$")
+
+
+def _build(
+    located: list[tuple[str, str, str]], *, format: str | None, elided: bool, footer: int | None
+) -> WsrepStatus:
+    variables: dict[str, str] = {}
+    where_of: dict[str, str] = {}
+    for where, name, value in located:
+        lower = name.lower()
+        if lower.startswith("wsrep_"):
+            variables[lower] = value
+            where_of[lower] = where
+    values: dict[str, Any] = {}
+    for fact, convert in _CONVERTERS.items():
+        raw = variables.get(f"wsrep_{fact}")
+        if raw is None or (convert in _NUMERIC and raw.strip() == ""):
+            continue
+        try:
+            values[fact] = convert(raw.strip() if convert in _NUMERIC else raw)
+        except ValueError:
+            where = where_of[f"wsrep_{fact}"]
+            raise ParseError(f"{where}: wsrep_{fact} is not a number: {raw!r}") from None
+    return WsrepStatus(
+        **values,
+        variables=MappingProxyType(variables),
+        format=format,
+        elided=elided,
+        variable_rows=len(located),
+        rows_in_set_footer=footer,
+    )
+
+
+def parse_status(text: str) -> WsrepStatus:
+    """Read a published ``SHOW [GLOBAL] STATUS [LIKE 'wsrep%']`` output."""
+    if not isinstance(text, str):
+        raise ParseError("line 1: status text must be a string")
+    located: list[tuple[str, str, str]] = []
+    formats: list[str] = []
+    elided = False
+    footer: int | None = None
+    pending: tuple[str, str] | None = None  # a \G Variable_name waiting for its Value
+    for number, raw_line in enumerate(text.splitlines(), 1):
+        where = f"line {number}"
+        line = raw_line.replace("\u00a0", " ").strip(" \r\n")
+        if pending is not None and not _VERTICAL.match(line.strip()):
+            raise ParseError(f"{pending[0]}: Variable_name without a Value: {pending[1]!r}")
+        if not line.strip() or _BORDER.match(line) or _ROW_MARK.match(line.strip()):
+            continue
+        stripped = line.strip()
+        if _ELISION.match(stripped):
+            elided = True
+            continue
+        if _PROMPT.match(stripped):
+            continue
+        if match := _FOOTER.match(stripped):
+            footer = int(match.group(1)) if match.group(1) else 0
+            continue
+        if stripped.startswith("|"):
+            if not stripped.endswith("|") or len(stripped) < 3 or stripped.count("|") < 3:
+                raise ParseError(f"{where}: broken table row: {raw_line!r}")
+            name, _, value = stripped[1:-1].partition("|")
+            name, value = name.strip(), value.strip()
+            if name == "..." or (name == "" and value == "..."):
+                elided = True
+                continue
+            row_format = "mysql-table"
+        elif match := _VERTICAL.match(stripped):
+            label, value = match.group(1).lower(), match.group(2) or ""
+            if label == "variable_name":
+                pending = (where, value.strip())
+                continue
+            if pending is None:
+                raise ParseError(f"{where}: Value without a Variable_name: {raw_line!r}")
+            where, name = pending
+            pending = None
+            row_format = "vertical"
+        elif "\t" in line:
+            name, _, value = line.strip(" ").partition("\t")
+            name = name.strip()
+            row_format = "tab-separated"
+        else:
+            raise ParseError(f"{where}: not a status row: {raw_line!r}")
+        if name.lower() == "variable_name" and value.lower() == "value":
+            continue  # the header row
+        if not _NAME.match(name):
+            raise ParseError(f"{where}: not a variable name: {name!r}")
+        if formats and row_format not in formats:
+            raise ParseError(f"{where}: a {row_format} row after {formats[0]} rows")
+        if not formats:
+            formats.append(row_format)
+        located.append((where, name, value))
+    if pending is not None:
+        raise ParseError(f"{pending[0]}: Variable_name without a Value: {pending[1]!r}")
+    return _build(located, format=formats[0] if formats else None, elided=elided, footer=footer)
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    """The parts of ``wsrep_provider_options`` the quorum arithmetic needs."""
+
+    pc_weight: int | None = None
+    evs_suspect_timeout: float | None = None  # seconds
+    options: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+
+_DURATION = re.compile(
+    r"^P(?:(?P<days>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<hours>\d+(?:\.\d+)?)H)?(?:(?P<minutes>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?$",
+    re.IGNORECASE,
+)
+
+
+def parse_duration(value: str) -> float:
+    """Seconds in a Galera duration: ISO-8601 (``PT5S``, ``PT1M30S``) or plain seconds."""
+    text = value.strip()
+    match = _DURATION.match(text)
+    if match and text.upper() not in ("P", "PT") and any(match.groupdict().values()):
+        parts = {k: float(v) for k, v in match.groupdict().items() if v}
+        return (
+            parts.get("days", 0.0) * 86400
+            + parts.get("hours", 0.0) * 3600
+            + parts.get("minutes", 0.0) * 60
+            + parts.get("seconds", 0.0)
+        )
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise ParseError(f"not a duration: {value!r}") from None
+    if seconds != seconds or seconds < 0:  # NaN or negative
+        raise ParseError(f"not a duration: {value!r}")
+    return seconds
+
+
+def parse_provider_options(text: str) -> ProviderOptions:
+    """Read ``wsrep_provider_options`` (``base_port = 4567; pc.weight = 1; ...``)."""
+    options: dict[str, str] = {}
+    for number, piece in enumerate(text.split(";"), 1):
+        if not piece.strip():
+            continue
+        name, equals, value = piece.partition("=")
+        if not equals or not name.strip():
+            raise ParseError(f"option {number}: not 'name = value': {piece.strip()!r}")
+        options[name.strip()] = value.strip()
+    weight = options.get("pc.weight")
+    timeout = options.get("evs.suspect_timeout")
+    try:
+        pc_weight = int(weight) if weight not in (None, "") else None
+    except ValueError:
+        raise ParseError(f"pc.weight is not an integer: {weight!r}") from None
+    return ProviderOptions(
+        pc_weight=pc_weight,
+        evs_suspect_timeout=parse_duration(timeout) if timeout not in (None, "") else None,
+        options=MappingProxyType(options),
+    )

@@ -1,0 +1,144 @@
+"""Quorum arithmetic: the seed table, weights, shrunk clusters and a few properties."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from apps.galera.quorum import (
+    FaultTolerance,
+    Member,
+    describe,
+    fault_tolerance,
+    fault_tolerance_of,
+    member_names,
+)
+
+
+@pytest.mark.parametrize(
+    ("data_nodes", "arbitrators", "one_by_one", "simultaneous"),
+    [
+        (3, 1, 2, 1),  # the seed table: 3 nodes + garbd
+        (3, 0, 1, 1),  # the seed table: 3 nodes alone
+    ],
+)
+def test_it_reproduces_the_seed_table(data_nodes, arbitrators, one_by_one, simultaneous):
+    assert fault_tolerance(data_nodes, arbitrators) == FaultTolerance(one_by_one, simultaneous)
+
+
+@pytest.mark.parametrize(
+    ("data_nodes", "arbitrators", "expected"),
+    [
+        (2, 0, FaultTolerance(0, 0)),  # a 3-node cluster that lost one: 1 of 2 is not > 50 %
+        (1, 0, FaultTolerance(0, 0)),  # the last node standing
+        (1, 1, FaultTolerance(0, 0)),  # node + garbd: losing either leaves 50 %
+        (2, 1, FaultTolerance(1, 1)),  # 3 nodes + garbd after one loss
+        (0, 1, FaultTolerance(0, 0)),  # garbd alone holds no data
+        (0, 0, FaultTolerance(0, 0)),
+    ],
+)
+def test_it_gives_clusters_that_already_shrank_their_remaining_headroom(
+    data_nodes, arbitrators, expected
+):
+    assert fault_tolerance(data_nodes, arbitrators) == expected
+
+
+@pytest.mark.parametrize(
+    ("data_nodes", "arbitrators", "expected"),
+    [
+        (4, 0, FaultTolerance(2, 1)),  # 2 of 4 at once is exactly 50 %: not enough
+        (5, 0, FaultTolerance(3, 2)),
+        (4, 1, FaultTolerance(3, 2)),
+        (6, 1, FaultTolerance(5, 3)),
+    ],
+)
+def test_it_counts_larger_clusters(data_nodes, arbitrators, expected):
+    assert fault_tolerance(data_nodes, arbitrators) == expected
+
+
+@pytest.mark.parametrize(
+    ("data_nodes", "arbitrators", "weights", "expected"),
+    [
+        # A heavy node1 can take 50 % with it: the worst case is losing it first.
+        ({"n": 3}, 0, {"node1": 2}, FaultTolerance(0, 0)),
+        # Weight 3 of 5: losing node1 leaves 2 of 5; node2 + node3 at once leave 3 of 5.
+        ({"n": 3}, 0, {"node1": 3}, FaultTolerance(0, 0)),
+        # A weightless garbd neither helps nor hurts: like 2 nodes alone.
+        ({"n": 2}, 1, {"garbd1": 0}, FaultTolerance(0, 0)),
+        # A garbd of weight 2 with two nodes: losing the garbd leaves 2 of 4.
+        ({"n": 2}, 1, {"garbd1": 2}, FaultTolerance(0, 0)),
+        # Weights 2, 2, 1: either heavy node may go first (3 of 5), never both at once.
+        ({"n": 3}, 0, {"node1": 2, "node2": 2}, FaultTolerance(1, 1)),
+        # A weightless fourth node adds no headroom: like 3 nodes.
+        ({"n": 4}, 0, {"node4": 0}, FaultTolerance(1, 1)),
+        # Explicit default weights change nothing.
+        ({"n": 3}, 1, {"node1": 1, "node2": 1, "node3": 1, "garbd1": 1}, FaultTolerance(2, 1)),
+    ],
+)
+def test_it_takes_the_adversarial_choice_of_weighted_members(
+    data_nodes, arbitrators, weights, expected
+):
+    assert fault_tolerance(data_nodes["n"], arbitrators, weights) == expected
+
+
+def test_it_accepts_members_with_their_real_names():
+    members = [Member("db1:3306", 1), Member("db2:3306", 1), Member("db3:3306", 1)]
+    members.append(Member("garbd", 1, arbitrator=True))
+    assert fault_tolerance_of(members) == FaultTolerance(2, 1)
+
+
+def test_it_refuses_weights_for_members_it_does_not_have():
+    with pytest.raises(ValueError, match="node4"):
+        fault_tolerance(3, 0, {"node4": 2})
+
+
+def test_it_refuses_negative_counts_and_weights():
+    with pytest.raises(ValueError):
+        fault_tolerance(-1)
+    with pytest.raises(ValueError):
+        fault_tolerance(3, 0, {"node1": -1})
+
+
+def test_it_names_members_nodes_first_then_arbitrators():
+    assert member_names(2, 1) == ["node1", "node2", "garbd1"]
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "words"),
+    [
+        (FaultTolerance(2, 1), "can lose 2 more nodes one at a time, 1 at once"),
+        (FaultTolerance(1, 1), "can lose 1 more node one at a time, 1 at once"),
+        (FaultTolerance(0, 0), "cannot lose any more nodes: one more failure stops the cluster"),
+    ],
+)
+def test_it_explains_headroom_in_words(tolerance, words):
+    assert describe(tolerance) == words
+    assert tolerance.words == words
+
+
+members = st.lists(
+    st.tuples(st.integers(min_value=0, max_value=4), st.booleans()), min_size=0, max_size=7
+).map(lambda rows: [Member(f"m{i}", w, arbitrator=a) for i, (w, a) in enumerate(rows)])
+
+
+@given(members)
+def test_it_never_survives_more_failures_at_once_than_one_at_a_time(members):
+    tolerance = fault_tolerance_of(members)
+    assert 0 <= tolerance.simultaneous <= tolerance.one_by_one < max(len(members), 1)
+
+
+@given(st.integers(min_value=0, max_value=9), st.integers(min_value=0, max_value=3))
+def test_it_never_gains_headroom_by_losing_a_data_node(data_nodes, arbitrators):
+    bigger = fault_tolerance(data_nodes + 1, arbitrators)
+    smaller = fault_tolerance(data_nodes, arbitrators)
+    assert smaller.one_by_one <= bigger.one_by_one
+    assert smaller.simultaneous <= bigger.simultaneous
+
+
+@given(st.integers(min_value=1, max_value=12))
+def test_it_matches_the_majority_rule_for_equal_nodes(data_nodes):
+    # n equal nodes survive k at once while n - k > n / 2, and one at a time down to 2 nodes.
+    tolerance = fault_tolerance(data_nodes)
+    assert tolerance.simultaneous == (data_nodes - 1) // 2
+    assert tolerance.one_by_one == max(0, data_nodes - 2)

@@ -1,0 +1,248 @@
+"""The cluster view from all nodes' answers, and the verdict on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apps.galera.view import (
+    NOT_GALERA,
+    NodeResult,
+    NodeState,
+    Thresholds,
+    build_view,
+    cluster_verdict,
+)
+from apps.galera.wsrep import ProviderOptions, WsrepStatus, parse_status
+from apps.lib.status import Status
+
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "wsrep"
+UUID = "479ce105-1e65-11ed-b2c3-8ac44f1dd1c9"
+# Three data nodes and a garbd, as MariaDB 10.11 reports them (garbd: the empty entry).
+ADDRESSES = "127.0.0.1:13061,127.0.0.1:13062,127.0.0.1:13063,"
+
+
+def node(name: str, weight: int | None = None, **changes: str) -> NodeResult:
+    variables = {
+        "wsrep_cluster_size": "4",
+        "wsrep_cluster_status": "Primary",
+        "wsrep_cluster_conf_id": "7",
+        "wsrep_cluster_state_uuid": UUID,
+        "wsrep_local_state": "4",
+        "wsrep_local_state_comment": "Synced",
+        "wsrep_ready": "ON",
+        "wsrep_connected": "ON",
+        "wsrep_flow_control_paused": "0.000000",
+        "wsrep_local_recv_queue_avg": "0.000000",
+        "wsrep_incoming_addresses": ADDRESSES,
+        "wsrep_provider_name": "Galera",
+        "wsrep_provider_version": "26.4.23(r7f6b7b2d)",
+    }
+    variables.update({f"wsrep_{key}": value for key, value in changes.items()})
+    options = ProviderOptions(pc_weight=weight) if weight is not None else None
+    return NodeResult(name, WsrepStatus.from_rows(variables.items()), options)
+
+
+def down(name: str) -> NodeResult:
+    return NodeResult(name, error="(2003) Can't connect to MySQL server on '127.0.0.1'")
+
+
+def healthy() -> list[NodeResult]:
+    return [node("node1"), node("node2"), node("node3")]
+
+
+def test_it_sees_a_healthy_cluster_with_its_arbitrator():
+    view = build_view(healthy())
+    assert view.primary == ("node1", "node2", "node3")
+    assert (view.cluster_size, view.data_nodes, view.arbitrators) == (4, 3, 1)
+    assert view.members_seen == ("127.0.0.1:13061", "127.0.0.1:13062", "127.0.0.1:13063")
+    assert (view.tolerance.one_by_one, view.tolerance.simultaneous) == (2, 1)
+    assert not view.split_brain
+
+
+def test_it_calls_a_healthy_cluster_ok_and_explains_the_headroom():
+    verdict = cluster_verdict(build_view(healthy()), expected_data_nodes=3, expected_arbitrators=1)
+    assert verdict.status is Status.OK
+    assert verdict.reason == (
+        "Primary, 3 data nodes + 1 arbitrator Synced; "
+        "can lose 2 more nodes one at a time, 1 at once"
+    )
+    assert verdict.figures["one_by_one"] == 2
+    assert verdict.figures["simultaneous"] == 1
+    assert verdict.figures["cluster_size"] == 4
+
+
+def test_it_infers_arbitrators_from_the_size_when_addresses_are_missing():
+    results = [node(n, cluster_size="5", incoming_addresses="") for n in ("a", "b", "c")]
+    view = build_view(results)
+    assert (view.data_nodes, view.arbitrators) == (3, 2)
+
+
+def test_it_counts_data_nodes_it_could_not_poll_from_the_incoming_addresses():
+    # node3 is in the cluster but unreachable from the monitor: not an arbitrator.
+    view = build_view([node("node1"), node("node2"), down("node3")])
+    assert (view.data_nodes, view.arbitrators) == (3, 1)
+    assert view.unreachable == ("node3",)
+    verdict = cluster_verdict(view, expected_data_nodes=3, expected_arbitrators=1)
+    assert verdict.status is Status.WARNING
+    assert "node3 unreachable: (2003)" in verdict.reason
+
+
+def test_it_warns_when_one_more_failure_stops_the_cluster():
+    # 3 nodes + garbd after two kills one by one: node1 and garbd remain.
+    results = [node("node1", cluster_size="2", incoming_addresses="127.0.0.1:13061,")]
+    view = build_view([*results, down("node2"), down("node3")])
+    verdict = cluster_verdict(view, expected_data_nodes=3, expected_arbitrators=1)
+    assert verdict.status is Status.WARNING
+    assert "one more failure stops the cluster" in verdict.reason
+    assert "1 of 3 data nodes in the Primary component" in verdict.reason
+    assert verdict.figures["one_by_one"] == 0
+    assert verdict.figures["headroom"].startswith("cannot lose any more nodes")
+
+
+def test_it_warns_when_the_cluster_is_smaller_than_expected():
+    results = [node(n, cluster_size="3") for n in ("node1", "node2", "node3")]
+    verdict = cluster_verdict(build_view(results), expected_data_nodes=3, expected_arbitrators=1)
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == "0 of 1 arbitrators in the cluster"
+
+
+def test_it_is_critical_when_quorum_is_lost():
+    survivor = node(
+        "node1",
+        cluster_status="non-Primary",
+        local_state_comment="Initialized",
+        ready="OFF",
+        cluster_size="1",
+        cluster_conf_id="18446744073709551615",
+    )
+    view = build_view([survivor, down("node2"), down("node3")])
+    assert view.non_primary == ("node1",)
+    assert view.tolerance is None
+    verdict = cluster_verdict(view)
+    assert verdict.status is Status.CRITICAL
+    assert "quorum lost" in verdict.reason
+    assert "node1 is non-Primary, not Primary" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "sample", ["codership-non-primary-underscore.txt", "deimosfr-disconnected-no-peers.txt"]
+)
+def test_it_is_critical_for_published_non_primary_samples(sample):
+    status = parse_status((FIXTURES / sample).read_text())
+    status_with_provider = WsrepStatus.from_rows(
+        [*status.variables.items(), ("wsrep_provider_name", "Galera")]
+    )
+    verdict = cluster_verdict(build_view([NodeResult("db1", status_with_provider)]))
+    assert verdict.status is Status.CRITICAL
+
+
+def test_it_is_critical_when_a_primary_node_is_not_ready():
+    verdict = cluster_verdict(build_view([node("node1", ready="OFF"), node("node2")]))
+    assert verdict.status is Status.CRITICAL
+    assert "node1 is not ready (wsrep_ready OFF)" in verdict.reason
+
+
+def test_it_only_warns_about_a_joining_node_that_is_not_ready_yet():
+    joining = node("node3", ready="OFF", local_state_comment="Joined", local_state="3")
+    verdict = cluster_verdict(build_view([node("node1"), node("node2"), joining]))
+    assert verdict.status is Status.WARNING
+    assert "node3 is Joined" in verdict.reason
+
+
+def test_it_is_critical_when_no_node_is_reachable():
+    verdict = cluster_verdict(build_view([down("node1"), down("node2")]))
+    assert verdict.status is Status.CRITICAL
+    assert verdict.reason == "no node reachable"
+
+
+def test_it_is_critical_when_nothing_is_reachable_at_all():
+    verdict = cluster_verdict(build_view([]))
+    assert verdict.status is Status.CRITICAL
+
+
+def test_it_reports_a_plain_mariadb_as_not_a_galera_node():
+    sample = FIXTURES / "mariadb-kb-show-global-status-no-cluster.txt"
+    plain = NodeResult("db1", parse_status(sample.read_text()))
+    view = build_view([plain])
+    assert view.nodes[0].state is NodeState.NOT_GALERA
+    assert view.nodes[0].detail == NOT_GALERA
+    verdict = cluster_verdict(view)
+    assert verdict.status is Status.CRITICAL
+    assert verdict.reason == f"no Galera node answered: db1 is {NOT_GALERA}"
+
+
+def test_it_reports_a_server_without_wsrep_rows_as_not_a_galera_node():
+    view = build_view([*healthy(), NodeResult("mysql8", WsrepStatus.from_rows([]))])
+    assert view.not_galera == ("mysql8",)
+    verdict = cluster_verdict(view)
+    assert verdict.status is Status.WARNING
+    assert f"mysql8 is {NOT_GALERA}" in verdict.reason
+
+
+def test_it_warns_but_does_not_page_for_a_desynced_donor():
+    donor = node("node2", local_state_comment="Donor/Desynced", local_state="2")
+    verdict = cluster_verdict(build_view([node("node1"), donor, node("node3")]))
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == "node2 is Donor/Desynced (a backup or state transfer is running)"
+
+
+def test_it_warns_when_flow_control_pauses_replication_above_the_threshold():
+    sample = parse_status((FIXTURES / "codership-flow-control-paused.txt").read_text())
+    paused = node("node1", flow_control_paused=str(sample.flow_control_paused))
+    results = [paused, node("node2"), node("node3")]
+    verdict = cluster_verdict(build_view(results))
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == "node1 paused by flow control 18% of the time"
+    lenient = cluster_verdict(build_view(results), thresholds=Thresholds(flow_control_paused=0.2))
+    assert lenient.status is Status.OK
+
+
+def test_it_warns_about_a_long_receive_queue():
+    results = [node("node1", local_recv_queue_avg="42.5"), node("node2"), node("node3")]
+    verdict = cluster_verdict(build_view(results))
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == "node1 receive queue averages 42.5"
+
+
+def test_it_flags_nodes_that_disagree_on_the_configuration_as_split_brain():
+    results = [node("node1"), node("node2"), node("node3", cluster_conf_id="8")]
+    view = build_view(results)
+    assert view.split_brain
+    assert view.primary == ("node1", "node2")
+    verdict = cluster_verdict(view)
+    assert verdict.status is Status.CRITICAL
+    assert "possible split-brain" in verdict.reason
+    assert "disagree on cluster_conf_id" in verdict.reason
+
+
+def test_it_flags_two_primary_components_with_different_histories_as_split_brain():
+    other = "625318e2-9e1c-11e7-9d07-aee70d98d8ac"
+    results = [
+        node("node1", cluster_size="2"),
+        node("node2", cluster_size="2"),
+        node("node3", cluster_size="1", cluster_state_uuid=other, cluster_conf_id="1"),
+    ]
+    verdict = cluster_verdict(build_view(results))
+    assert verdict.status is Status.CRITICAL
+    assert "disagree on cluster_state_uuid" in verdict.reason
+    assert "2 Primary components" in verdict.reason
+    assert verdict.figures["split_brain"] is True
+
+
+def test_it_uses_the_weights_the_nodes_report():
+    # node1 carries weight 3 of 6 (with garbd): losing it alone stops the cluster.
+    results = [node("node1", weight=3), node("node2", weight=1), node("node3", weight=1)]
+    view = build_view(results)
+    assert (view.tolerance.one_by_one, view.tolerance.simultaneous) == (0, 0)
+    verdict = cluster_verdict(view)
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == "one more failure stops the cluster"
+
+
+def test_it_puts_every_node_state_in_the_figures():
+    verdict = cluster_verdict(build_view([node("node1"), node("node2"), down("node3")]))
+    assert verdict.figures["nodes"]["node1"] == {"state": "primary", "detail": "Synced"}
+    assert verdict.figures["nodes"]["node3"]["state"] == "unreachable"
+    assert verdict.figures["unreachable"] == ["node3"]
