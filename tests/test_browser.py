@@ -91,3 +91,33 @@ def test_it_logs_in_and_shows_the_demo_regions(live_server, admin, demo_fleet, b
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=out / "home-phone.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways scroll
+
+
+@pytest.fixture
+def incident(admin):
+    from apps import alerts
+    from apps.lib.status import Status, Verdict
+    from apps.regions.models import Region
+    from tests.concern_app.models import Gadget
+
+    region = Region.objects.create(kind=Region.Kind.SITE, code="dc-berlin", name="Berlin DC")
+    gadget = Gadget.objects.create(region=region, name="array-7")
+    alerts.record(gadget, Verdict(Status.CRITICAL, "md3 degraded: 1 of 3 disks failed"))
+    return gadget
+
+
+def test_it_acknowledges_an_incident_from_the_alerts_page(live_server, incident, browser_page):
+    page = browser_page
+    page.goto(live_server.url + "/accounts/login/?next=/alerts/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "s3cret-pass-word")
+    page.click("button[type=submit]")
+    row = page.locator("#incidents tr", has_text="gadget array-7")
+    assert "md3 degraded" in row.inner_text() and "open" in row.inner_text()
+    row.get_by_role("button", name="Acknowledge").click()
+    row = page.locator("#incidents tr", has_text="gadget array-7")
+    assert "acknowledged by admin" in row.inner_text()
+
+    out = OUTPUT_DIR / "browser"
+    out.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=out / "alerts.png", full_page=True)
