@@ -32,6 +32,7 @@ class ApiKeyViewSet(
     """Your API keys. DELETE revokes a key (it stays listed, with its revocation time)."""
 
     serializer_class = ApiKeySerializer
+    queryset = ApiKey.objects.none()  # for the schema; get_queryset scopes to the user
 
     def get_queryset(self):
         return ApiKey.objects.filter(user=self.request.user)

@@ -191,6 +191,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"StatusEnum": "apps.regions.models.STATUS_CHOICES"},
 }
 
 # --- Celery ----------------------------------------------------------------------------------

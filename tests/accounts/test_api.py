@@ -100,5 +100,6 @@ def test_it_answers_json_404_for_unknown_api_paths(logged_in_client):
 def test_it_publishes_the_openapi_schema_and_docs(logged_in_client):
     schema = logged_in_client.get("/api/schema/?format=json").json()
     assert {"/api/accounts/", "/api/regions/", "/api/keys/"} <= set(schema["paths"])
+    assert schema["components"]["securitySchemes"]["ApiKey"]["scheme"] == "bearer"
     docs = logged_in_client.get("/api/docs/")
     assert docs.status_code == 200 and b"swagger-ui" in docs.content
