@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import os
+
 from .base import *  # noqa: F403
 from .base import DATABASES
 
@@ -27,4 +29,6 @@ STATIC_ROOT = None  # tests serve static files from the finders, nothing is coll
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.concern_app"]  # noqa: F405
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory: the fault tests start real Celery workers that share the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}  # noqa: F405
+    # One per test run, so that two runs on one machine do not share it.
+    _name = f"test-db-{os.getpid()}.sqlite3"
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / _name)}  # noqa: F405
