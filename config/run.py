@@ -29,7 +29,7 @@ def main() -> None:
     from config.celery_app import all_queues
 
     (settings.VAR_DIR / "static").mkdir(parents=True, exist_ok=True)
-    for folder in ("queue", "processed"):
+    for folder in ("queue", "processed", "control"):
         (settings.VAR_DIR / "broker" / folder).mkdir(parents=True, exist_ok=True)
     call_command("migrate", interactive=False, verbosity=0)
     call_command("ensure_admin")
