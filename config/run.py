@@ -4,7 +4,7 @@ Migrates, creates the first admin, decides demo mode, and starts the web server,
 worker and Celery beat under honcho (Ctrl-C stops all of them). The embedded defaults are
 SQLite and kombu's filesystem broker in ``var/``. In demo mode this process also serves the
 embedded AWS stand-in on loopback and discovers the demo account's regions before the first
-page is served.
+page is served, and holds open the concerns' demo services (the probes' loopback servers).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from contextlib import ExitStack
 
 import django
 
@@ -26,6 +27,7 @@ def main() -> None:
     from honcho.manager import Manager
 
     from apps.demo.mode import demo_enabled, ensure_demo_account
+    from apps.regions import concerns
     from config.celery_app import all_queues
 
     (settings.VAR_DIR / "static").mkdir(parents=True, exist_ok=True)
@@ -39,9 +41,13 @@ def main() -> None:
     env["VIGIL_DEMO"] = "true" if demo else "false"
     ensure_demo_account(demo)
     standin = None
+    demo_services = ExitStack()
     if demo:
         standin = _start_demo_aws(settings.VIGIL_DEMO_AWS_PORT)
         env["AWS_ENDPOINT_URL"] = standin.url
+        for concern in concerns.registered():
+            if concern.demo_runtime is not None:
+                demo_services.enter_context(concern.demo_runtime())
 
     python = sys.executable
     port = settings.VIGIL_WEB_PORT
@@ -68,6 +74,7 @@ def main() -> None:
     try:
         manager.loop()
     finally:
+        demo_services.close()
         if standin:
             standin.stop()
     sys.exit(manager.returncode)

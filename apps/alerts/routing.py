@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import F, Q
 
+from apps.regions.models import Region
+
 from .models import Channel, Incident, Notification, Rule, Silence, SubjectRef, Transition, severity
 
 
@@ -93,7 +95,13 @@ def _flap_notice_sent_recently(transition: Transition) -> bool:
 
 
 def enqueue(transition: Transition) -> list[Notification]:
-    """The outbox rows this transition owes, one per channel."""
+    """The outbox rows this transition owes, one per channel.
+
+    A subject of a hidden region (disabled, or a demo site out of demo mode) keeps its
+    history but pages nobody.
+    """
+    if not Region.objects.shown().filter(pk=transition.region_id).exists():
+        return []
     channels = channels_for(transition)
     if not channels:
         return []
@@ -127,7 +135,12 @@ def queue_reminders(now: datetime) -> int:
     """A reminder per channel for each open, unacknowledged incident that is due one."""
     interval = timedelta(hours=settings.VIGIL_ALERT_REMINDER_HOURS)
     queued = 0
-    due = Incident.objects.filter(closed=None, acknowledged=None, next_reminder__lte=now)
+    due = Incident.objects.filter(
+        closed=None,
+        acknowledged=None,
+        next_reminder__lte=now,
+        region__in=Region.objects.shown(),
+    )
     for incident in due.select_related("last_transition"):
         won = Incident.objects.filter(
             pk=incident.pk, next_reminder=incident.next_reminder, closed=None

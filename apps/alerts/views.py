@@ -8,6 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from apps.regions.models import Region
+
 from . import routing
 from .forms import ChannelForm, RuleForm, SilenceForm
 from .models import Channel, Incident, Rule, Silence, Transition
@@ -17,9 +19,8 @@ def incidents_by_region(now=None) -> list[tuple[object, list[tuple[Incident, str
     """Open incidents grouped by region, each with its state: open, acknowledged or silenced."""
     now = now or timezone.now()
     groups: dict[int, tuple[object, list]] = {}
-    for incident in Incident.objects.filter(closed=None).select_related(
-        "region", "acknowledged_by"
-    ):
+    shown = Incident.objects.filter(closed=None, region__in=Region.objects.shown())
+    for incident in shown.select_related("region", "acknowledged_by"):
         if routing.active_silence(incident, now):
             state = "silenced"
         elif incident.acknowledged:

@@ -52,3 +52,19 @@ def set_up_demo_fleet() -> None:
     for concern in concerns.registered():
         if concern.demo_setup is not None:
             concern.demo_setup()
+
+
+def demo_site(code: str, name: str):
+    """A named site for a concern's demo subjects, owned by the demo account.
+
+    Owned sites are shown and collected only while their account is enabled, so leaving demo
+    mode hides the demo sites with the demo account, history kept.
+    """
+    from apps.regions.models import Account, Region
+
+    ensure_demo_account(True)
+    account = Account.objects.get(is_demo=True)
+    region, _ = Region.objects.update_or_create(
+        account=account, code=code, defaults={"kind": Region.Kind.SITE, "name": name}
+    )
+    return region

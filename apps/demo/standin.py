@@ -9,6 +9,7 @@ change to the stand-in, not to Vigil: the product code sees an ordinary AWS endp
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from moto.ec2.models.availability_zones_and_regions import Region, RegionsAndZonesBackend
 from moto.server import ThreadedMotoServer
@@ -22,6 +23,11 @@ DEMO_REGIONS = {
     "me-south-1": "opted-in",
     "af-south-1": "not-opted-in",
 }
+
+#: Called with no argument once the stand-in is serving, in its process: a concern app may
+#: register one in its ``AppConfig.ready()`` to teach the stand-in its demo data (the EFS
+#: app installs a GetMetricData responder for its demo file systems).
+START_HOOKS: list[Callable[[], object]] = []
 
 
 class AwsStandIn:
@@ -42,6 +48,8 @@ class AwsStandIn:
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.url = f"http://{host}:{port}"
+        for hook in START_HOOKS:
+            hook()
         return self.url
 
     def stop(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import models
 from django.db.models import Q
@@ -36,3 +36,27 @@ def lease(model: type[models.Model], pk: object, ttl: timedelta) -> Iterator[boo
     finally:
         if held:
             release(model, pk)
+
+
+def claim_due(
+    queryset: models.QuerySet,
+    now: datetime,
+    interval: timedelta | None = None,
+    field: str = "next_due",
+) -> list[object]:
+    """Rows of ``queryset`` whose ``field`` time has come, each claimed by compare-and-set.
+
+    Claiming moves the row's due time forward by ``interval`` (or by its own ``interval_s``
+    seconds), so when two beat ticks or workers race, exactly one of them gets each row.
+    """
+    model = queryset.model
+    columns = ["pk", field] if interval else ["pk", field, "interval_s"]
+    claimed = []
+    due = queryset.filter(**{f"{field}__lte": now}).order_by(field).values_list(*columns)
+    for row in due:
+        pk, when = row[0], row[1]
+        step = interval or timedelta(seconds=row[2])
+        won = model._default_manager.filter(pk=pk, **{field: when}).update(**{field: now + step})
+        if won:
+            claimed.append(pk)
+    return claimed

@@ -15,7 +15,9 @@ Each concern app registers itself once, in its ``AppConfig.ready()``:
   foreign key and a ``status``: the status contract in ARCHITECTURE.md);
 - ``dispatch(now)`` queues the concern's due work; the beat tick calls it once a minute;
 - ``region_template`` is rendered on the region page with ``region_context(region)``;
-- ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent).
+- ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
+- ``demo_runtime()`` returns a context manager that ``make run`` holds open in demo mode, for
+  demo services that live in that process (the probes' loopback keep-alive servers).
 
 The regions app needs no change when a concern is added.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -40,6 +43,7 @@ class Concern:
     region_template: str = ""
     region_context: Callable[[Any], dict[str, Any]] | None = None
     demo_setup: Callable[[], object] | None = None
+    demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
 
 
 _registry: dict[str, Concern] = {}

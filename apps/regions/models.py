@@ -11,6 +11,7 @@ from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.lib import leases
 from apps.lib.aws import AccountAccess
 from apps.lib.status import Status
 
@@ -60,15 +61,8 @@ class Account(models.Model):
     def claim_due_discoveries(cls, now: timezone.datetime) -> list[int]:
         """Accounts due for discovery, each claimed by compare-and-set so one tick sends it."""
         interval = timedelta(minutes=settings.VIGIL_DISCOVERY_INTERVAL_MINUTES)
-        claimed = []
-        due = cls.objects.filter(enabled=True, next_discovery__lte=now)
-        for pk, when in due.values_list("pk", "next_discovery"):
-            won = cls.objects.filter(pk=pk, next_discovery=when).update(
-                next_discovery=now + interval
-            )
-            if won:
-                claimed.append(pk)
-        return claimed
+        due = cls.objects.filter(enabled=True)
+        return leases.claim_due(due, now, interval, field="next_discovery")
 
     def discovery_failed(self, message: str) -> None:
         now = timezone.now()
@@ -99,11 +93,13 @@ class Account(models.Model):
 
 class RegionQuerySet(models.QuerySet):
     def shown(self) -> RegionQuerySet:
-        """Regions on the dashboard: sites, and enabled regions the account can use."""
+        """Regions on the dashboard: enabled regions the account can use, and sites.
+
+        A site may belong to an account (the demo account's sites do) and is then hidden with it.
+        """
         usable = Q(opt_in_status__in=RegionInfo.USABLE)
-        return self.filter(enabled=True).filter(
-            Q(kind=Region.Kind.SITE) | (usable & Q(account__enabled=True))
-        )
+        site = Q(kind=Region.Kind.SITE) & (Q(account__isnull=True) | Q(account__enabled=True))
+        return self.filter(enabled=True).filter(site | (usable & Q(account__enabled=True)))
 
 
 class Region(models.Model):

@@ -137,3 +137,11 @@ def test_it_shows_a_channel_without_address_as_failing_and_does_not_retry(gadget
     broken.refresh_from_db()
     assert broken.last_error == "The channel has no email address"
     assert Notification.objects.get().state == "failed"
+
+
+def test_it_keeps_the_history_of_a_hidden_region_but_pages_nobody(gadget, oncall, region):
+    region.enabled = False
+    region.save()
+    assert alerts.record(gadget, CRITICAL) is not None
+    delivery.send_due()
+    assert mail.outbox == [] and not Notification.objects.exists()
