@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
@@ -14,6 +14,7 @@ from apps.alerts.api import (
     SilenceViewSet,
     TransitionViewSet,
 )
+from apps.raid import api as raid_api
 from apps.regions.api import AccountViewSet, RegionViewSet
 
 router = DefaultRouter()
@@ -25,9 +26,16 @@ router.register("alerts/transitions", TransitionViewSet, basename="transition")
 router.register("alerts/silences", SilenceViewSet, basename="silence")
 router.register("alerts/channels", ChannelViewSet, basename="channel")
 router.register("alerts/rules", RuleViewSet, basename="rule")
+router.register("raid/hosts", raid_api.HostViewSet, basename="raid-host")
+router.register("raid/arrays", raid_api.ArrayViewSet, basename="raid-array")
+router.register("raid/members", raid_api.MemberViewSet, basename="raid-member")
+router.register("raid/history", raid_api.HistoryViewSet, basename="raid-history")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    re_path(
+        r"^raid/hosts/(?P<name>[A-Za-z0-9._-]+)/report/?$", raid_api.report, name="raid-report"
+    ),
     path("", include(router.urls)),
 ]

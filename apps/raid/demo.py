@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-__all__ = ["SEED_ARRAYS", "SEED_DOMAINS", "SEED_SERVERS", "seed_layout_mdstat"]
+__all__ = ["SEED_ARRAYS", "SEED_DOMAINS", "SEED_RULES", "SEED_SERVERS", "seed_layout_mdstat"]
 
 SEED_SERVERS = ("storage-a", "storage-b", "storage-c")
 _DISKS = "bcdefghijklmnop"
@@ -20,6 +20,10 @@ SEED_ARRAYS: dict[str, tuple[str, ...]] = {
     f"md{i + 1}": tuple(f"sd{_DISKS[server * 5 + i]}" for server in range(3)) for i in range(5)
 }
 SEED_DOMAINS: dict[str, str] = {f"sd{disk}": SEED_SERVERS[n // 5] for n, disk in enumerate(_DISKS)}
+# The same mapping as a host's failure-domain rules (device patterns, see domains.py).
+SEED_RULES: dict[str, str] = {
+    f"sd[{_DISKS[i * 5]}-{_DISKS[i * 5 + 4]}]": server for i, server in enumerate(SEED_SERVERS)
+}
 
 _DISK_KIB = 1073610752  # a 1 TiB iSCSI LUN less the md superblock and bitmap space
 _SPEED_KIB = 148213

@@ -51,6 +51,7 @@ __all__ = [
     "Topology",
     "describe_domains",
     "describe_headroom",
+    "disk_of",
     "domain_of",
     "survivable_domain_failures",
 ]
@@ -63,15 +64,19 @@ _PARTITION = re.compile(
 )
 
 
+def disk_of(device: str) -> str | None:
+    """The whole disk a partition belongs to (``sdc1`` -> ``sdc``), or None for a non-partition."""
+    match = _PARTITION.fullmatch(device)
+    return (match.group(1) or match.group(2)) if match else None
+
+
 def domain_of(device: str, domains: Mapping[str, str]) -> str:
     """The failure domain of a leaf device; unmapped devices are their own domain."""
     if device in domains:
         return domains[device]
-    match = _PARTITION.fullmatch(device)
-    if match:
-        disk = match.group(1) or match.group(2)
-        if disk in domains:
-            return domains[disk]
+    disk = disk_of(device)
+    if disk is not None and disk in domains:
+        return domains[disk]
     return device
 
 
@@ -374,6 +379,8 @@ def describe_domains(
     )
     if not headroom.complete:
         return f"{sentence} (at least; too many combinations to try them all)"
+    if len(headroom.smallest_fatal_set) >= total:
+        return sentence  # only losing every domain stops it: nothing to add
     fatal_set = " and ".join(headroom.smallest_fatal_set)
     return f"{sentence}; losing {fatal_set} together would stop it"
 

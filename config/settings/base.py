@@ -46,6 +46,12 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_DEMO",
     "VIGIL_DEMO_AWS_PORT",
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
+    "VIGIL_RAID_SSH_COMMAND_TIMEOUT",
+    "VIGIL_RAID_SSH_CONNECT_TIMEOUT",
+    "VIGIL_RAID_SSH_KEY",
+    "VIGIL_RAID_SSH_KEY_PASSPHRASE",
+    "VIGIL_RAID_SSH_KNOWN_HOSTS",
+    "VIGIL_RAID_STALE_MINUTES",
     "VIGIL_REGION_QUEUES",
     "VIGIL_WEB_PORT",
 }
@@ -89,6 +95,7 @@ INSTALLED_APPS = [
     "apps.alerts",
     "apps.demo",
     # Concern apps: add yours below this line.
+    "apps.raid",
 ]
 
 MIDDLEWARE = [
@@ -254,3 +261,15 @@ ANYMAIL = {
     },
     "AMAZON_SES_CONFIGURATION_SET_NAME": setting("AWS_SES_CONFIGURATION_SET", default="") or None,
 }
+
+# --- md-RAID (apps/raid) ---------------------------------------------------------------------
+# A host with no report for this long (SSH hosts: at least 3 intervals) turns its arrays unknown.
+VIGIL_RAID_STALE_MINUTES = setting("VIGIL_RAID_STALE_MINUTES", "int", default=15)
+# SSH pull: the client's private key (OpenSSH or PEM text), best given as
+# VIGIL_RAID_SSH_KEY_FILE=/run/secrets/vigil_raid_key; empty uses ~/.ssh/id_* and ssh-agent.
+VIGIL_RAID_SSH_KEY = setting("VIGIL_RAID_SSH_KEY", default="")
+VIGIL_RAID_SSH_KEY_PASSPHRASE = setting("VIGIL_RAID_SSH_KEY_PASSPHRASE", default="")
+# known_hosts file for hosts without a key of their own; empty means ~/.ssh/known_hosts.
+VIGIL_RAID_SSH_KNOWN_HOSTS = setting("VIGIL_RAID_SSH_KNOWN_HOSTS", default="")
+VIGIL_RAID_SSH_CONNECT_TIMEOUT = setting("VIGIL_RAID_SSH_CONNECT_TIMEOUT", "float", default=10.0)
+VIGIL_RAID_SSH_COMMAND_TIMEOUT = setting("VIGIL_RAID_SSH_COMMAND_TIMEOUT", "float", default=30.0)

@@ -78,7 +78,7 @@ def test_the_demo_generator_writes_the_same_arrays_as_the_hand_written_sample():
 def test_it_says_the_seed_headroom_in_words():
     topology = Topology.from_text(seed_layout_mdstat())
     headroom = topology.domain_headroom("md99", SERVERS)
-    assert describe_domains(headroom, "storage server").startswith(
+    assert describe_domains(headroom, "storage server") == (
         "md99 survives the loss of any 2 of the 3 storage servers"
     )
     after = Topology.from_text(SEED_WITH_ONE_FAILED_DISK).domain_headroom("md99", SERVERS)

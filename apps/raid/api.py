@@ -1,0 +1,336 @@
+"""md-RAID through the API: hosts, arrays, members, history (read), and the push report.
+
+``POST /api/raid/hosts/<name>/report`` takes ``{"mdstat": "...", "details": {"md0": "..."}}``
+(or the bare /proc/mdstat text as ``text/plain``), authenticated by the host's own token
+(``Authorization: Bearer vgh_…``) or a read-write API key. A malformed report is answered 400
+naming the line, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import QuerySet
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import exceptions, parsers, serializers, viewsets
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.decorators import (
+    api_view,
+    authentication_classes,
+    parser_classes,
+    permission_classes,
+)
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.authentication import ApiKeyAuthentication
+from apps.accounts.permissions import ApiKeyScope
+from apps.alerts.models import Transition
+
+from .errors import ParseError
+from .ingest import ingest
+from .models import TOKEN_LOOKUP_LENGTH, TOKEN_PREFIX, Array, Host, Member
+
+MAX_DETAILS = 256
+
+
+# --- push ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostToken:
+    """``request.auth`` for a request signed with a host's push token."""
+
+    host: Host
+
+
+class HostTokenAuthentication(BaseAuthentication):
+    """``Authorization: Bearer vgh_…``: a token that may only push one host's report."""
+
+    def authenticate(self, request: Request) -> tuple[Any, HostToken] | None:
+        parts = request.headers.get("Authorization", "").split()
+        if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1].startswith(TOKEN_PREFIX):
+            return None
+        raw = parts[1]
+        lookup = raw[len(TOKEN_PREFIX) : len(TOKEN_PREFIX) + TOKEN_LOOKUP_LENGTH]
+        host = Host.objects.filter(token_lookup=lookup).first() if lookup else None
+        if host is None or not host.token_matches(raw):
+            raise exceptions.AuthenticationFailed("Invalid or replaced host token")
+        return AnonymousUser(), HostToken(host)
+
+    def authenticate_header(self, request: Request) -> str:
+        return "Bearer"
+
+
+class HostTokenScheme(OpenApiAuthenticationExtension):
+    """Documents the host token in the OpenAPI schema."""
+
+    target_class = "apps.raid.api.HostTokenAuthentication"
+    name = "hostToken"
+
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A host's own push token (vgh_…), shown once on the host page.",
+        }
+
+
+class CanPushReport(ApiKeyScope):
+    """A host's own token, or a read-write API key (read-only keys get 403)."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        if isinstance(request.auth, HostToken):
+            name = getattr(view, "kwargs", {}).get("name")
+            self.message = "This token belongs to another host"
+            return request.auth.host.name == name
+        return super().has_permission(request, view)
+
+
+class PlainTextParser(parsers.BaseParser):
+    media_type = "text/plain"
+
+    def parse(self, stream, media_type=None, parser_context=None) -> dict[str, Any]:
+        charset = (parser_context or {}).get("encoding") or "utf-8"
+        try:
+            return {"mdstat": stream.read().decode(charset)}
+        except UnicodeDecodeError as exc:
+            raise exceptions.ParseError("The report is not UTF-8 text") from exc
+
+
+def _report_fields(data: object) -> tuple[str, dict[str, str]]:
+    """The texts of a report; ValueError saying what is wrong with its shape."""
+    if not isinstance(data, dict):
+        raise ValueError("Send a JSON object with 'mdstat' and optional 'details'")
+    mdstat = data.get("mdstat")
+    if not isinstance(mdstat, str) or not mdstat.strip():
+        raise ValueError("'mdstat' must be the text of /proc/mdstat")
+    details = data.get("details") or {}
+    if not isinstance(details, dict) or len(details) > MAX_DETAILS:
+        raise ValueError("'details' must map array names to mdadm --detail texts")
+    for name, text in details.items():
+        if not isinstance(text, str):
+            raise ValueError(f"'details' for {name!r} must be text")
+    return mdstat, details
+
+
+@extend_schema(
+    request=inline_serializer(
+        "RaidReport",
+        {
+            "mdstat": serializers.CharField(help_text="The text of /proc/mdstat"),
+            "details": serializers.DictField(
+                child=serializers.CharField(),
+                required=False,
+                help_text="Array name (md0) -> the output of mdadm --detail /dev/md0",
+            ),
+        },
+    ),
+    responses={
+        200: inline_serializer(
+            "RaidReportAccepted",
+            {
+                "host": serializers.CharField(),
+                "arrays": serializers.DictField(child=serializers.CharField()),
+                "transitions": serializers.IntegerField(),
+            },
+        ),
+    },
+    description="Push a host's /proc/mdstat (and optionally mdadm --detail per array). "
+    "Authenticate with the host's token (Bearer vgh_…) or a read-write API key. A malformed "
+    "text is answered 400 with the line that could not be read; nothing is stored then.",
+)
+@api_view(["POST"])
+@authentication_classes([HostTokenAuthentication, ApiKeyAuthentication])
+@permission_classes([CanPushReport])
+@parser_classes([parsers.JSONParser, PlainTextParser])
+def report(request: Request, name: str) -> Response:
+    host = Host.objects.select_related("region").filter(name=name).first()
+    if host is None:
+        return Response({"error": f"No RAID host named {name!r}"}, status=404)
+    if not host.enabled:
+        return Response({"error": f"Host {name} is disabled"}, status=409)
+    try:
+        mdstat, details = _report_fields(request.data)
+    except ValueError as exc:
+        return Response({"error": str(exc)}, status=400)
+    try:
+        transitions = ingest(host, mdstat, details)
+    except ParseError as exc:
+        host.collection_failed(f"report rejected: {exc}")
+        return Response({"error": str(exc), "line": exc.line_number}, status=400)
+    statuses = dict(host.arrays.filter(present=True).values_list("name", "status"))
+    return Response({"host": host.name, "arrays": statuses, "transitions": len(transitions)})
+
+
+# --- read ------------------------------------------------------------------------------------
+
+REGION = OpenApiParameter("region", int, description="Only this region or site (id)")
+HOST = OpenApiParameter("host", str, description="Only this host (name)")
+ARRAY = OpenApiParameter("array", int, description="Only this array (id)")
+
+
+def _by_region_and_host(qs: QuerySet, request: Request, region: str, host: str) -> QuerySet:
+    params = request.query_params
+    if (value := params.get("region")) is not None:
+        qs = qs.filter(**{region: value}) if value.isdigit() else qs.none()
+    if value := params.get("host"):
+        qs = qs.filter(**{host: value})
+    return qs
+
+
+class HostSerializer(serializers.ModelSerializer):
+    status = serializers.CharField(read_only=True)
+    token = serializers.CharField(source="token_hint", read_only=True)
+
+    class Meta:
+        model = Host
+        fields = [
+            "id",
+            "name",
+            "region",
+            "collection",
+            "ssh_address",
+            "ssh_port",
+            "ssh_user",
+            "domain_rules",
+            "domain_noun",
+            "interval_s",
+            "enabled",
+            "is_demo",
+            "status",
+            "last_report",
+            "last_error",
+            "last_error_at",
+            "token",
+            "created",
+        ]
+
+
+@extend_schema_view(list=extend_schema(parameters=[REGION]))
+class HostViewSet(viewsets.ReadOnlyModelViewSet):
+    """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint."""
+
+    serializer_class = HostSerializer
+    lookup_field = "name"
+    lookup_value_regex = "[A-Za-z0-9._-]+"
+
+    def get_queryset(self) -> QuerySet[Host]:
+        hosts = Host.objects.prefetch_related("arrays").order_by("name")
+        region = self.request.query_params.get("region")
+        if region is not None:
+            hosts = hosts.filter(region_id=region) if region.isdigit() else hosts.none()
+        return hosts
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Member
+        fields = ["id", "array", "device", "role", "slot", "flags", "state", "domain", "is_array"]
+
+
+class ArraySerializer(serializers.ModelSerializer):
+    host = serializers.CharField(source="host.name", read_only=True)
+    members = MemberSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Array
+        fields = [
+            "id",
+            "host",
+            "region",
+            "name",
+            "parent",
+            "present",
+            "status",
+            "reason",
+            "status_changed",
+            "level",
+            "state",
+            "read_only",
+            "raid_disks",
+            "active_disks",
+            "size_kib",
+            "disk_status",
+            "sync_action",
+            "sync_state",
+            "sync_percent",
+            "speed_kib_per_sec",
+            "eta_minutes",
+            "stalled",
+            "headroom",
+            "headroom_text",
+            "domain_headroom",
+            "domain_headroom_text",
+            "last_seen",
+            "members",
+        ]
+
+
+@extend_schema_view(list=extend_schema(parameters=[REGION, HOST]))
+class ArrayViewSet(viewsets.ReadOnlyModelViewSet):
+    """md arrays with their members. Rebuild figures are numbers: percent, KiB/s, minutes."""
+
+    serializer_class = ArraySerializer
+
+    def get_queryset(self) -> QuerySet[Array]:
+        arrays = Array.objects.select_related("host").prefetch_related("members")
+        return _by_region_and_host(arrays, self.request, "region_id", "host__name")
+
+
+@extend_schema_view(list=extend_schema(parameters=[REGION, HOST, ARRAY]))
+class MemberViewSet(viewsets.ReadOnlyModelViewSet):
+    """Member devices of arrays, with their state and failure domain."""
+
+    serializer_class = MemberSerializer
+
+    def get_queryset(self) -> QuerySet[Member]:
+        members = Member.objects.order_by("array_id", "position")
+        if (array := self.request.query_params.get("array")) is not None:
+            members = members.filter(array_id=array) if array.isdigit() else members.none()
+        return _by_region_and_host(members, self.request, "array__region_id", "array__host__name")
+
+
+class HistorySerializer(serializers.ModelSerializer):
+    array = serializers.IntegerField(source="object_id", read_only=True)
+
+    class Meta:
+        model = Transition
+        fields = [
+            "id",
+            "array",
+            "region",
+            "subject_label",
+            "old_status",
+            "new_status",
+            "reason",
+            "figures",
+            "created",
+        ]
+
+
+@extend_schema_view(list=extend_schema(parameters=[REGION, HOST, ARRAY]))
+class HistoryViewSet(viewsets.ReadOnlyModelViewSet):
+    """Status changes of md arrays, newest first."""
+
+    serializer_class = HistorySerializer
+
+    def get_queryset(self) -> QuerySet[Transition]:
+        rows = Transition.objects.filter(concern=Array.concern).order_by("-created", "-pk")
+        params = self.request.query_params
+        if (region := params.get("region")) is not None:
+            rows = rows.filter(region_id=region) if region.isdigit() else rows.none()
+        if (array := params.get("array")) is not None:
+            rows = rows.filter(object_id=array) if array.isdigit() else rows.none()
+        if host := params.get("host"):
+            ids = Array.objects.filter(host__name=host).values_list("pk", flat=True)
+            rows = rows.filter(object_id__in=list(ids))
+        return rows

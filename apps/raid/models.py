@@ -1,0 +1,241 @@
+"""Hosts with md-RAID arrays, their arrays (subjects with a status) and the arrays' members.
+
+A host is collected over SSH (Vigil pulls ``/proc/mdstat`` and ``mdadm --detail``) or pushes
+its report to the API with a host-scoped token. The history of an array is its
+``alerts.Transition`` rows; the host keeps the latest raw texts for its page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.utils import timezone
+
+from apps.lib import leases
+from apps.lib.status import Status, worst
+from apps.regions.models import Region, Subject
+
+from .domains import validate_rules
+
+TOKEN_PREFIX = "vgh_"
+TOKEN_LOOKUP_LENGTH = 8
+SSH_LEASE = timedelta(minutes=6)  # longer than collect_host may run (tasks.py)
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class Host(models.Model):
+    """A machine with md arrays, in an AWS region or a named site."""
+
+    class Collection(models.TextChoices):
+        SSH = "ssh", "SSH pull"
+        PUSH = "push", "Push to the API"
+
+    name = models.CharField(
+        max_length=100,
+        unique=True,
+        validators=[
+            RegexValidator(
+                r"^[A-Za-z0-9][A-Za-z0-9._-]*$", "Letters, digits, dots, dashes, underscores"
+            )
+        ],
+        help_text="Unique; the push URL is /api/raid/hosts/<name>/report.",
+    )
+    region = models.ForeignKey(
+        Region,
+        models.CASCADE,
+        related_name="raid_hosts",
+        help_text="An AWS region, or a site for hosts outside AWS.",
+    )
+    collection = models.CharField(
+        max_length=10, choices=Collection.choices, default=Collection.PUSH
+    )
+    ssh_address = models.CharField("SSH address", max_length=255, blank=True)
+    ssh_port = models.PositiveIntegerField(
+        "SSH port", default=22, validators=[MinValueValidator(1), MaxValueValidator(65535)]
+    )
+    ssh_user = models.CharField("SSH user", max_length=64, default="vigil")
+    known_hosts = models.TextField(
+        blank=True,
+        help_text="The host's key as a known_hosts line (ssh-keyscan -p PORT ADDRESS), or just "
+        "'ssh-ed25519 AAAA…'. Empty: the file in VIGIL_RAID_SSH_KNOWN_HOSTS is used. "
+        "Host keys are always verified.",
+    )
+    domain_rules = models.JSONField(
+        "failure-domain rules",
+        default=dict,
+        blank=True,
+        help_text="Member device patterns (shell-style, fnmatch) -> failure domain, e.g. "
+        '{"sd[b-f]": "storage-a", "sd[g-k]": "storage-b"}. An exact name wins, then the longest pattern; '
+        "partitions also match their disk's pattern; unmatched devices are their own domain.",
+    )
+    domain_noun = models.CharField(
+        max_length=50,
+        default="failure domain",
+        help_text="What a domain is called in sentences, e.g. 'storage server'.",
+    )
+    interval_s = models.PositiveIntegerField(
+        "interval (s)",
+        default=300,
+        validators=[MinValueValidator(30)],
+        help_text="SSH hosts: how often to collect.",
+    )
+    enabled = models.BooleanField(default=True)
+    is_demo = models.BooleanField(default=False, editable=False)
+    next_due = models.DateTimeField(default=timezone.now, editable=False)
+    last_report = models.DateTimeField(null=True, blank=True, editable=False)
+    last_error = models.TextField(blank=True, editable=False)
+    last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
+    mdstat_text = models.TextField(blank=True, editable=False)
+    details_text = models.JSONField(default=dict, blank=True, editable=False)
+    token_lookup = models.CharField(
+        max_length=TOKEN_LOOKUP_LENGTH, unique=True, null=True, blank=True, editable=False
+    )
+    token_hash = models.CharField(max_length=64, blank=True, editable=False)
+    created = models.DateTimeField(default=timezone.now, editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+        indexes = [models.Index(fields=["collection", "enabled", "next_due"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        try:
+            self.domain_rules = validate_rules(self.domain_rules)
+        except ValueError as exc:
+            raise ValidationError({"domain_rules": str(exc)}) from exc
+        if self.collection == self.Collection.SSH and not self.ssh_address:
+            raise ValidationError({"ssh_address": "An SSH host needs an address."})
+
+    # --- push token -----------------------------------------------------------------------
+
+    @property
+    def token_hint(self) -> str:
+        """What may be shown of the token: its prefix and lookup part, never the secret."""
+        return f"{TOKEN_PREFIX}{self.token_lookup}…" if self.token_lookup else ""
+
+    def issue_token(self) -> str:
+        """A new push token (the old one stops working); the raw token is never stored."""
+        while True:
+            lookup = secrets.token_hex(TOKEN_LOOKUP_LENGTH // 2)
+            if not Host.objects.filter(token_lookup=lookup).exists():
+                break
+        raw = f"{TOKEN_PREFIX}{lookup}{secrets.token_urlsafe(30)}"
+        self.token_lookup, self.token_hash = lookup, _digest(raw)
+        Host.objects.filter(pk=self.pk).update(token_lookup=lookup, token_hash=self.token_hash)
+        return raw
+
+    def token_matches(self, raw: str) -> bool:
+        if not self.token_hash or not raw.startswith(TOKEN_PREFIX):
+            return False
+        return hmac.compare_digest(self.token_hash, _digest(raw))
+
+    # --- collection -----------------------------------------------------------------------
+
+    @property
+    def stale_after(self) -> timedelta:
+        """No report for this long makes the host's arrays unknown."""
+        threshold = timedelta(minutes=settings.VIGIL_RAID_STALE_MINUTES)
+        if self.collection == self.Collection.SSH:
+            threshold = max(threshold, timedelta(seconds=3 * self.interval_s))
+        return threshold
+
+    @classmethod
+    def claim_due(cls, now: datetime) -> list[int]:
+        """SSH hosts that are due, each claimed by compare-and-set on ``next_due``."""
+        due = cls.objects.filter(
+            collection=cls.Collection.SSH, enabled=True, region__in=Region.objects.shown()
+        )
+        return leases.claim_due(due, now)
+
+    def collection_failed(self, message: str) -> None:
+        """Keep the error for the host page; the arrays keep their data until they go stale."""
+        now = timezone.now()
+        Host.objects.filter(pk=self.pk).update(last_error=message[:2000], last_error_at=now)
+        self.last_error, self.last_error_at = message[:2000], now
+
+    @property
+    def status(self) -> Status:
+        """The worst status of the host's arrays; unknown when it has none yet."""
+        return worst(a.status for a in self.arrays.all() if a.present) or Status.UNKNOWN
+
+
+class Array(Subject):
+    """One md device of a host, with the figures of its last report."""
+
+    concern = "raid"
+
+    host = models.ForeignKey(Host, models.CASCADE, related_name="arrays")
+    name = models.CharField(max_length=64)
+    parent = models.ForeignKey(
+        "self", models.SET_NULL, null=True, blank=True, related_name="children"
+    )
+    position = models.PositiveIntegerField(default=0)
+    present = models.BooleanField(
+        default=True, help_text="False once the array is gone from /proc/mdstat."
+    )
+    level = models.CharField(max_length=20, blank=True)
+    state = models.CharField(max_length=20, blank=True)
+    read_only = models.CharField(max_length=20, blank=True)
+    raid_disks = models.PositiveIntegerField(null=True, blank=True)
+    active_disks = models.PositiveIntegerField(null=True, blank=True)
+    size_kib = models.PositiveBigIntegerField("size (KiB)", null=True, blank=True)
+    disk_status = models.CharField(max_length=300, blank=True, help_text="The [UU_] string.")
+    sync_action = models.CharField(max_length=20, blank=True)
+    sync_state = models.CharField(max_length=20, blank=True)
+    sync_percent = models.FloatField(null=True, blank=True)
+    speed_kib_per_sec = models.PositiveBigIntegerField("speed (KiB/s)", null=True, blank=True)
+    eta_minutes = models.FloatField("ETA (min)", null=True, blank=True)
+    stalled = models.BooleanField(null=True, blank=True)
+    headroom = models.PositiveIntegerField(
+        null=True, blank=True, help_text="More disk failures it survives, worst case."
+    )
+    headroom_text = models.CharField(max_length=500, blank=True)
+    domain_headroom = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Failure domains that may all fail, worst case."
+    )
+    domain_headroom_text = models.CharField(max_length=1000, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["host", "position", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["host", "name"], name="raid_array_unique_per_host")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.host.name}:{self.name}"
+
+
+class Member(models.Model):
+    """A member device of an array, as the last report listed it."""
+
+    array = models.ForeignKey(Array, models.CASCADE, related_name="members")
+    position = models.PositiveIntegerField(default=0)
+    device = models.CharField(max_length=100)
+    role = models.PositiveIntegerField(help_text="The number in brackets in /proc/mdstat.")
+    slot = models.PositiveIntegerField(
+        null=True, blank=True, help_text="RaidDevice from mdadm --detail."
+    )
+    flags = models.CharField(max_length=10, blank=True, help_text="F faulty, S spare, …")
+    state = models.CharField(max_length=100, blank=True)
+    domain = models.CharField(max_length=200, blank=True)
+    is_array = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["array", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.device} in {self.array}"

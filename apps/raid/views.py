@@ -1,0 +1,115 @@
+"""The region panel (hosts and their worst array) and the host page (arrays as a tree)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.contenttypes.models import ContentType
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_POST
+
+from apps.alerts.models import Transition
+from apps.lib.status import Status, worst
+from apps.regions.models import Region
+
+from .models import Array, Host
+
+RECENT_TRANSITIONS = 30
+
+
+@dataclass
+class HostRow:
+    host: Host
+    status: Status
+    counts: list[tuple[Status, int]]
+    roots: list[Array]
+    attention: list[Array]  # arrays that are not ok, worst first
+
+
+@dataclass
+class Node:
+    array: Array
+    children: list[Node] = field(default_factory=list)
+
+
+def host_rows(hosts: list[Host]) -> list[HostRow]:
+    rows = []
+    for host in hosts:
+        arrays = [a for a in host.arrays.all() if a.present]
+        counts = Counter(a.status for a in arrays)
+        ranked = sorted(
+            ((Status(s), n) for s, n in counts.items()), key=lambda pair: -pair[0].severity
+        )
+        attention = sorted(
+            (a for a in arrays if a.status != Status.OK),
+            key=lambda a: (-Status(a.status).severity, a.position),
+        )
+        rows.append(
+            HostRow(
+                host=host,
+                status=worst(a.status for a in arrays) or Status.UNKNOWN,
+                counts=ranked,
+                roots=[a for a in arrays if a.parent_id is None],
+                attention=attention,
+            )
+        )
+    rows.sort(key=lambda r: (-r.status.severity, r.host.name))
+    return rows
+
+
+def region_panel_context(region: Region) -> dict[str, Any]:
+    hosts = list(Host.objects.filter(region=region).prefetch_related("arrays"))
+    return {"rows": host_rows(hosts), "region": region}
+
+
+def region_panel(request: HttpRequest, pk: int) -> HttpResponse:
+    """The panel alone, for htmx polling from the region page."""
+    region = get_object_or_404(Region, pk=pk)
+    context = {"panel": region_panel_context(region), "region": region}
+    return render(request, "raid/region_panel.html", context)
+
+
+def tree(arrays: list[Array]) -> list[Node]:
+    nodes = {a.pk: Node(a) for a in arrays}
+    roots = []
+    for array in arrays:
+        parent = nodes.get(array.parent_id) if array.parent_id else None
+        (parent.children if parent else roots).append(nodes[array.pk])
+    return roots
+
+
+def host_context(host: Host) -> dict[str, Any]:
+    arrays = list(host.arrays.prefetch_related("members").order_by("position", "name"))
+    present = [a for a in arrays if a.present]
+    content_type = ContentType.objects.get_for_model(Array)
+    transitions = Transition.objects.filter(
+        content_type=content_type, object_id__in=[a.pk for a in arrays]
+    ).order_by("-created", "-pk")[:RECENT_TRANSITIONS]
+    return {
+        "host": host,
+        "status": worst(a.status for a in present) or Status.UNKNOWN,
+        "nodes": tree(present),
+        "gone": [a for a in arrays if not a.present],
+        "transitions": transitions,
+        "details": sorted((host.details_text or {}).items()),
+    }
+
+
+def host_detail(request: HttpRequest, name: str) -> HttpResponse:
+    host = get_object_or_404(Host.objects.select_related("region", "region__account"), name=name)
+    template = "raid/host.html#live" if request.htmx else "raid/host.html"
+    return render(request, template, host_context(host))
+
+
+@staff_member_required
+@require_POST
+def issue_token(request: HttpRequest, name: str) -> HttpResponse:
+    """Replace the host's push token and show the new one, once."""
+    host = get_object_or_404(Host.objects.select_related("region"), name=name)
+    context = host_context(host)
+    context["new_token"] = host.issue_token()
+    return render(request, "raid/host.html", context)

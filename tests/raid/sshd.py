@@ -1,0 +1,177 @@
+"""A real OpenSSH server on loopback for the SSH collection tests.
+
+``Sshd.start()`` writes a throwaway host key, a client key, an ``authorized_keys`` file and a
+forced command into a temporary folder, and runs ``/usr/sbin/sshd -D -e -f sshd_config`` as a
+child process (tracked by its PID, stopped by ``stop()``). The test user (``vigiltest``,
+created with ``useradd`` if missing; when the tests do not run as root, the user running
+them) may only run the forced command, which answers
+``cat /proc/mdstat`` and ``sudo -n mdadm --detail /dev/mdX`` with files from ``replies/`` that
+the test writes; ``replies/delay`` makes it sleep first (for timeouts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import asyncssh
+
+SSHD = "/usr/sbin/sshd"
+USER = "vigiltest"
+
+FORCED_COMMAND = """#!/bin/sh
+# Answer Vigil's two commands from files the test wrote; refuse anything else.
+replies="{replies}"
+if [ -f "$replies/delay" ]; then sleep "$(cat "$replies/delay")"; fi
+case "$SSH_ORIGINAL_COMMAND" in
+  "cat /proc/mdstat") exec cat "$replies/mdstat" ;;
+  "sudo -n mdadm --detail /dev/"*)
+    name="${{SSH_ORIGINAL_COMMAND#sudo -n mdadm --detail /dev/}}"
+    case "$name" in *[!A-Za-z0-9_]*|"") echo "bad device" >&2; exit 2 ;; esac
+    if [ -f "$replies/detail-$name" ]; then exec cat "$replies/detail-$name"; fi
+    echo "mdadm: cannot open /dev/$name: No such file or directory" >&2; exit 1 ;;
+  *) echo "not allowed: $SSH_ORIGINAL_COMMAND" >&2; exit 1 ;;
+esac
+"""
+
+CONFIG = """Port {port}
+ListenAddress 127.0.0.1
+HostKey {folder}/host_key
+PidFile none
+UsePAM no
+StrictModes no
+AuthorizedKeysFile {folder}/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers {user}
+ForceCommand {folder}/forced-command
+DisableForwarding yes
+PermitTTY no
+LoginGraceTime 20
+LogLevel VERBOSE
+"""
+
+
+def ensure_user(name: str = USER) -> None:
+    """Create the test user once (no home, login by key only); idempotent."""
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        # "*" rather than useradd's "!": with UsePAM no, sshd refuses "!" as a locked account
+        subprocess.run(
+            ["useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name],
+            check=True,
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Sshd:
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="vigil-sshd-"))
+        self.replies = self.folder / "replies"
+        self.port = 0
+        self.user = USER
+        self.process: subprocess.Popen[bytes] | None = None
+        self.host_key = asyncssh.generate_private_key("ssh-ed25519")
+        self.client_key = asyncssh.generate_private_key("ssh-ed25519")
+
+    @property
+    def known_hosts_line(self) -> str:
+        public = self.host_key.export_public_key("openssh").decode().strip()
+        return f"[127.0.0.1]:{self.port} {public}"
+
+    @property
+    def client_key_text(self) -> str:
+        return self.client_key.export_private_key("openssh").decode()
+
+    def start(self) -> Sshd:
+        if os.geteuid() == 0:
+            ensure_user()
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation dir
+        else:
+            # sshd started by another user can only log that same user in
+            self.user = pwd.getpwuid(os.geteuid()).pw_name
+        self.folder.chmod(0o755)  # the test user reads the forced command and its replies
+        self.replies.mkdir(mode=0o755)
+        self.host_key.write_private_key(self.folder / "host_key")
+        (self.folder / "host_key").chmod(0o600)
+        (self.folder / "authorized_keys").write_text(
+            self.client_key.export_public_key("openssh").decode()
+        )
+        command = self.folder / "forced-command"
+        command.write_text(FORCED_COMMAND.format(replies=self.replies))
+        command.chmod(0o755)
+        self.port = free_port()
+        config = self.folder / "sshd_config"
+        config.write_text(CONFIG.format(port=self.port, folder=self.folder, user=self.user))
+        log = (self.folder / "sshd.log").open("wb")
+        self.process = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT
+        )
+        self._wait_until_listening()
+        return self
+
+    def _wait_until_listening(self) -> None:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"sshd exited: {self.log()}")
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=1),
+            ):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"sshd did not listen: {self.log()}")
+
+    def log(self) -> str:
+        return (self.folder / "sshd.log").read_text(errors="replace")
+
+    def reply(self, mdstat: str, details: dict[str, str] | None = None, delay: float = 0) -> None:
+        """What the next connections are answered: files the forced command prints."""
+        for old in self.replies.iterdir():
+            old.unlink()
+        (self.replies / "mdstat").write_text(mdstat)
+        for name, text in (details or {}).items():
+            (self.replies / f"detail-{name}").write_text(text)
+        if delay:
+            (self.replies / "delay").write_text(f"{delay:g}")
+        for path in self.replies.iterdir():
+            path.chmod(0o644)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, 15)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, 9)
+                self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class SilentServer:
+    """Accepts TCP connections and never says a word (an SSH server that hangs)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+
+    def close(self) -> None:
+        self.sock.close()

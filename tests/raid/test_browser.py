@@ -1,0 +1,47 @@
+"""The demo storage client in chromium: region panel, host page tree, a mobile width."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.raid import demo_setup
+from tests.conftest import OUTPUT_DIR
+from tests.test_browser import admin, browser_page  # noqa: F401 - fixtures
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo_host():
+    host = demo_setup.set_up()
+    return host.name, host.region_id
+
+
+# No ORM below this line: the browser runs Playwright's event loop in this thread.
+def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, browser_page):  # noqa: F811
+    name, region_id = demo_host
+    page = browser_page
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "s3cret-pass-word")
+    page.click("button[type=submit]")
+
+    page.goto(f"{live_server.url}/regions/{region_id}/")
+    panel = page.locator(f"#raid-panel-{region_id}")
+    assert "demo-storage-client" in panel.inner_text()
+    assert "any 1 of the 3 storage servers" in panel.inner_text()
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUTPUT_DIR / "raid-region.png"), full_page=True)
+
+    page.click(f"text={name}")
+    page.wait_for_selector(".raid-roots")
+    md2 = page.locator(".raid-array", has=page.locator("h3 code", has_text="md2"))
+    assert md2.locator("progress").count() == 1
+    assert "Recovery" in md2.inner_text() and "MiB/s" in md2.inner_text()
+    nested = page.locator(".raid-roots > .raid-node > .raid-tree > .raid-node")
+    assert nested.count() == 5  # md1..md5 under md99
+    page.screenshot(path=str(OUTPUT_DIR / "raid-host.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(OUTPUT_DIR / "raid-host-mobile.png"), full_page=True)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390 + 1

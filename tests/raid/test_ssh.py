@@ -1,0 +1,151 @@
+"""SSH collection against a real OpenSSH server: end to end, wrong host key, timeouts."""
+
+from __future__ import annotations
+
+import asyncssh
+import pytest
+
+from apps.alerts.models import Transition
+from apps.raid import ssh
+from apps.raid.demo import seed_layout_mdstat
+from apps.raid.models import Array, Host
+from apps.raid.tasks import collect_host, ssh_target
+from tests.conftest import SHARED_FIXTURES
+from tests.raid.sshd import SilentServer
+
+pytestmark = pytest.mark.django_db
+
+
+def statuses(host: Host) -> dict[str, str]:
+    return dict(Array.objects.filter(host=host).values_list("name", "status"))
+
+
+def test_it_reads_mdstat_and_each_arrays_detail_over_ssh(ssh_host, sshd):
+    text = (SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text()
+    detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
+    sshd.reply(text, {"md2": detail})
+    collected = ssh.collect(ssh_target(ssh_host))
+    assert collected.mdstat == text
+    assert collected.details == {"md2": detail}
+    assert collected.warnings == ()
+
+
+def test_collection_goes_end_to_end_into_statuses_and_transitions(ssh_host, sshd):
+    sshd.reply(seed_layout_mdstat())
+    collect_host(ssh_host.pk)
+    assert set(statuses(ssh_host).values()) == {"ok"}
+    ssh_host.refresh_from_db()
+    # no detail files: mdadm --detail fails for each array, which is kept as a warning
+    assert "mdadm --detail /dev/md99" in ssh_host.last_error
+    assert ssh_host.last_report is not None
+
+    sshd.reply(seed_layout_mdstat(failed=["sdg"]))
+    collect_host(ssh_host.pk)
+    after = statuses(ssh_host)
+    assert after["md1"] == "critical"
+    assert after["md99"] == "warning"
+    md1 = Transition.objects.filter(subject_label="storage-client:md1").first()
+    assert (md1.old_status, md1.new_status) == ("ok", "critical")
+    assert "failed member sdg" in md1.reason
+    md99 = Array.objects.get(host=ssh_host, name="md99")
+    assert "any 1 of the 3 storage servers" in md99.domain_headroom_text
+
+
+def test_a_wrong_host_key_is_refused_shown_and_changes_nothing(ssh_host, sshd):
+    sshd.reply(seed_layout_mdstat())
+    collect_host(ssh_host.pk)
+    before = statuses(ssh_host)
+    impostor = asyncssh.generate_private_key("ssh-ed25519").export_public_key().decode()
+    ssh_host.known_hosts = f"[127.0.0.1]:{sshd.port} {impostor}"
+    ssh_host.save()
+    sshd.reply(seed_layout_mdstat(failed=["sdb", "sdc"]))
+    collect_host(ssh_host.pk)
+    ssh_host.refresh_from_db()
+    assert "host key not trusted" in ssh_host.last_error
+    assert statuses(ssh_host) == before
+
+
+def test_a_bare_key_without_a_host_pattern_is_accepted_for_this_host(ssh_host, sshd):
+    sshd.reply(seed_layout_mdstat())
+    ssh_host.known_hosts = sshd.known_hosts_line.split(" ", 1)[1]
+    collected = ssh.collect(ssh_target(ssh_host))
+    assert collected.mdstat.startswith("Personalities")
+
+
+def test_an_empty_known_hosts_file_trusts_nobody(ssh_host, sshd, settings, tmp_path):
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    settings.VIGIL_RAID_SSH_KNOWN_HOSTS = str(empty)
+    ssh_host.known_hosts = ""
+    with pytest.raises(ssh.SshError, match="host key not trusted"):
+        ssh.collect(ssh_target(ssh_host))
+
+
+def test_a_server_that_never_answers_times_out(ssh_host, settings):
+    silent = SilentServer()
+    try:
+        settings.VIGIL_RAID_SSH_CONNECT_TIMEOUT = 0.5
+        ssh_host.ssh_port = silent.port
+        ssh_host.save()
+        collect_host(ssh_host.pk)
+    finally:
+        silent.close()
+    ssh_host.refresh_from_db()
+    assert "no answer within 0.5 s" in ssh_host.last_error
+    assert ssh_host.last_report is None
+    assert not Array.objects.filter(host=ssh_host).exists()
+
+
+def test_a_command_that_hangs_times_out(ssh_host, sshd, settings):
+    settings.VIGIL_RAID_SSH_COMMAND_TIMEOUT = 0.5
+    sshd.reply(seed_layout_mdstat(), delay=5)
+    collect_host(ssh_host.pk)
+    ssh_host.refresh_from_db()
+    assert "'cat /proc/mdstat' did not finish within 0.5 s" in ssh_host.last_error
+    assert not Array.objects.filter(host=ssh_host).exists()
+
+
+def test_unreadable_output_is_the_hosts_error_and_stores_nothing(ssh_host, sshd):
+    sshd.reply("this is not mdstat\n")
+    collect_host(ssh_host.pk)
+    ssh_host.refresh_from_db()
+    assert ssh_host.last_error.startswith("unreadable output: /proc/mdstat, line 1")
+    assert not Array.objects.filter(host=ssh_host).exists()
+
+
+def test_a_refused_login_says_so(ssh_host, settings):
+    settings.VIGIL_RAID_SSH_KEY = (
+        asyncssh.generate_private_key("ssh-ed25519").export_private_key().decode()
+    )
+    with pytest.raises(ssh.SshError, match="login refused"):
+        ssh.collect(ssh_target(ssh_host))
+
+
+def test_a_host_being_collected_is_not_collected_again(ssh_host, sshd):
+    from apps.lib import leases
+    from apps.raid.models import SSH_LEASE
+
+    sshd.reply(seed_layout_mdstat())
+    assert leases.acquire(Host, ssh_host.pk, SSH_LEASE)
+    collect_host(ssh_host.pk)
+    assert not Array.objects.filter(host=ssh_host).exists()
+
+
+def test_the_whole_collection_has_a_time_budget(ssh_host, sshd):
+    from dataclasses import replace
+
+    sshd.reply(seed_layout_mdstat(), delay=5)
+    target = replace(ssh_target(ssh_host), command_timeout=30, total_timeout=0.5)
+    with pytest.raises(ssh.SshError, match="collection took over 0.5 s"):
+        ssh.collect(target)
+
+
+def test_details_of_many_arrays_are_all_collected(ssh_host, sshd):
+    detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
+    names = ["md99", "md1", "md2", "md3", "md4", "md5"]
+    sshd.reply(
+        seed_layout_mdstat(), {name: detail.replace("/dev/md2", f"/dev/{name}") for name in names}
+    )
+    collected = ssh.collect(ssh_target(ssh_host))
+    assert sorted(collected.details) == sorted(names)
+    assert collected.details["md4"].startswith("/dev/md4:")

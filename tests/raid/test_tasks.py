@@ -1,0 +1,84 @@
+"""The dispatcher, the silent-host check, the demo host and the concern registration."""
+
+from __future__ import annotations
+
+import importlib
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.raid import demo_setup, tasks
+from apps.raid.demo import seed_layout_mdstat
+from apps.raid.ingest import ingest
+from apps.raid.models import Array, Host
+from apps.regions import concerns
+
+pytestmark = pytest.mark.django_db
+celery_module = importlib.import_module("config.celery_app")
+
+
+def test_it_claims_due_ssh_hosts_once_per_interval(host):
+    host.collection, host.ssh_address, host.interval_s = Host.Collection.SSH, "10.0.0.5", 300
+    host.save()
+    now = timezone.now()
+    assert Host.claim_due(now) == [host.pk]
+    assert Host.claim_due(now) == []
+    assert Host.claim_due(now + timedelta(seconds=301)) == [host.pk]
+
+
+def test_push_hosts_are_never_claimed_for_ssh(host):
+    assert Host.claim_due(timezone.now() + timedelta(days=1)) == []
+
+
+def test_the_beat_tick_collects_due_hosts_and_marks_silent_ones_eagerly(ssh_host, sshd, settings):
+    settings.VIGIL_RAID_STALE_MINUTES = 15
+    sshd.reply(seed_layout_mdstat())
+    app = celery_module.app
+    app.conf.task_always_eager = True
+    try:
+        tasks.dispatch_due(timezone.now())
+        assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"ok"}
+        Host.objects.filter(pk=ssh_host.pk).update(last_report=timezone.now() - timedelta(hours=4))
+        tasks.dispatch_due(timezone.now())  # not due again; silent for 4 h
+    finally:
+        app.conf.task_always_eager = False
+    assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"unknown"}
+
+
+def test_it_registers_the_raid_concern():
+    concern = next(c for c in concerns.registered() if c.key == "raid")
+    assert concern.label == "md-RAID"
+    assert concern.region_template == "raid/region_panel.html"
+    assert concern.subjects().model is Array
+
+
+def test_the_demo_is_the_seed_layout_with_a_rebuild_labelled_demo():
+    host = demo_setup.set_up()
+    again = demo_setup.set_up()
+    assert again.pk == host.pk and Host.objects.count() == 1
+    assert host.is_demo and host.region.kind == "site" and "Demo" in host.region.name
+    md2 = Array.objects.get(host=host, name="md2")
+    assert md2.sync_action == "recovery" and md2.sync_percent is not None
+    md99 = Array.objects.get(host=host, name="md99")
+    assert "md99 survives the loss of any 1 of the 3 storage servers" in md99.domain_headroom_text
+    assert Array.objects.filter(host=host).count() == 6
+
+
+def test_the_demo_rebuild_moves_on_without_new_transitions():
+    host = demo_setup.set_up()
+    first = Array.objects.get(host=host, name="md2").sync_percent
+    later = host.created + timedelta(minutes=10)
+    demo_setup.refresh(host, now=later)
+    md2 = Array.objects.get(host=host, name="md2")
+    assert md2.sync_percent == pytest.approx(first + 8, abs=0.2)
+    assert demo_setup.rebuild_percent(host, host.created + timedelta(days=3)) < 99
+    from apps.alerts.models import Transition
+
+    assert Transition.objects.count() == 6
+
+
+def test_a_disabled_host_is_not_marked_silent(host):
+    ingest(host, seed_layout_mdstat(), now=timezone.now() - timedelta(days=1))
+    Host.objects.filter(pk=host.pk).update(enabled=False)
+    assert tasks.mark_silent() == 0

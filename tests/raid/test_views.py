@@ -1,0 +1,73 @@
+"""The region panel and the host page: tree, headroom in words, rebuild figures, history."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.raid.demo import seed_layout_mdstat
+from apps.raid.ingest import ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_region_page_lists_hosts_with_their_worst_array(logged_in_client, host, site):
+    ingest(host, seed_layout_mdstat())
+    ingest(host, seed_layout_mdstat(failed=["sdb"]))
+    page = logged_in_client.get(f"/regions/{site.pk}/").content.decode()
+    assert "md-RAID" in page
+    assert 'href="/raid/hosts/storage-client/"' in page
+    assert "badge-critical" in page
+    assert "1 critical" in page and "1 warning" in page and "4 ok" in page
+    assert "md1: failed member sdb" in page
+    assert "md99 survives the loss of any 1 of the 3 storage servers" in page
+    assert f'hx-get="/raid/regions/{site.pk}/panel"' in page
+
+
+def test_the_panel_alone_is_served_for_polling(logged_in_client, host, site):
+    ingest(host, seed_layout_mdstat())
+    page = logged_in_client.get(f"/raid/regions/{site.pk}/panel").content.decode()
+    assert page.lstrip().startswith(f'<div id="raid-panel-{site.pk}"')
+    assert "storage-client" in page
+
+
+def test_the_host_page_shows_the_tree_the_headroom_and_the_rebuild(logged_in_client, host):
+    ingest(host, seed_layout_mdstat())
+    ingest(host, seed_layout_mdstat(rebuilding="sdh", percent=37.4))
+    page = logged_in_client.get("/raid/hosts/storage-client/").content.decode()
+    assert page.index("<code>md99</code>") < page.index("<code>md5</code>")
+    assert page.count('class="raid-tree"') == 1  # md1..md5 nested under md99
+    assert "md99 survives the loss of any 1 of the 3 storage servers" in page
+    assert 'value="37.4"' in page
+    assert "144.7 MiB/s" in page and "(148213 KiB/s)" in page
+    assert "1 h 16 min" in page
+    assert "rebuilding" in page and "storage-b" in page
+    assert "ok → <strong>critical</strong>" in page
+    assert "Latest raw report" in page and "md99 : active raid0" in page
+
+
+def test_the_host_page_answers_htmx_with_the_live_part_only(logged_in_client, host):
+    ingest(host, seed_layout_mdstat())
+    page = logged_in_client.get("/raid/hosts/storage-client/", HTTP_HX_REQUEST="true")
+    text = page.content.decode()
+    assert text.lstrip().startswith('<div id="raid-host"')
+    assert "<html" not in text
+
+
+def test_staff_issue_a_token_shown_once(client, django_user_model, host):
+    admin = django_user_model.objects.create_user("admin", "a@example.com", "pw", is_staff=True)
+    client.force_login(admin)
+    page = client.post("/raid/hosts/storage-client/token").content.decode()
+    host.refresh_from_db()
+    start = page.index("vgh_")
+    token = page[start : page.index("<", start)]
+    assert host.token_matches(token)
+    again = client.get("/raid/hosts/storage-client/").content.decode()
+    assert token not in again
+    assert host.token_hint in again
+
+
+def test_others_may_not_issue_tokens(logged_in_client, host):
+    response = logged_in_client.post("/raid/hosts/storage-client/token")
+    assert response.status_code == 302
+    host.refresh_from_db()
+    assert not host.token_hash
