@@ -14,6 +14,7 @@ from apps.alerts.api import (
     SilenceViewSet,
     TransitionViewSet,
 )
+from apps.efs.api import FileSystemViewSet
 from apps.raid import api as raid_api
 from apps.regions.api import AccountViewSet, RegionViewSet
 
@@ -21,6 +22,7 @@ router = DefaultRouter()
 router.register("accounts", AccountViewSet, basename="account")
 router.register("regions", RegionViewSet, basename="region")
 router.register("keys", ApiKeyViewSet, basename="apikey")
+router.register("efs/filesystems", FileSystemViewSet, basename="efs-filesystem")
 router.register("alerts/incidents", IncidentViewSet, basename="incident")
 router.register("alerts/transitions", TransitionViewSet, basename="transition")
 router.register("alerts/silences", SilenceViewSet, basename="silence")

@@ -46,6 +46,14 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_DEMO",
     "VIGIL_DEMO_AWS_PORT",
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
+    "VIGIL_EFS_BACKFILL_HOURS",
+    "VIGIL_EFS_DISCOVERY_MINUTES",
+    "VIGIL_EFS_HOUR_RETENTION_DAYS",
+    "VIGIL_EFS_INTERVAL_MINUTES",
+    "VIGIL_EFS_MINUTE_RETENTION_DAYS",
+    "VIGIL_EFS_PRICE_PER_MIBPS_MONTH",
+    "VIGIL_EFS_SETTLE_MINUTES",
+    "VIGIL_EFS_STALE_MINUTES",
     "VIGIL_RAID_SSH_COMMAND_TIMEOUT",
     "VIGIL_RAID_SSH_CONNECT_TIMEOUT",
     "VIGIL_RAID_SSH_KEY",
@@ -96,6 +104,7 @@ INSTALLED_APPS = [
     "apps.demo",
     # Concern apps: add yours below this line.
     "apps.raid",
+    "apps.efs",
 ]
 
 MIDDLEWARE = [
@@ -261,6 +270,22 @@ ANYMAIL = {
     },
     "AMAZON_SES_CONFIGURATION_SET_NAME": setting("AWS_SES_CONFIGURATION_SET", default="") or None,
 }
+
+# --- EFS (apps/efs) --------------------------------------------------------------------------
+# How often each account-region is collected, and how often its file systems are listed.
+VIGIL_EFS_INTERVAL_MINUTES = setting("VIGIL_EFS_INTERVAL_MINUTES", "int", default=5)
+VIGIL_EFS_DISCOVERY_MINUTES = setting("VIGIL_EFS_DISCOVERY_MINUTES", "int", default=60)
+# Collect up to this many minutes ago: CloudWatch values converge for a few minutes.
+VIGIL_EFS_SETTLE_MINUTES = setting("VIGIL_EFS_SETTLE_MINUTES", "int", default=3)
+# After an outage, fetch at most this far back (older gaps stay gaps).
+VIGIL_EFS_BACKFILL_HOURS = setting("VIGIL_EFS_BACKFILL_HOURS", "int", default=24)
+# A file system with no data for this long is "unknown".
+VIGIL_EFS_STALE_MINUTES = setting("VIGIL_EFS_STALE_MINUTES", "int", default=15)
+# Per-minute rows are kept this long, then rolled up into hours; hours are kept this long.
+VIGIL_EFS_MINUTE_RETENTION_DAYS = setting("VIGIL_EFS_MINUTE_RETENTION_DAYS", "int", default=7)
+VIGIL_EFS_HOUR_RETENTION_DAYS = setting("VIGIL_EFS_HOUR_RETENTION_DAYS", "int", default=400)
+# Price of one MiB/s of provisioned throughput per month, in dollars, for the advice.
+VIGIL_EFS_PRICE_PER_MIBPS_MONTH = setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", "float", default=6.0)
 
 # --- md-RAID (apps/raid) ---------------------------------------------------------------------
 # A host with no report for this long (SSH hosts: at least 3 intervals) turns its arrays unknown.

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class EfsConfig(AppConfig):
+    name = "apps.efs"
+    label = "efs"
+    verbose_name = "EFS"
+
+    def ready(self) -> None:
+        from apps.demo import standin as demo_standin
+        from apps.regions import concerns
+
+        from . import demo, standin, tasks, views
+        from .models import FileSystem
+
+        concerns.register(
+            concerns.Concern(
+                "efs",
+                "EFS",
+                subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
+                dispatch=tasks.dispatch_due,
+                region_template="efs/region_panel.html",
+                region_context=views.region_panel_context,
+                demo_setup=demo.set_up,
+            )
+        )
+        if standin.install not in demo_standin.START_HOOKS:
+            demo_standin.START_HOOKS.append(standin.install)

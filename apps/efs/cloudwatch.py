@@ -1,0 +1,88 @@
+"""Adapter for CloudWatch: send planned GetMetricData calls, following NextToken.
+
+boto3 calls only. The plan (which queries, batches of at most 500, windows that stay under
+100,800 data points) comes from ``queries.plan_requests``; turning the pages into samples is
+``queries.samples_from_responses``. Throttling and 5xx answers are retried by the client
+factory's adaptive retry mode (``apps.lib.aws``); what still fails raises, so a failed call
+never turns into zeros.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from botocore.client import BaseClient
+from botocore.parsers import ResponseParserFactory
+from botocore.utils import parse_timestamp
+
+from apps.lib import aws
+from apps.lib.aws import AccountAccess
+
+from .queries import MetricDataRequest
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Every page of one planned request, and how many API calls it took."""
+
+    request: MetricDataRequest
+    pages: tuple[dict, ...]
+
+    @property
+    def calls(self) -> int:
+        return len(self.pages)
+
+
+def utc_timestamp(value: object) -> datetime:
+    """botocore's timestamp parser, minus its cost: an epoch number (what GetMetricData
+    sends, once per data point) becomes a UTC datetime directly; anything else goes to
+    botocore's own parser. botocore's default converts every epoch through dateutil's
+    local time zone, which was the largest single cost of a collection cycle."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    return parse_timestamp(value)
+
+
+_PARSERS = ResponseParserFactory()
+_PARSERS.set_parser_defaults(timestamp_parser=utc_timestamp)
+
+
+def client(region: str, access: AccountAccess | None = None) -> BaseClient:
+    cw = aws.client("cloudwatch", region, access or AccountAccess())
+    # botocore offers the parser setting per session, and sessions belong to apps/lib/aws.py;
+    # this sets it for this client only (botocore reads the factory on every response).
+    cw._endpoint._response_parser_factory = _PARSERS
+    return cw
+
+
+def get_metric_data(
+    cw: BaseClient, request: MetricDataRequest, *, max_datapoints: int | None = None
+) -> Answer:
+    """One planned request, every NextToken page of it."""
+    params = request.params()
+    if max_datapoints is not None:
+        params["MaxDatapoints"] = max_datapoints
+    pages = []
+    while True:
+        page = cw.get_metric_data(**params)
+        page.pop("ResponseMetadata", None)
+        pages.append(page)
+        token = page.get("NextToken")
+        if not token:
+            return Answer(request, tuple(pages))
+        params["NextToken"] = token
+
+
+def fetch(
+    region: str,
+    access: AccountAccess | None,
+    requests: Iterable[MetricDataRequest],
+    *,
+    max_datapoints: int | None = None,
+) -> Iterator[Answer]:
+    """Send ``requests`` in order (oldest window first), yielding each answer as it lands."""
+    cw = client(region, access)
+    for request in requests:
+        yield get_metric_data(cw, request, max_datapoints=max_datapoints)

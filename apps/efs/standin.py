@@ -1,0 +1,213 @@
+"""A GetMetricData responder for moto, serving synthetic EFS metrics (``fleet.py``) with
+CloudWatch's documented limits enforced, for the demo stand-in and the benchmark.
+
+moto's own GetMetricData ignores MaxDatapoints and NextToken, accepts any number of queries
+and is slow at scale, so an honest call count needs a stand-in that behaves like AWS here.
+This one is installed into moto's CloudWatch response class (``install()``), so boto3 talks
+to it over HTTP with the real wire protocol, and the product code sees an ordinary endpoint.
+It answers only calls whose every query is an AWS/EFS metric of a file system created in
+moto with a ``vigil:demo-profile`` tag; any other call goes to moto unchanged, so tests that
+``put_metric_data`` into moto keep working.
+
+Enforced: at most 500 queries per call (ValidationError beyond), at most
+min(MaxDatapoints, 100,800) data points per response, the rest behind a NextToken; buckets
+start on period boundaries (AWS rounds StartTime down). Injected on demand: latency per
+call, a ThrottlingException every n-th call (retried by the client's adaptive mode), and a
+fixed error per region (e.g. AccessDenied). Calls are counted per region.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from .fleet import PROFILES, Profile, minute_values
+from .queries import MAX_DATAPOINTS_PER_CALL, MAX_QUERIES_PER_CALL, NAMESPACE, SPECS
+
+PROFILE_TAG = "vigil:demo-profile"
+PHASE_TAG = "vigil:demo-phase"
+_FIELD = {(s.metric, s.stat, s.storage_class): s.field for s in SPECS}
+
+
+class StandInError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass
+class Faults:
+    latency_s: float = 0.0
+    throttle_every: int = 0  # every n-th call is throttled; 0: never
+    region_errors: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class FleetResponder:
+    faults: Faults = field(default_factory=Faults)
+    calls: Counter = field(default_factory=Counter)
+    throttled: Counter = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _n: int = 0
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.throttled.clear()
+            self._n = 0
+
+    def handles(self, account: str, region: str, params: dict) -> bool:
+        queries = params.get("MetricDataQueries") or []
+        return bool(queries) and all(_profile_of(account, region, q) is not None for q in queries)
+
+    def answer(self, account: str, region: str, params: dict) -> dict[str, Any]:
+        with self._lock:
+            self._n += 1
+            n = self._n
+            self.calls[region] += 1
+        if self.faults.latency_s:
+            time.sleep(self.faults.latency_s)
+        if region in self.faults.region_errors:
+            raise StandInError(*self.faults.region_errors[region])
+        if self.faults.throttle_every and n % self.faults.throttle_every == 0:
+            with self._lock:
+                self.throttled[region] += 1
+            raise StandInError("ThrottlingException", "Rate exceeded")
+        queries = params["MetricDataQueries"]
+        if len(queries) > MAX_QUERIES_PER_CALL:
+            raise StandInError(
+                "ValidationError",
+                f"The collection MetricDataQueries must not have a size greater than "
+                f"{MAX_QUERIES_PER_CALL}.",
+            )
+        limit = min(
+            int(params.get("MaxDatapoints") or MAX_DATAPOINTS_PER_CALL), MAX_DATAPOINTS_PER_CALL
+        )
+        skip = int(str(params.get("NextToken") or "0").split(":")[0] or 0)
+        start, end = _utc(params["StartTime"]), _utc(params["EndTime"])
+        results, emitted, seen = [], 0, 0
+        for query in queries:
+            stamps, values = [], []
+            for stamp, value in self._series(account, region, query, start, end):
+                if seen >= skip and emitted < limit:
+                    stamps.append(stamp)
+                    values.append(value)
+                    emitted += 1
+                seen += 1
+            results.append(
+                {
+                    "Id": query["Id"],
+                    "Label": query["MetricStat"]["Metric"]["MetricName"],
+                    "Timestamps": stamps,
+                    "Values": values,
+                    "StatusCode": "Complete",
+                }
+            )
+        out: dict[str, Any] = {"MetricDataResults": results, "Messages": []}
+        if seen > skip + emitted:
+            out["NextToken"] = f"{skip + emitted}:page"
+        return out
+
+    def _series(self, account: str, region: str, query: dict, start: datetime, end: datetime):
+        profile, seed, phase = _profile_of(account, region, query)
+        stat = query["MetricStat"]
+        metric = stat["Metric"]
+        storage_class = next(
+            (d["Value"] for d in metric.get("Dimensions", []) if d["Name"] == "StorageClass"),
+            None,
+        )
+        name = _FIELD.get((metric["MetricName"], stat["Stat"], storage_class))
+        if name is None:
+            return
+        period = int(stat["Period"])
+        first = int(start.timestamp()) // period * period  # AWS rounds StartTime down
+        now_min = int(time.time()) // 60
+        for bucket in range(first, int(end.timestamp()), period):
+            minute = bucket // 60
+            if minute >= now_min:  # the future has no data
+                return
+            if name.startswith("storage_") and minute % 15:
+                continue  # StorageBytes arrives every 15 minutes [2]
+            value = minute_values(profile, seed, minute, phase).get(name)
+            if value is not None:
+                yield datetime.fromtimestamp(bucket, UTC), value
+
+
+def _utc(value: datetime | str | float) -> datetime:
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def _profile_of(account: str, region: str, query: dict) -> tuple[Profile, int, int] | None:
+    stat = query.get("MetricStat") or {}
+    metric = stat.get("Metric") or {}
+    if metric.get("Namespace") != NAMESPACE:
+        return None
+    fs_id = next(
+        (d["Value"] for d in metric.get("Dimensions", []) if d["Name"] == "FileSystemId"), None
+    )
+    return _lookup(account, region, fs_id) if fs_id else None
+
+
+def _lookup(account: str, region: str, fs_id: str) -> tuple[Profile, int, int] | None:
+    from moto.efs.models import efs_backends
+
+    try:
+        backend = efs_backends[account][region]
+    except KeyError:
+        return None
+    if fs_id not in backend.file_systems_by_id:
+        return None
+    tags = {t["Key"]: t["Value"] for t in backend.list_tags_for_resource(fs_id)}
+    profile = PROFILES.get(tags.get(PROFILE_TAG, ""))
+    if profile is None:
+        return None
+    return profile, int(fs_id[3:11], 16) % 997, int(tags.get(PHASE_TAG, "0") or 0)
+
+
+# --- Installation into moto ----------------------------------------------------------------
+
+_installed: FleetResponder | None = None
+_original = None
+
+
+def install(responder: FleetResponder | None = None) -> FleetResponder:
+    """Route GetMetricData calls for tagged EFS file systems to ``responder`` (idempotent)."""
+    global _installed, _original
+    from moto.cloudwatch.exceptions import CloudWatchException
+    from moto.cloudwatch.responses import CloudWatchResponse
+    from moto.core.responses import ActionResult
+
+    _installed = responder or _installed or FleetResponder()
+    if _original is not None:
+        return _installed
+    _original = CloudWatchResponse.get_metric_data
+
+    def get_metric_data(self: CloudWatchResponse):
+        active = _installed
+        params = self._get_params()
+        if active is None or not active.handles(self.current_account, self.region, params):
+            return _original(self)
+        try:
+            return ActionResult(active.answer(self.current_account, self.region, params))
+        except StandInError as exc:
+            raise CloudWatchException(exc.code, exc.message) from None
+
+    CloudWatchResponse.get_metric_data = get_metric_data
+    return _installed
+
+
+def uninstall() -> None:
+    global _installed, _original
+    from moto.cloudwatch.responses import CloudWatchResponse
+
+    if _original is not None:
+        CloudWatchResponse.get_metric_data = _original
+    _installed, _original = None, None

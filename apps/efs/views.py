@@ -1,0 +1,114 @@
+"""The EFS section of the region page and the file system page (charts, advice, back-fill)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+
+from apps.regions.models import Region
+
+from . import charts, history
+from .forecast import credit_forecast, credit_points
+from .metrics import GIB, Sample, throughput_advice
+from .models import FileSystem, RegionCollection
+
+RANGES = {
+    "3h": timedelta(hours=3),
+    "12h": timedelta(hours=12),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
+ADVICE_WINDOW = timedelta(days=14)
+
+
+def table_row(fs: FileSystem) -> dict[str, Any]:
+    """What the region table shows of one file system; None where nothing is known."""
+    f = fs.figures or {}
+    standard = f.get("standard_bytes") or fs.size_standard_bytes
+    hours = f.get("hours_to_exhaustion")
+    credits = f.get("credit_balance_bytes")
+    return {
+        "fs": fs,
+        "io_limit_pct": f.get("io_limit_pct"),
+        "utilisation_pct": f.get("throughput_utilisation_pct"),
+        "credits_gib": None if credits is None else credits / GIB,
+        "hours_to_exhaustion": hours,
+        "credit_state": f.get("credit_state"),
+        "standard_gib": None if standard is None else standard / GIB,
+        "mode": fs.throughput_mode
+        + (f" {fs.provisioned_mibps:g} MiB/s" if fs.provisioned_mibps else ""),
+    }
+
+
+def region_panel_context(region: Region) -> dict[str, Any]:
+    filesystems = FileSystem.objects.filter(region=region, deleted__isnull=True)
+    collection = RegionCollection.objects.filter(region=region).first()
+    return {"rows": [table_row(fs) for fs in filesystems], "collection": collection}
+
+
+def region_panel(request: HttpRequest, region_pk: int) -> HttpResponse:
+    """The region page's EFS section alone, for htmx polling."""
+    region = get_object_or_404(Region, pk=region_pk)
+    return render(
+        request, "efs/region_panel.html", {"region": region, "panel": region_panel_context(region)}
+    )
+
+
+def _price(request: HttpRequest) -> float:
+    try:
+        price = float(request.GET.get("price", ""))
+    except ValueError:
+        return settings.VIGIL_EFS_PRICE_PER_MIBPS_MONTH
+    return price if 0 <= price < 10_000 else settings.VIGIL_EFS_PRICE_PER_MIBPS_MONTH
+
+
+def advice_samples(fs: FileSystem, now: datetime) -> list[Sample]:
+    """The last 14 days: minutes where they are kept, hours before that."""
+    start = now - ADVICE_WINDOW
+    kept = now - timedelta(days=settings.VIGIL_EFS_MINUTE_RETENTION_DAYS)
+    samples: list[Sample] = []
+    if kept > start:
+        samples += history.load_samples([fs.pk], start, kept, history.HOUR)[fs.pk]
+    samples += history.load_samples([fs.pk], max(start, kept), now, history.MINUTE)[fs.pk]
+    return samples
+
+
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
+    now = timezone.now()
+    range_key = request.GET.get("range", "24h")
+    span = RANGES.get(range_key, RANGES["24h"])
+    start = now - span
+    resolution = request.GET.get("resolution") or history.resolution_for(start, now, now)
+    if resolution not in history.RESOLUTIONS:
+        resolution = history.resolution_for(start, now, now)
+    step = timedelta(minutes=1) if resolution == history.MINUTE else timedelta(hours=1)
+    samples = history.load_samples([fs.pk], start, now, resolution)[fs.pk]
+    forecast = None
+    if fs.throughput_mode == "bursting":
+        recent = history.load_samples([fs.pk], now - timedelta(hours=3), now)[fs.pk]
+        forecast = credit_forecast(credit_points(recent), now)
+    price = _price(request)
+    standard = (fs.figures or {}).get("standard_bytes") or fs.size_standard_bytes or 0
+    context = {
+        "fs": fs,
+        "row": table_row(fs),
+        "collection": RegionCollection.objects.filter(region=fs.region).first(),
+        "ranges": list(RANGES),
+        "range_key": range_key,
+        "resolution": resolution,
+        "charts": charts.charts(samples, start, now, step, forecast),
+        "has_data": bool(samples),
+        "forecast": forecast,
+        "advice": throughput_advice(advice_samples(fs, now), standard, price_per_mibps_month=price),
+        "price": price,
+        "progress_pct": None if fs.backfill_progress is None else fs.backfill_progress * 100,
+    }
+    template = "efs/filesystem.html#summary" if request.htmx else "efs/filesystem.html"
+    return render(request, template, context)

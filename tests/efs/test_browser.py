@@ -1,0 +1,65 @@
+"""The demo fleet in Debian's chromium: the sortable region table and the charts."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pytest
+
+from apps.demo import mode
+from apps.demo.standin import AwsStandIn
+from apps.efs import demo
+from apps.efs import tasks as efs_tasks
+from apps.efs.models import FileSystem, RegionCollection
+from apps.lib import aws
+from apps.regions import tasks as region_tasks
+from apps.regions.models import Account
+from tests.conftest import OUTPUT_DIR
+from tests.test_browser import admin, browser_page  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def collected_demo(settings):
+    with AwsStandIn() as url:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
+        settings.AWS_ENDPOINT_URL = url
+        aws.clear_cache()
+        mode.ensure_demo_account(True)
+        account = Account.objects.get(is_demo=True)
+        region_tasks.discover_regions(account.pk)
+        demo.set_up()
+        region = account.regions.get(code="us-east-1")
+        rc = RegionCollection.objects.create(region=region)
+        efs_tasks.collect_region(rc.pk, region=region.code)
+    aws.clear_cache()
+    return region.pk, FileSystem.objects.get(name="demo-builds-primary").pk
+
+
+def test_it_sorts_the_region_table_and_draws_the_file_system_charts(
+    live_server,
+    admin,  # noqa: F811
+    collected_demo,
+    browser_page,  # noqa: F811  (last: no ORM once the browser runs, see tests/test_browser.py)
+):
+    region_pk, fs_pk = collected_demo
+    page = browser_page
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "s3cret-pass-word")
+    page.click("button[type=submit]")
+
+    page.goto(f"{live_server.url}/regions/{region_pk}/", wait_until="networkidle")
+    table = page.locator("table.efs-table")
+    assert table.locator("tbody tr").count() == 2
+    page.click("table.efs-table th:has-text('I/O limit')")
+    page.click("table.efs-table th:has-text('I/O limit')")  # descending: the busiest first
+    assert "demo-sessions-small-io" in table.locator("tbody tr").first.inner_text()
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUTPUT_DIR / "efs-region.png"), full_page=True)
+
+    page.goto(f"{live_server.url}/efs/filesystems/{fs_pk}/?range=3h")
+    page.wait_for_selector(".timeseries .uplot canvas")
+    assert page.locator(".timeseries .uplot").count() == 4
+    page.screenshot(path=str(OUTPUT_DIR / "efs-filesystem.png"), full_page=True)

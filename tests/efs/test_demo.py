@@ -1,0 +1,99 @@
+"""Demo mode: the fleet is created in the stand-in, collected, judged and shown."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pytest
+from django.urls import reverse
+
+from apps.demo import mode
+from apps.demo.standin import AwsStandIn
+from apps.efs import demo, tasks
+from apps.efs.fleet import DEMO_FLEET
+from apps.efs.models import FileSystem, MetricMinute, RegionCollection
+from apps.lib import aws
+from apps.regions import tasks as region_tasks
+from apps.regions.models import Account
+
+pytestmark = pytest.mark.django_db
+
+
+def collect_demo(settings, regions: set[str] | None = None):
+    with AwsStandIn() as url:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
+        settings.AWS_ENDPOINT_URL = url
+        aws.clear_cache()
+        mode.ensure_demo_account(True)
+        account = Account.objects.get(is_demo=True)
+        region_tasks.discover_regions(account.pk)
+        assert demo.set_up() == len(DEMO_FLEET)
+        assert demo.set_up() == 0  # idempotent
+        for region in account.regions.filter(enabled=True):
+            if regions is None or region.code in regions:
+                rc, _ = RegionCollection.objects.get_or_create(region=region)
+                tasks.collect_region(rc.pk, region=region.code)
+    aws.clear_cache()
+
+
+@pytest.fixture
+def demo_fleet(settings):
+    collect_demo(settings)
+
+
+@pytest.fixture
+def builds_regions(settings):
+    """Only the two regions of the two "draining" file systems, half a day apart."""
+    collect_demo(settings, {"us-east-1", "eu-west-1"})
+
+
+def test_it_collects_the_demo_fleet_with_one_heading_for_credit_exhaustion(demo_fleet):
+    filesystems = FileSystem.objects.all()
+    assert filesystems.count() == len(DEMO_FLEET)
+    # The first collection reaches 3 h back: enough for a credit forecast.
+    assert MetricMinute.objects.count() >= len(DEMO_FLEET) * 170
+    draining = [fs for fs in filesystems if fs.tags.get("vigil:demo-profile") == "draining"]
+    states = {fs.figures.get("credit_state") for fs in draining}
+    assert "draining" in states
+    heading = next(fs for fs in draining if fs.figures.get("credit_state") == "draining")
+    assert heading.figures["hours_to_exhaustion"] > 0
+    io_bound = filesystems.get(name="demo-sessions-small-io")
+    assert io_bound.figures["io_limit_pct"] > 90
+    assert io_bound.status == "warning" and "PercentIOLimit" in io_bound.reason
+    elastic = filesystems.get(name="demo-ml-elastic")
+    assert elastic.throughput_mode == "elastic" and elastic.figures["credit_balance_bytes"] is None
+    provisioned = filesystems.get(name="demo-media-provisioned")
+    assert provisioned.provisioned_mibps == 64
+
+
+def test_it_draws_the_demo_file_system_page_with_a_dashed_forecast(
+    builds_regions, logged_in_client
+):
+    heading = next(
+        fs for fs in FileSystem.objects.all() if fs.figures.get("credit_state") == "draining"
+    )
+    page = logged_in_client.get(reverse("efs:detail", args=[heading.pk]) + "?range=3h")
+    assert page.status_code == 200
+    credits = page.context["charts"]["credits"]
+    forecast = credits["series"][-1]
+    assert forecast["label"] == "Forecast" and forecast["dash"] is True
+    assert forecast["values"][-1] == 0.0 and credits["x"][-1] > credits["x"][0]
+    assert "credits run out in" in page.content.decode()
+
+
+def test_it_lists_the_demo_fleet_on_the_region_page(builds_regions, logged_in_client):
+    region = FileSystem.objects.get(name="demo-sessions-small-io").region
+    page = logged_in_client.get(reverse("regions:detail", args=[region.pk])).content.decode()
+    assert "demo-sessions-small-io" in page and "efs-table" in page
+
+
+def test_it_discovers_a_restarted_stand_ins_new_file_systems_at_once(settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    collect_demo(settings, {"us-east-1"})
+    later = timezone.now() + timedelta(hours=1)
+    RegionCollection.objects.update(next_discovery=later, next_due=later)
+    collect_demo(settings, set())  # the stand-in restarted: empty, the fleet created anew
+    assert not RegionCollection.objects.filter(next_discovery=later).exists()

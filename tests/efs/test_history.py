@@ -1,0 +1,93 @@
+"""Saving, reading back, rolling up and choosing the resolution of metric history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from apps.efs import history
+from apps.efs.metrics import Sample
+from apps.efs.models import FileSystem, MetricHour, MetricMinute
+from apps.regions.models import Account, Region
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def fs() -> FileSystem:
+    account = Account.objects.create(name="a")
+    region = Region.objects.create(account=account, code="us-east-1")
+    return FileSystem.objects.create(region=region, filesystem_id="fs-0123abcd")
+
+
+def test_it_stores_one_wide_row_per_minute_and_skips_minutes_with_no_value(fs):
+    samples = [
+        Sample(T0, total_bytes=10.0, total_count=2.0),
+        Sample(T0 + timedelta(minutes=1)),  # asked, nothing came
+        Sample(T0 + timedelta(minutes=2), percent_io_limit=50.0),
+    ]
+    assert history.save_samples({fs.pk: samples}) == 2
+    # Run twice: an upsert, not a duplicate.
+    assert history.save_samples({fs.pk: samples}) == 2
+    rows = list(MetricMinute.objects.order_by("ts"))
+    assert [r.ts for r in rows] == [T0, T0 + timedelta(minutes=2)]
+    assert rows[0].total_bytes == 10.0 and rows[0].percent_io_limit is None
+
+
+def test_it_reads_back_samples_in_time_order(fs):
+    history.save_samples(
+        {fs.pk: [Sample(T0 + timedelta(minutes=i), total_bytes=i) for i in (2, 0, 1)]}
+    )
+    got = history.load_samples([fs.pk], T0, T0 + timedelta(minutes=2))[fs.pk]
+    assert [s.total_bytes for s in got] == [0, 1]
+
+
+def test_it_rolls_old_minutes_into_hours_with_the_right_statistic_each(fs, settings):
+    settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 7
+    old = T0 - timedelta(days=10)
+    minutes = [
+        Sample(
+            old + timedelta(minutes=i),
+            data_read_bytes=60.0,
+            data_read_count=6.0,
+            percent_io_limit=float(i),
+            burst_credit_balance=1000.0 - i,
+            permitted_throughput=100.0,
+        )
+        for i in range(30)
+    ]
+    history.save_samples({fs.pk: [*minutes, Sample(T0, total_bytes=1.0)]})
+
+    assert history.rollup(fs, T0) == 1
+
+    hour = MetricHour.objects.get()
+    assert hour.ts == old and hour.minutes == 30
+    assert hour.data_read_bytes == 1800.0 and hour.data_read_count == 180.0
+    assert hour.percent_io_limit == 29.0 and hour.burst_credit_balance == 971.0
+    assert hour.permitted_throughput == 100.0 and hour.total_bytes is None
+    assert MetricMinute.objects.count() == 1  # the recent minute stays
+    sample = hour.sample()
+    assert sample.period_s == 1800  # rates over the minutes that had data
+
+
+def test_it_deletes_hours_past_their_retention(fs, settings):
+    settings.VIGIL_EFS_HOUR_RETENTION_DAYS = 30
+    MetricHour.objects.create(filesystem=fs, ts=T0 - timedelta(days=40), minutes=60)
+    history.rollup(fs, T0)
+    assert not MetricHour.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("span", "age", "expected"),
+    [
+        (timedelta(hours=3), timedelta(0), "minute"),
+        (timedelta(days=2), timedelta(0), "minute"),
+        (timedelta(days=7), timedelta(0), "hour"),
+        (timedelta(hours=3), timedelta(days=9), "hour"),  # minutes are gone by then
+    ],
+)
+def test_it_picks_minutes_for_short_recent_ranges_and_hours_otherwise(span, age, expected):
+    end = T0 - age
+    assert history.resolution_for(end - span, end, T0) == expected

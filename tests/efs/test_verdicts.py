@@ -1,0 +1,94 @@
+"""Verdicts recorded per file system through alerts: credits, I/O limit, missing data."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.alerts.models import Transition
+from apps.efs import collect, history
+from apps.efs.metrics import GIB, TIB, Sample
+from apps.efs.models import FileSystem, RegionCollection
+from apps.efs.queries import align
+from apps.regions.models import Account, Region
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rc() -> RegionCollection:
+    account = Account.objects.create(name="a")
+    region = Region.objects.create(account=account, code="us-east-1")
+    return RegionCollection.objects.create(region=region)
+
+
+def fs_with(rc, samples, **fields) -> FileSystem:
+    fs = FileSystem.objects.create(region=rc.region, filesystem_id="fs-0123abcd", **fields)
+    history.save_samples({fs.pk: samples})
+    return fs
+
+
+def minutes(end, n, **values_at):
+    return [
+        Sample(end - timedelta(minutes=n - i), **{k: f(i) for k, f in values_at.items()})
+        for i in range(n)
+    ]
+
+
+def test_it_warns_when_credits_run_out_within_hours_and_writes_one_transition(rc):
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    # 0.3 TiB left, spending 1 GiB a minute: about 5 h.
+    samples = minutes(
+        end,
+        180,
+        burst_credit_balance=lambda i: 0.3 * TIB + (180 - i) * GIB,
+        storage_standard_bytes=lambda i: 100 * GIB,
+    )
+    fs = fs_with(rc, samples)
+
+    collect.judge_region(rc, now)
+    collect.judge_region(rc, now)
+
+    fs.refresh_from_db()
+    assert fs.status == "warning"
+    assert "credits run out in ~5 h" in fs.reason
+    assert fs.figures["credit_state"] == "draining"
+    assert Transition.objects.filter(object_id=fs.pk).count() == 1
+
+
+def test_it_says_the_throughput_is_capped_when_credits_are_gone(rc):
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    samples = minutes(
+        end,
+        30,
+        burst_credit_balance=lambda i: 0.0,
+        permitted_throughput=lambda i: 5_000 * 1024.0,
+        storage_standard_bytes=lambda i: 100 * GIB,
+    )
+    fs = fs_with(rc, samples)
+    collect.judge_region(rc, now)
+    fs.refresh_from_db()
+    assert fs.status == "critical"
+    assert fs.reason == "burst credits exhausted: throughput capped at 4.9 MiB/s baseline"
+
+
+def test_it_turns_unknown_when_data_stops_arriving(rc):
+    now = timezone.now()
+    end = align(now - timedelta(minutes=20))
+    fs = fs_with(rc, minutes(end, 30, percent_io_limit=lambda i: 10.0))
+    collect.judge_region(rc, now)
+    fs.refresh_from_db()
+    assert fs.status == "unknown" and fs.reason.startswith("no data for 2")
+
+
+def test_it_does_not_judge_credits_of_an_elastic_file_system(rc):
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    fs = fs_with(rc, minutes(end, 30, percent_io_limit=lambda i: 20.0), throughput_mode="elastic")
+    collect.judge_region(rc, now)
+    fs.refresh_from_db()
+    assert fs.status == "ok" and "credit_state" not in fs.figures

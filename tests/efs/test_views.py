@@ -1,0 +1,137 @@
+"""The region panel, the file system page and the API."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.efs import history
+from apps.efs.metrics import GIB, Sample
+from apps.efs.models import FileSystem, RegionCollection
+from apps.efs.queries import align
+from apps.regions.models import Account, Region
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fs() -> FileSystem:
+    account = Account.objects.create(name="prod")
+    region = Region.objects.create(
+        account=account, code="eu-west-1", opt_in_status="opt-in-not-required"
+    )
+    fs = FileSystem.objects.create(
+        region=region,
+        filesystem_id="fs-0123abcd",
+        name="builds",
+        status="warning",
+        reason="credits run out in ~6 h at the last 3 h's drain rate",
+        figures={
+            "io_limit_pct": 42.0,
+            "throughput_utilisation_pct": 80.0,
+            "credit_balance_bytes": 512 * GIB,
+            "hours_to_exhaustion": 6.2,
+            "credit_state": "draining",
+            "standard_bytes": 100 * GIB,
+        },
+    )
+    end = align(timezone.now() - timedelta(minutes=3))
+    samples = [
+        Sample(
+            end - timedelta(minutes=60 - i),
+            data_read_count=600.0,
+            data_read_bytes=6e6,
+            metered_bytes=3e8,
+            permitted_throughput=1e7 * 1.0,
+            burst_credit_balance=(512 + 60 - i) * GIB,
+        )
+        for i in range(60)
+        if i != 30  # one minute never arrived
+    ]
+    history.save_samples({fs.pk: samples})
+    return fs
+
+
+def test_it_lists_file_systems_in_a_sortable_table_on_the_region_page(fs, logged_in_client):
+    RegionCollection.objects.create(
+        region=fs.region, last_error="AccessDenied: not authorized", last_error_at=timezone.now()
+    )
+    html = logged_in_client.get(reverse("regions:detail", args=[fs.region.pk])).content.decode()
+    assert "data-sortable" in html and "builds" in html
+    assert "42 %" in html and "80 %" in html and "6.2 h" in html and "512 GiB" in html
+    assert "AccessDenied: not authorized" in html
+
+
+def test_it_draws_gaps_as_gaps_on_the_file_system_page(fs, logged_in_client):
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=3h")
+    assert page.status_code == 200
+    ops = page.context["charts"]["ops"]
+    read = ops["series"][0]["values"]
+    assert read.count(10.0) == 59
+    assert None in read[-40:]  # the missing minute, not a zero
+    assert 0 not in read and 0.0 not in read
+    html = page.content.decode()
+    assert "Burst credits" in html and "Forecast" in html
+
+
+def test_it_prices_provisioned_throughput_at_the_asked_price(fs, logged_in_client):
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?price=10")
+    advice = page.context["advice"]
+    assert advice.p95_mibps == pytest.approx(3e8 / 60 / 2**20)
+    assert advice.provisioned_monthly_cost == pytest.approx(
+        (advice.needed_provisioned_mibps - advice.baseline_mibps) * 10
+    )
+    assert "$10.00 per MiB/s-month" in page.content.decode()
+
+
+def test_it_shows_back_fill_progress(fs, logged_in_client):
+    now = timezone.now()
+    FileSystem.objects.filter(pk=fs.pk).update(
+        backfill_from=now - timedelta(hours=10),
+        backfill_to=now,
+        collected_until=now - timedelta(hours=5),
+    )
+    html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    assert "Back-filling" in html and 'value="50"' in html
+
+
+def test_it_filters_file_systems_in_the_api(fs, api_client, api_key):
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key()}")
+    got = api_client.get("/api/efs/filesystems/", {"region": "eu-west-1", "status": "warning"})
+    assert got.status_code == 200
+    rows = got.json()["results"] if "results" in got.json() else got.json()
+    assert [r["filesystem_id"] for r in rows] == ["fs-0123abcd"]
+    assert rows[0]["figures"]["hours_to_exhaustion"] == 6.2
+    none = api_client.get("/api/efs/filesystems/", {"status": "critical"}).json()
+    assert (none["results"] if isinstance(none, dict) else none) == []
+    assert api_client.get("/api/efs/filesystems/", {"account": "x"}).status_code == 400
+
+
+def test_it_serves_series_at_a_chosen_resolution_with_null_gaps(fs, api_client, api_key):
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key()}")
+    url = f"/api/efs/filesystems/{fs.pk}/series/"
+    got = api_client.get(url).json()
+    assert got["resolution"] == "minute"
+    assert len(got["x"]) == len(got["read_ops"]) in (180, 181)
+    assert got["read_ops"].count(10.0) == 59 and None in got["read_ops"]
+    hourly = api_client.get(url, {"resolution": "hour"}).json()
+    assert hourly["resolution"] == "hour" and set(hourly["read_ops"]) == {None}
+    assert api_client.get(url, {"resolution": "week"}).status_code == 400
+    assert api_client.get(url, {"start": "yesterday"}).status_code == 400
+
+
+def test_it_refuses_writes_with_a_read_only_key(fs, api_client, api_key):
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key()}")
+    assert api_client.delete(f"/api/efs/filesystems/{fs.pk}/").status_code in (403, 405)
+
+
+def test_it_refreshes_the_region_panel_and_the_summary_as_htmx_partials(fs, logged_in_client):
+    panel = logged_in_client.get(reverse("efs:region-panel", args=[fs.region.pk]))
+    html = panel.content.decode()
+    assert panel.status_code == 200 and "<html" not in html and "builds" in html
+    summary = logged_in_client.get(reverse("efs:detail", args=[fs.pk]), HTTP_HX_REQUEST="true")
+    html = summary.content.decode()
+    assert 'id="efs-summary"' in html and "timeseries" not in html
