@@ -15,6 +15,7 @@ from apps.alerts.api import (
     TransitionViewSet,
 )
 from apps.efs.api import FileSystemViewSet
+from apps.probes.api import ResultViewSet, TargetViewSet
 from apps.raid import api as raid_api
 from apps.regions.api import AccountViewSet, RegionViewSet
 
@@ -23,6 +24,8 @@ router.register("accounts", AccountViewSet, basename="account")
 router.register("regions", RegionViewSet, basename="region")
 router.register("keys", ApiKeyViewSet, basename="apikey")
 router.register("efs/filesystems", FileSystemViewSet, basename="efs-filesystem")
+router.register("probes/targets", TargetViewSet, basename="probe-target")
+router.register("probes/results", ResultViewSet, basename="probe-result")
 router.register("alerts/incidents", IncidentViewSet, basename="incident")
 router.register("alerts/transitions", TransitionViewSet, basename="transition")
 router.register("alerts/silences", SilenceViewSet, basename="silence")

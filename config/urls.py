@@ -14,6 +14,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", include("apps.accounts.urls")),
     path("alerts/", include("apps.alerts.urls")),
+    path("probes/", include("apps.probes.urls")),
     path("efs/", include("apps.efs.urls")),
     path("raid/", include("apps.raid.urls")),
     path("healthz", account_views.healthz, name="healthz"),

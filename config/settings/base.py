@@ -45,6 +45,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_BASE_URL",
     "VIGIL_DEMO",
     "VIGIL_DEMO_AWS_PORT",
+    "VIGIL_DEMO_PROBES_PORT",
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
     "VIGIL_EFS_BACKFILL_HOURS",
     "VIGIL_EFS_DISCOVERY_MINUTES",
@@ -54,6 +55,9 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_EFS_PRICE_PER_MIBPS_MONTH",
     "VIGIL_EFS_SETTLE_MINUTES",
     "VIGIL_EFS_STALE_MINUTES",
+    "VIGIL_PROBES_CERT_WARN_DAYS",
+    "VIGIL_PROBES_CONCURRENCY",
+    "VIGIL_PROBES_DRIFT_TOLERANCE_S",
     "VIGIL_RAID_SSH_COMMAND_TIMEOUT",
     "VIGIL_RAID_SSH_CONNECT_TIMEOUT",
     "VIGIL_RAID_SSH_KEY",
@@ -105,6 +109,7 @@ INSTALLED_APPS = [
     # Concern apps: add yours below this line.
     "apps.raid",
     "apps.efs",
+    "apps.probes",
 ]
 
 MIDDLEWARE = [
@@ -270,6 +275,16 @@ ANYMAIL = {
     },
     "AMAZON_SES_CONFIGURATION_SET_NAME": setting("AWS_SES_CONFIGURATION_SET", default="") or None,
 }
+
+# --- HTTP keep-alive probes (apps/probes) ----------------------------------------------------
+# Probes run concurrently in one asyncio loop per Celery task: at most this many per task.
+VIGIL_PROBES_CONCURRENCY = setting("VIGIL_PROBES_CONCURRENCY", "int", default=500)
+# Warn when a target's TLS certificate expires within this many days.
+VIGIL_PROBES_CERT_WARN_DAYS = setting("VIGIL_PROBES_CERT_WARN_DAYS", "int", default=14)
+# Warn when the idle timeout changed by more than this from the previous measurement.
+VIGIL_PROBES_DRIFT_TOLERANCE_S = setting("VIGIL_PROBES_DRIFT_TOLERANCE_S", "float", default=1.0)
+# make run in demo mode: the first of four loopback ports of the demo keep-alive servers.
+VIGIL_DEMO_PROBES_PORT = setting("VIGIL_DEMO_PROBES_PORT", "int", default=8770)
 
 # --- EFS (apps/efs) --------------------------------------------------------------------------
 # How often each account-region is collected, and how often its file systems are listed.

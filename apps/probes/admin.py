@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import Result, Target
+
+
+@admin.register(Target)
+class TargetAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "url", "region", "status", "enabled", "interval_s", "next_due"]
+    list_filter = ["enabled", "status", "region"]
+    search_fields = ["name", "url"]
+    readonly_fields = ["status", "reason", "status_changed", "created"]
+    fields = [
+        "name",
+        "url",
+        "region",
+        "interval_s",
+        "expected_min_s",
+        "expected_max_s",
+        "cap_s",
+        "timeout_s",
+        "verify_tls",
+        "enabled",
+        "next_due",
+        *readonly_fields,
+    ]
+
+
+@admin.register(Result)
+class ResultAdmin(admin.ModelAdmin):
+    list_display = ["target", "started_at", "status", "status_code", "idle_timeout_s", "error"]
+    list_filter = ["status", "target__region"]
+    date_hierarchy = "started_at"
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False

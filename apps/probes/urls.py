@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "probes"
+urlpatterns = [
+    path("targets/<int:pk>/", views.target_detail, name="target"),
+    path("targets/<int:pk>/enabled/", views.target_enable, name="target-enable"),
+    path("presets/", views.presets, name="presets"),
+    path("regions/<int:region_pk>/panel/", views.region_panel, name="region-panel"),
+]

@@ -1,0 +1,145 @@
+"""The probes section of the region page, the target page, and the preset list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from apps.regions.models import Region
+
+from .models import Result, Target
+from .presets import PRESET_INTERVAL_S, PRESETS, preset
+
+CHART_RESULTS = 500
+TABLE_RESULTS = 50
+
+
+def targets_with_last_result(targets: QuerySet[Target]) -> QuerySet[Target]:
+    last = Result.objects.filter(target=OuterRef("pk")).order_by("-created", "-pk")
+    return targets.annotate(
+        last_idle_s=Subquery(last.values("idle_timeout_s")[:1]),
+        last_closed_by=Subquery(last.values("closed_by")[:1]),
+        last_cap_s=Subquery(last.values("cap_s")[:1]),
+        last_probed=Subquery(last.values("created")[:1]),
+    )
+
+
+def region_panel_context(region: Region) -> dict[str, Any]:
+    targets = targets_with_last_result(Target.objects.filter(region=region))
+    return {"region": region, "targets": list(targets)}
+
+
+def region_panel(request: HttpRequest, region_pk: int) -> HttpResponse:
+    """The region page's probes section alone, for htmx polling."""
+    region = get_object_or_404(Region, pk=region_pk)
+    return render(
+        request,
+        "probes/region_panel.html",
+        {"region": region, "panel": region_panel_context(region)},
+    )
+
+
+def idle_chart(results: list[Result], target: Target) -> dict[str, Any]:
+    """Measured idle timeout over time; failed runs are gaps, cap-reached runs a separate line."""
+    series = [
+        {"label": "Idle timeout", "unit": "s", "values": [r.idle_timeout_s for r in results]},
+        {
+            "label": "Still open at the cap",
+            "unit": "s",
+            "values": [r.cap_s if r.closed_by == Result.ClosedBy.CAP else None for r in results],
+        },
+    ]
+    if target.expected_range:
+        low, high = target.expected_range
+        series.append(
+            {"label": "Expected from", "unit": "s", "dash": True, "values": [low] * len(results)}
+        )
+        series.append(
+            {"label": "Expected to", "unit": "s", "dash": True, "values": [high] * len(results)}
+        )
+    return {"x": [int(r.started_at.timestamp()) for r in results], "series": series}
+
+
+def phases_chart(results: list[Result]) -> dict[str, Any]:
+    """DNS, connect, TLS and first-byte times in milliseconds; a phase not reached is a gap."""
+
+    def ms(value: float | None) -> float | None:
+        return None if value is None else round(value * 1000, 3)
+
+    phases = [
+        ("DNS", "dns_s"),
+        ("Connect", "connect_s"),
+        ("TLS", "tls_s"),
+        ("First byte", "first_byte_s"),
+    ]
+    return {
+        "x": [int(r.started_at.timestamp()) for r in results],
+        "series": [
+            {"label": label, "unit": "ms", "values": [ms(getattr(r, field)) for r in results]}
+            for label, field in phases
+        ],
+    }
+
+
+def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    target = get_object_or_404(Target.objects.select_related("region", "region__account"), pk=pk)
+    recent = list(target.results.order_by("-created", "-pk")[:CHART_RESULTS])
+    chronological = recent[::-1]
+    context = {
+        "target": target,
+        "results": recent[:TABLE_RESULTS],
+        "idle_chart": idle_chart(chronological, target),
+        "phases_chart": phases_chart(chronological),
+    }
+    template = "probes/target.html#summary" if request.htmx else "probes/target.html"
+    return render(request, template, context)
+
+
+@require_POST
+def target_enable(request: HttpRequest, pk: int) -> HttpResponse:
+    """Enable or disable a target (``enabled`` in the form: "1" or "0"); enabling probes soon."""
+    target = get_object_or_404(Target, pk=pk)
+    enable = request.POST.get("enabled") == "1"
+    updates: dict[str, Any] = {"enabled": enable}
+    if enable:
+        updates["next_due"] = timezone.now()
+    Target.objects.filter(pk=pk).update(**updates)
+    messages.success(request, f"{target} is {'enabled' if enable else 'disabled'}.")
+    return redirect("probes:target", pk=pk)
+
+
+def presets(request: HttpRequest) -> HttpResponse:
+    """The seed's public sites; POST adds one, disabled, to the chosen region or site."""
+    regions = list(Region.objects.shown().select_related("account"))
+    if request.method == "POST":
+        chosen = preset(request.POST.get("preset", ""))
+        region = next((r for r in regions if str(r.pk) == request.POST.get("region")), None)
+        if chosen is None or region is None:
+            messages.error(request, "Choose a site and a region.")
+            return redirect("probes:presets")
+        target, created = Target.objects.get_or_create(
+            region=region,
+            url=chosen.url,
+            defaults={
+                "name": chosen.name,
+                "expected_min_s": chosen.expected_min_s,
+                "expected_max_s": chosen.expected_max_s,
+                "cap_s": chosen.cap_s,
+                "interval_s": PRESET_INTERVAL_S,
+                "enabled": False,
+            },
+        )
+        verb = "Added" if created else "Already there:"
+        messages.success(request, f"{verb} {target} in {region}, disabled until you enable it.")
+        return redirect("probes:target", pk=target.pk)
+    added = set(
+        Target.objects.filter(url__in=[p.url for p in PRESETS]).values_list("url", flat=True)
+    )
+    rows = [(p, p.url in added) for p in PRESETS]
+    return render(request, "probes/presets.html", {"rows": rows, "regions": regions})
