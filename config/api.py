@@ -15,6 +15,7 @@ from apps.alerts.api import (
     TransitionViewSet,
 )
 from apps.efs.api import FileSystemViewSet
+from apps.galera import api as galera_api
 from apps.probes.api import ResultViewSet, TargetViewSet
 from apps.raid import api as raid_api
 from apps.regions.api import AccountViewSet, RegionViewSet
@@ -35,6 +36,9 @@ router.register("raid/hosts", raid_api.HostViewSet, basename="raid-host")
 router.register("raid/arrays", raid_api.ArrayViewSet, basename="raid-array")
 router.register("raid/members", raid_api.MemberViewSet, basename="raid-member")
 router.register("raid/history", raid_api.HistoryViewSet, basename="raid-history")
+router.register("galera/clusters", galera_api.ClusterViewSet, basename="galera-cluster")
+router.register("galera/nodes", galera_api.NodeViewSet, basename="galera-node")
+router.register("galera/snapshots", galera_api.SnapshotViewSet, basename="galera-snapshot")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -17,6 +17,7 @@ urlpatterns = [
     path("probes/", include("apps.probes.urls")),
     path("efs/", include("apps.efs.urls")),
     path("raid/", include("apps.raid.urls")),
+    path("galera/", include("apps.galera.urls")),
     path("healthz", account_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include(("config.api", "api"))),

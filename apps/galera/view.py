@@ -12,7 +12,7 @@ Pure module: no Django, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -169,6 +169,21 @@ class Thresholds:
 
     flow_control_paused: float = 0.1  # fraction of time paused since the last FLUSH STATUS
     recv_queue_avg: float = 10.0
+    recv_queue_growth_polls: int = 3  # rising on this many polls in a row (current included)
+    recv_queue_growth_floor: float = 1.0  # ...and at least this long now
+
+
+def recv_queue_growing(values: Sequence[float | None], thresholds: Thresholds) -> bool:
+    """The receive queue rose on each of the last polls (oldest first, current last).
+
+    wsrep_local_recv_queue_avg is the average since the previous query, so successive polls
+    give one average per interval; a gap (a poll that did not read it) breaks the run.
+    """
+    run = list(values)[-thresholds.recv_queue_growth_polls :]
+    if len(run) < thresholds.recv_queue_growth_polls or any(v is None for v in run):
+        return False
+    rising = all(b > a for a, b in zip(run, run[1:], strict=False))  # type: ignore[operator]
+    return rising and run[-1] >= thresholds.recv_queue_growth_floor  # type: ignore[operator]
 
 
 def _figures(
@@ -202,10 +217,19 @@ def cluster_verdict(
     expected_data_nodes: int | None = None,
     expected_arbitrators: int | None = None,
     thresholds: Thresholds | None = None,
+    split_brain_before: bool = True,
+    recv_queue_history: Mapping[str, Sequence[float | None]] | None = None,
 ) -> Verdict:
-    """Critical, warning or ok, with every reason at the worst level found."""
+    """Critical, warning or ok, with every reason at the worst level found.
+
+    Nodes disagree on conf_id for a second or two after a failure, so a collector passes
+    ``split_brain_before`` (did the previous poll see inconsistent views too?): a split-brain
+    is reported only when seen twice in a row. ``recv_queue_history`` gives each node's
+    earlier receive-queue averages (oldest first) for the growing-queue rule.
+    """
     thresholds = thresholds or Thresholds()
     figures = _figures(view, expected_data_nodes, expected_arbitrators)
+    figures["split_brain_confirmed"] = view.split_brain and split_brain_before
     critical: list[str] = []
     warning: list[str] = []
     galera_nodes = [n for n in view.nodes if n.state in (NodeState.PRIMARY, NodeState.NON_PRIMARY)]
@@ -215,9 +239,13 @@ def cluster_verdict(
                 "no Galera node answered: "
                 + ", ".join(f"{name} is {NOT_GALERA}" for name in view.not_galera)
             )
+        elif view.unreachable:
+            critical.append(
+                "no node reachable: " + "; ".join(f"{n.name}: {n.detail}" for n in view.nodes)
+            )
         else:
             critical.append("no node reachable")
-    if view.split_brain:
+    if view.split_brain and split_brain_before:
         critical.append("possible split-brain: " + "; ".join(view.inconsistencies))
     if galera_nodes and not view.primary:
         critical.append("quorum lost: no node is in a Primary component")
@@ -247,6 +275,12 @@ def cluster_verdict(
         queue = status.local_recv_queue_avg
         if queue is not None and queue > thresholds.recv_queue_avg:
             warning.append(f"{node.name} receive queue averages {queue:g}")
+        elif recv_queue_history and node.name in recv_queue_history:
+            values = [*recv_queue_history[node.name], queue]
+            if recv_queue_growing(values, thresholds):
+                run = values[-thresholds.recv_queue_growth_polls :]
+                steps = " → ".join(f"{v:g}" for v in run if v is not None)
+                warning.append(f"{node.name} receive queue growing: {steps}")
     if view.tolerance is not None and view.tolerance.one_by_one == 0:
         warning.append("one more failure stops the cluster")
     if view.primary:

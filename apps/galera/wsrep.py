@@ -81,7 +81,12 @@ class WsrepStatus:
 
     @property
     def is_galera(self) -> bool:
-        """A wsrep provider is loaded (plain MariaDB shows a few wsrep rows, no provider)."""
+        """A wsrep provider is loaded (plain MariaDB shows a few wsrep rows, no provider).
+
+        A published sample whose provider rows were elided still shows a cluster status.
+        """
+        if self.provider_name is None:
+            return self.cluster_status is not None and self.elided
         return bool(self.provider_name)
 
     @property

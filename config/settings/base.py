@@ -55,6 +55,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_EFS_PRICE_PER_MIBPS_MONTH",
     "VIGIL_EFS_SETTLE_MINUTES",
     "VIGIL_EFS_STALE_MINUTES",
+    "VIGIL_GALERA_SECRETS_DIR",
     "VIGIL_PROBES_CERT_WARN_DAYS",
     "VIGIL_PROBES_CONCURRENCY",
     "VIGIL_PROBES_DRIFT_TOLERANCE_S",
@@ -107,6 +108,7 @@ INSTALLED_APPS = [
     "apps.alerts",
     "apps.demo",
     # Concern apps: add yours below this line.
+    "apps.galera",
     "apps.raid",
     "apps.efs",
     "apps.probes",
@@ -301,6 +303,10 @@ VIGIL_EFS_MINUTE_RETENTION_DAYS = setting("VIGIL_EFS_MINUTE_RETENTION_DAYS", "in
 VIGIL_EFS_HOUR_RETENTION_DAYS = setting("VIGIL_EFS_HOUR_RETENTION_DAYS", "int", default=400)
 # Price of one MiB/s of provisioned throughput per month, in dollars, for the advice.
 VIGIL_EFS_PRICE_PER_MIBPS_MONTH = setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", "float", default=6.0)
+
+# --- Galera (apps/galera) -------------------------------------------------------------------
+# A node's password_file must be inside this directory (Docker/Kubernetes secrets).
+VIGIL_GALERA_SECRETS_DIR = setting("VIGIL_GALERA_SECRETS_DIR", default="/run/secrets")
 
 # --- md-RAID (apps/raid) ---------------------------------------------------------------------
 # A host with no report for this long (SSH hosts: at least 3 intervals) turns its arrays unknown.

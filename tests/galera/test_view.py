@@ -13,6 +13,7 @@ from apps.galera.view import (
     Thresholds,
     build_view,
     cluster_verdict,
+    recv_queue_growing,
 )
 from apps.galera.wsrep import ProviderOptions, WsrepStatus, parse_status
 from apps.lib.status import Status
@@ -154,7 +155,8 @@ def test_it_only_warns_about_a_joining_node_that_is_not_ready_yet():
 def test_it_is_critical_when_no_node_is_reachable():
     verdict = cluster_verdict(build_view([down("node1"), down("node2")]))
     assert verdict.status is Status.CRITICAL
-    assert verdict.reason == "no node reachable"
+    error = "(2003) Can't connect to MySQL server on '127.0.0.1'"
+    assert verdict.reason == f"no node reachable: node1: {error}; node2: {error}"
 
 
 def test_it_is_critical_when_nothing_is_reachable_at_all():
@@ -246,3 +248,35 @@ def test_it_puts_every_node_state_in_the_figures():
     assert verdict.figures["nodes"]["node1"] == {"state": "primary", "detail": "Synced"}
     assert verdict.figures["nodes"]["node3"]["state"] == "unreachable"
     assert verdict.figures["unreachable"] == ["node3"]
+
+
+def test_a_split_brain_seen_once_does_not_change_the_status_until_seen_again():
+    view = build_view([node("node1", cluster_conf_id="8"), node("node2"), node("node3")])
+    first = cluster_verdict(view, split_brain_before=False)
+    assert first.status is Status.OK
+    assert first.figures["split_brain"] and not first.figures["split_brain_confirmed"]
+    second = cluster_verdict(view, split_brain_before=True)
+    assert second.status is Status.CRITICAL
+    assert second.figures["split_brain_confirmed"]
+
+
+@pytest.mark.parametrize(
+    ("values", "growing"),
+    [
+        ([0.5, 1.5, 4.0], True),
+        ([0.0, 1.0, 4.0, 3.0], False),  # fell on the last poll
+        ([0.1, 0.2, 0.3], False),  # rising, but still short of the floor
+        ([0.5, None, 4.0], False),  # a gap is not growth
+        ([1.5, 4.0], False),  # not enough history yet
+        ([2.0, 2.0, 4.0], False),  # flat, then up: not a run
+    ],
+)
+def test_it_calls_a_receive_queue_growing_only_when_it_rose_on_every_recent_poll(values, growing):
+    assert recv_queue_growing(values, Thresholds()) is growing
+
+
+def test_it_warns_about_a_growing_receive_queue_with_the_history_passed_in():
+    view = build_view([node("node1"), node("node2", local_recv_queue_avg="4.0"), node("node3")])
+    verdict = cluster_verdict(view, recv_queue_history={"node2": [0.5, 1.5]})
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == "node2 receive queue growing: 0.5 → 1.5 → 4"

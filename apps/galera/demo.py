@@ -1,0 +1,79 @@
+"""Demo mode: clusters whose state comes from recorded real ``SHOW STATUS`` outputs.
+
+``set_up()`` (idempotent) adds a site with two clusters, one node each, whose status is the
+published sample named by ``Node.recorded_sample`` (see ``demo_samples/README.md``). The
+poll task reads the sample instead of connecting: no network connection is attempted for a
+demo cluster. The other members show up through ``wsrep_incoming_addresses``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apps.demo.mode import demo_site
+
+from .models import Cluster, Node
+from .view import NodeResult
+from .wsrep import ParseError, parse_status
+
+SAMPLES = Path(__file__).resolve().parent / "demo_samples"
+DEMO_SITE_CODE = "demo-galera"
+DEMO_SITE_NAME = "Demo site: Galera (recorded samples)"
+RECORDED = "recorded sample"
+
+# (cluster name, expected data nodes, arbitrators, node host, sample file)
+DEMO_CLUSTERS = (
+    (
+        "Demo: 4-node MariaDB Galera (recorded sample)",
+        4,
+        0,
+        "10.0.0.1",
+        "deimosfr-4node-synced-primary.txt",
+    ),
+    (
+        "Demo: 3-node Percona XtraDB Cluster (recorded sample)",
+        3,
+        0,
+        "172.18.0.2",
+        "pxc-docs-docker-3node-elided.txt",
+    ),
+)
+
+
+def sample_result(node: Node) -> NodeResult:
+    """The node's recorded sample as if it had just been polled."""
+    try:
+        text = (SAMPLES / Path(node.recorded_sample).name).read_text()
+        return NodeResult(node.label, status=parse_status(text))
+    except (OSError, ParseError) as error:
+        return NodeResult(node.label, error=f"{RECORDED} {node.recorded_sample}: {error}")
+
+
+def set_up() -> list[Cluster]:
+    region = demo_site(DEMO_SITE_CODE, DEMO_SITE_NAME)
+    clusters = []
+    for name, data_nodes, arbitrators, host, sample in DEMO_CLUSTERS:
+        cluster, created = Cluster.objects.get_or_create(
+            region=region,
+            name=name,
+            defaults={
+                "expected_data_nodes": data_nodes,
+                "expected_arbitrators": arbitrators,
+                "interval_s": 300,
+            },
+        )
+        if created:
+            Cluster.objects.filter(pk=cluster.pk).update(is_demo=True)
+            cluster.is_demo = True
+        Node.objects.get_or_create(
+            cluster=cluster,
+            host=host,
+            port=3306,
+            defaults={"recorded_sample": sample, "user": ""},
+        )
+        clusters.append(cluster)
+        if cluster.polled_at is None:
+            from .tasks import poll_cluster  # tasks imports this module
+
+            poll_cluster(cluster.pk)
+    return clusters

@@ -1,0 +1,120 @@
+"""The Galera section of the region page, and the cluster page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from apps.alerts.models import Transition
+from apps.regions.models import Region
+
+from .demo import RECORDED
+from .models import Cluster, Snapshot
+from .quorum import FaultTolerance, describe
+from .view import NodeState
+
+DEFAULT_SUSPECT_TIMEOUT_S = 5.0  # evs.suspect_timeout's default, PT5S
+CHART_SNAPSHOTS = 720
+TRANSITIONS = 20
+
+
+def headroom_words(cluster: Cluster | Snapshot) -> str | None:
+    """ "can lose 2 more nodes one at a time, 1 at once", or None when unknown."""
+    if cluster.one_by_one is None or cluster.simultaneous is None:
+        return None
+    return describe(FaultTolerance(cluster.one_by_one, cluster.simultaneous))
+
+
+def state_label(state: str, detail: str) -> str:
+    """Synced / Donor/Desynced / Joining / down / non-Primary / not a Galera node."""
+    if state == NodeState.UNREACHABLE:
+        return "down"
+    if state == NodeState.NOT_GALERA:
+        return "not a Galera node"
+    if state == NodeState.NON_PRIMARY:
+        return f"non-Primary ({detail})" if detail else "non-Primary"
+    if state == NodeState.PRIMARY:
+        return detail or "Primary"
+    return "not polled yet"
+
+
+def region_panel_context(region: Region) -> dict[str, Any]:
+    clusters = list(Cluster.objects.filter(region=region).order_by("name"))
+    for cluster in clusters:
+        cluster.headroom = headroom_words(cluster)
+    return {"region": region, "clusters": clusters}
+
+
+def region_panel(request: HttpRequest, region_pk: int) -> HttpResponse:
+    """The region page's Galera section alone, for htmx polling."""
+    region = get_object_or_404(Region, pk=region_pk)
+    return render(
+        request,
+        "galera/region_panel.html",
+        {"region": region, "panel": region_panel_context(region)},
+    )
+
+
+def size_chart(snapshots: list[Snapshot], cluster: Cluster) -> dict[str, Any]:
+    """Members, data nodes in the Primary component, and headroom over time; gaps stay gaps."""
+    return {
+        "x": [int(s.created.timestamp()) for s in snapshots],
+        "series": [
+            {"label": "Cluster size", "unit": "", "values": [s.cluster_size for s in snapshots]},
+            {"label": "Data nodes", "unit": "", "values": [s.data_nodes for s in snapshots]},
+            {
+                "label": "Can lose one at a time",
+                "unit": "",
+                "values": [s.one_by_one for s in snapshots],
+            },
+            {
+                "label": "Expected size",
+                "unit": "",
+                "dash": True,
+                "values": [cluster.expected_size] * len(snapshots),
+            },
+        ],
+    }
+
+
+def node_rows(cluster: Cluster, latest: Snapshot | None) -> list[dict[str, Any]]:
+    facts = latest.nodes if latest else {}
+    rows = []
+    for node in cluster.nodes.all():
+        seen = facts.get(node.label, {})
+        rows.append(
+            {
+                "node": node,
+                "state": state_label(node.state, node.detail),
+                "kind": node.state or "unpolled",
+                "detail": node.detail,
+                "facts": seen,
+            }
+        )
+    return rows
+
+
+def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    cluster = get_object_or_404(Cluster.objects.select_related("region", "region__account"), pk=pk)
+    recent = list(cluster.snapshots.order_by("-created", "-pk")[:CHART_SNAPSHOTS])
+    latest = recent[0] if recent else None
+    suspect = cluster.suspect_timeout_s
+    context = {
+        "cluster": cluster,
+        "latest": latest,
+        "nodes": node_rows(cluster, latest),
+        "headroom": headroom_words(cluster),
+        "suspect_timeout_s": suspect if suspect is not None else DEFAULT_SUSPECT_TIMEOUT_S,
+        "suspect_timeout_known": suspect is not None,
+        "recorded": RECORDED,
+        "samples": sorted({n.recorded_sample for n in cluster.nodes.all() if n.recorded_sample}),
+        "size_chart": size_chart(recent[::-1], cluster),
+        "transitions": Transition.objects.filter(
+            content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
+        ).order_by("-created")[:TRANSITIONS],
+    }
+    template = "galera/cluster.html#summary" if request.htmx else "galera/cluster.html"
+    return render(request, template, context)

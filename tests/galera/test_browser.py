@@ -1,0 +1,79 @@
+"""The Galera pages in Debian's chromium: the demo cluster, and a cluster with a size history."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.galera import demo, tasks
+from apps.galera.models import Cluster, Node
+from apps.galera.view import NodeResult
+from apps.galera.wsrep import WsrepStatus
+from apps.regions.models import Region
+from tests.conftest import OUTPUT_DIR
+from tests.test_browser import browser_page  # noqa: F401 - the shared chromium fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def synced(size: int) -> WsrepStatus:
+    rows = [
+        ("wsrep_provider_name", "Galera"),
+        ("wsrep_cluster_status", "Primary"),
+        ("wsrep_cluster_size", str(size)),
+        ("wsrep_cluster_conf_id", str(10 + size)),
+        ("wsrep_local_state_comment", "Synced"),
+        ("wsrep_ready", "ON"),
+        ("wsrep_local_recv_queue_avg", "0.2"),
+    ]
+    return WsrepStatus.from_rows(rows)
+
+
+@pytest.fixture
+def clusters(django_user_model) -> dict[str, int]:
+    django_user_model.objects.create_user("oncall", "oncall@example.com", "correct horse")
+    shown = demo.set_up()
+    site = Region.objects.create(code="dc1", name="Data centre 1", kind=Region.Kind.SITE)
+    prod = Cluster.objects.create(region=site, name="prod", expected_arbitrators=1)
+    names = ["db1", "db2", "db3"]
+    for i, name in enumerate(names):
+        Node.objects.create(cluster=prod, name=name, host="10.0.0.1", port=3306 + i)
+    start = timezone.now() - timedelta(minutes=30)
+    down = NodeResult("db3", error="(2003) Can't connect to MySQL server on '10.0.0.1'")
+    for minute in range(30):
+        lost = 10 <= minute < 20
+        results = [
+            down if lost and n == "db3" else NodeResult(n, status=synced(3 if lost else 4))
+            for n in names
+        ]
+        tasks.save_poll(prod, results, now=start + timedelta(minutes=minute))
+    return {"demo": shown[0].pk, "prod": prod.pk, "site": site.pk}
+
+
+def test_the_cluster_pages_show_headroom_nodes_and_the_size_history(
+    live_server,
+    clusters,
+    browser_page,  # noqa: F811
+):
+    page = browser_page
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("#id_username", "oncall")
+    page.fill("#id_password", "correct horse")
+    page.click("button[type=submit]")
+    out = OUTPUT_DIR / "browser"
+    out.mkdir(parents=True, exist_ok=True)
+
+    page.goto(f"{live_server.url}/galera/clusters/{clusters['prod']}/")
+    page.wait_for_selector(".timeseries .uplot canvas")
+    assert "Can lose 2 more nodes one at a time, 1 at once." in page.inner_text(".galera-headroom")
+    page.screenshot(path=out / "galera-cluster.png", full_page=True)
+
+    page.goto(f"{live_server.url}/galera/clusters/{clusters['demo']}/")
+    assert "recorded sample" in page.inner_text(".galera-recorded")
+    page.screenshot(path=out / "galera-demo.png", full_page=True)
+
+    page.goto(f"{live_server.url}/regions/{clusters['site']}/")
+    page.wait_for_selector(".galera-clusters")
+    page.screenshot(path=out / "galera-region.png", full_page=True)

@@ -1,0 +1,287 @@
+"""The poll task without the Galera cluster: dead nodes, a plain MariaDB, passwords, demo,
+split-brain flapping, a growing receive queue and the dispatcher."""
+
+from __future__ import annotations
+
+import importlib
+import socket
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.alerts.models import Transition
+from apps.galera import demo, tasks
+from apps.galera.models import Cluster, Node, Snapshot
+from apps.galera.view import NOT_GALERA, NodeResult
+from apps.galera.wsrep import WsrepStatus
+from apps.lib.status import Status
+from apps.regions.models import Region
+
+pytestmark = pytest.mark.django_db
+celery_module = importlib.import_module("config.celery_app")
+
+PLAIN_MARIADB = ("127.0.0.1", 3306)  # the machine's standalone MariaDB: root, empty password
+
+
+@pytest.fixture
+def site() -> Region:
+    return Region.objects.create(code="dc1", name="Data centre 1", kind=Region.Kind.SITE)
+
+
+def make_cluster(site: Region, **fields) -> Cluster:
+    fields = {"name": "prod", "expected_data_nodes": 3, "expected_arbitrators": 0, **fields}
+    return Cluster.objects.create(region=site, **fields)
+
+
+def refused_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
+        closed.bind(("127.0.0.1", 0))
+        return closed.getsockname()[1]
+
+
+def test_it_reports_a_node_that_refuses_connections_as_unreachable(site):
+    cluster = make_cluster(site)
+    node = Node.objects.create(cluster=cluster, name="db1", host="127.0.0.1", port=refused_port())
+
+    assert tasks.poll_cluster(cluster.pk) == "critical"
+
+    cluster.refresh_from_db()
+    node.refresh_from_db()
+    assert cluster.reason.startswith("no node reachable")
+    assert (node.state, node.detail[:6]) == ("unreachable", "(2003)")
+    assert cluster.primary is None  # nothing answered: unknown, not "non-Primary"
+    snapshot = cluster.snapshots.get()
+    assert snapshot.nodes["db1"]["state"] == "unreachable"
+    assert snapshot.cluster_size is None
+    transition = Transition.objects.get(object_id=cluster.pk, concern="galera")
+    assert (transition.old_status, transition.new_status) == ("unknown", "critical")
+
+
+def test_it_shows_a_plain_mariadb_as_not_a_galera_node_instead_of_crashing(site):
+    cluster = make_cluster(site)
+    Node.objects.create(cluster=cluster, host=PLAIN_MARIADB[0], port=PLAIN_MARIADB[1], user="root")
+
+    assert tasks.poll_cluster(cluster.pk) == "critical"
+
+    cluster.refresh_from_db()
+    assert cluster.reason == f"no Galera node answered: 127.0.0.1:3306 is {NOT_GALERA}"
+    assert cluster.nodes.get().state == "not-galera"
+
+
+def test_it_shows_the_servers_message_for_wrong_credentials(site, monkeypatch):
+    monkeypatch.setenv("GALERA_TEST_PASSWORD", "not-the-password")
+    cluster = make_cluster(site)
+    Node.objects.create(
+        cluster=cluster,
+        host=PLAIN_MARIADB[0],
+        port=PLAIN_MARIADB[1],
+        user="vigil_nobody",
+        password_env="GALERA_TEST_PASSWORD",
+    )
+
+    tasks.poll_cluster(cluster.pk)
+
+    cluster.refresh_from_db()
+    assert "(1045) Access denied for user 'vigil_nobody'@'127.0.0.1'" in cluster.reason
+    assert "not-the-password" not in cluster.reason
+    assert "not-the-password" not in str(cluster.snapshots.get().nodes)
+
+
+def test_it_reads_the_password_from_a_secrets_file(site, tmp_path, settings):
+    settings.VIGIL_GALERA_SECRETS_DIR = str(tmp_path)
+    (tmp_path / "galera-password").write_text("\n")  # root's password here is empty
+    cluster = make_cluster(site)
+    Node.objects.create(
+        cluster=cluster, host="127.0.0.1", port=3306, user="root", password_file="galera-password"
+    )
+
+    tasks.poll_cluster(cluster.pk)
+
+    assert cluster.nodes.get().state == "not-galera"  # connected: the password was right
+
+
+def test_it_never_reads_a_password_reference_outside_the_allowed_places(site, tmp_path, settings):
+    settings.VIGIL_GALERA_SECRETS_DIR = str(tmp_path / "secrets")
+    cluster = make_cluster(site)
+    outside = tmp_path / "elsewhere"
+    outside.write_text("worker secret")
+    Node.objects.create(cluster=cluster, name="file", host="127.0.0.1", password_file=str(outside))
+    Node.objects.create(
+        cluster=cluster, name="env", host="127.0.0.1", port=3307, password_env="HOME"
+    )
+
+    tasks.poll_cluster(cluster.pk)
+
+    details = dict(cluster.nodes.values_list("name", "detail"))
+    assert details["file"] == (
+        f"password unavailable: The password file must be inside {tmp_path / 'secrets'}."
+    )
+    assert details["env"].startswith("password unavailable: The variable's name must start with")
+
+
+def test_it_does_not_connect_when_the_password_variable_is_missing(site, monkeypatch):
+    monkeypatch.delenv("GALERA_MISSING_PASSWORD", raising=False)
+    cluster = make_cluster(site)
+    Node.objects.create(
+        cluster=cluster, host="127.0.0.1", port=3306, password_env="GALERA_MISSING_PASSWORD"
+    )
+
+    tasks.poll_cluster(cluster.pk)
+
+    cluster.refresh_from_db()
+    assert "password unavailable: environment variable GALERA_MISSING_PASSWORD is not set" in (
+        cluster.reason
+    )
+
+
+def test_a_cluster_without_nodes_is_unknown(site):
+    cluster = make_cluster(site)
+    assert tasks.poll_cluster(cluster.pk) == "unknown"
+    cluster.refresh_from_db()
+    assert cluster.reason == "no nodes configured"
+
+
+def test_it_does_not_poll_a_cluster_that_is_already_being_polled(site):
+    cluster = make_cluster(site)
+    Cluster.objects.filter(pk=cluster.pk).update(lease_until=timezone.now() + timedelta(minutes=1))
+    assert tasks.poll_cluster(cluster.pk) is None
+    assert not Snapshot.objects.exists()
+
+
+# --- rules that need history: fed with real-shaped rows through save_poll --------------------
+
+
+def status(name: str, conf_id: str = "7", recv_queue: float = 0.0, size: int = 3) -> NodeResult:
+    rows = [
+        ("wsrep_provider_name", "Galera"),
+        ("wsrep_cluster_status", "Primary"),
+        ("wsrep_cluster_size", str(size)),
+        ("wsrep_incoming_addresses", "10.9.9.9:3306,10.9.9.9:3307,10.9.9.9:3308"),
+        ("wsrep_cluster_conf_id", conf_id),
+        ("wsrep_cluster_state_uuid", "9e9f8568-a025-11e2-0800-be0dc874ac98"),
+        ("wsrep_local_state_comment", "Synced"),
+        ("wsrep_ready", "ON"),
+        ("wsrep_local_recv_queue_avg", f"{recv_queue}"),
+        ("wsrep_local_cert_failures", "2"),
+    ]
+    return NodeResult(name, status=WsrepStatus.from_rows(rows))
+
+
+def nodes_for(cluster: Cluster, *names: str) -> None:
+    for i, name in enumerate(names):
+        Node.objects.create(cluster=cluster, name=name, host="10.9.9.9", port=3306 + i)
+
+
+def test_it_reports_split_brain_only_when_two_polls_in_a_row_see_it(site):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    agreed = [status("a"), status("b"), status("c")]
+    split = [status("a", "8"), status("b", "8"), status("c", "7")]
+
+    assert tasks.save_poll(cluster, agreed).status is Status.OK
+    first = tasks.save_poll(cluster, split)  # a node lags behind a view change: no page yet
+    assert first.status is Status.OK
+    assert first.figures["split_brain"] and not first.figures["split_brain_confirmed"]
+    assert tasks.save_poll(cluster, agreed).status is Status.OK
+    tasks.save_poll(cluster, split)
+    second = tasks.save_poll(cluster, split)
+
+    assert second.status is Status.CRITICAL
+    assert second.reason.startswith("possible split-brain: ")
+    changes = Transition.objects.filter(object_id=cluster.pk).order_by("created", "pk")
+    assert [(t.old_status, t.new_status) for t in changes] == [
+        ("unknown", "ok"),
+        ("ok", "critical"),
+    ]
+
+
+def test_it_warns_about_a_receive_queue_that_grows_from_poll_to_poll(site):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    for queue in (0.5, 1.5):
+        verdict = tasks.save_poll(
+            cluster, [status("a"), status("b", recv_queue=queue), status("c")]
+        )
+        assert verdict.status is Status.OK
+    verdict = tasks.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
+
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == "b receive queue growing: 0.5 → 1.5 → 4"
+    latest = cluster.snapshots.first()
+    assert latest.nodes["b"]["recv_queue_avg"] == 4.0
+    assert latest.nodes["b"]["cert_failures"] == 2
+
+
+def test_a_gap_in_the_receive_queue_history_is_not_growth(site):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    tasks.save_poll(cluster, [status("a"), status("b", recv_queue=0.5), status("c")])
+    tasks.save_poll(cluster, [status("a"), NodeResult("b", error="timed out"), status("c")])
+    verdict = tasks.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
+    assert "growing" not in verdict.reason
+
+
+# --- demo and dispatch ---------------------------------------------------------------------
+
+
+def test_the_demo_clusters_come_from_recorded_samples_with_headroom_in_words():
+    clusters = demo.set_up()
+    assert demo.set_up() == clusters  # idempotent: and polled once, from the samples
+
+    assert [c.snapshots.count() for c in clusters] == [1, 1]
+    four, three = (Cluster.objects.get(pk=c.pk) for c in clusters)
+
+    assert four.is_demo and four.region.kind == Region.Kind.SITE
+    assert four.status == "ok", four.reason
+    assert (four.cluster_size, four.data_nodes, four.arbitrators) == (4, 4, 0)
+    assert (
+        four.reason
+        == "Primary, 4 data nodes Synced; can lose 2 more nodes one at a time, 1 at once"
+    )
+    assert three.status == "ok", three.reason
+    assert (three.one_by_one, three.simultaneous) == (1, 1)
+
+
+def test_dispatch_claims_each_due_cluster_once_and_polls_it_through_celery(site):
+    due = make_cluster(site, name="due")
+    later = make_cluster(site, name="later", next_due=timezone.now() + timedelta(hours=1))
+    Node.objects.create(cluster=due, host="127.0.0.1", port=refused_port())
+    now = timezone.now()
+
+    assert Cluster.claim_due(now) == [due.pk]
+    assert Cluster.claim_due(now) == []  # the compare-and-set moved next_due on
+
+    Cluster.objects.filter(pk=due.pk).update(next_due=now)
+    app = celery_module.app
+    app.conf.task_always_eager = True
+    try:
+        assert tasks.dispatch_due(timezone.now()) == 1
+    finally:
+        app.conf.task_always_eager = False
+    assert due.snapshots.count() == 1
+    assert not later.snapshots.exists()
+    assert celery_module.queue_for(tasks.poll_cluster.name, "dc1", []) == "galera"
+
+
+def test_a_cluster_whose_polls_stopped_turns_unknown(site):
+    cluster = make_cluster(site, next_due=timezone.now() + timedelta(days=1))
+    long_ago = timezone.now() - timedelta(hours=1)
+    Cluster.objects.filter(pk=cluster.pk).update(status="ok", polled_at=long_ago)
+
+    tasks.dispatch_due(timezone.now())
+
+    cluster.refresh_from_db()
+    assert cluster.status == "unknown"
+    assert cluster.reason.startswith("not polled since ")
+
+
+def test_a_node_that_requires_tls_never_falls_back_to_plain_text(site):
+    cluster = make_cluster(site)
+    Node.objects.create(cluster=cluster, host="127.0.0.1", port=3306, user="root", tls=True)
+
+    tasks.poll_cluster(cluster.pk)
+
+    cluster.refresh_from_db()
+    assert "(2026) SSL is required but the server doesn't support it" in cluster.reason
+    assert cluster.nodes.get().state == "unreachable"

@@ -1,0 +1,112 @@
+"""The region panel and the cluster page, fed by the demo's recorded samples and by polls."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from apps.galera import demo, tasks
+from apps.galera.models import Cluster, Node
+from apps.galera.view import NodeResult
+from apps.galera.wsrep import WsrepStatus
+from apps.regions.models import Region
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo_clusters() -> list[Cluster]:
+    clusters = demo.set_up()  # polls each demo cluster once
+    return [Cluster.objects.get(pk=c.pk) for c in clusters]
+
+
+def test_the_region_panel_shows_status_size_primary_and_headroom_in_words(
+    logged_in_client, demo_clusters
+):
+    region = demo_clusters[0].region
+    page = logged_in_client.get(reverse("regions:detail", args=[region.pk])).content.decode()
+
+    assert 'id="panel-galera"' in page
+    assert "Demo: 4-node MariaDB Galera (recorded sample)" in page
+    assert "demo: recorded sample" in page
+    assert "4 / 4" in page
+    assert "Can lose 2 more nodes one at a time, 1 at once" in page
+    assert "Can lose 1 more node one at a time, 1 at once" in page
+    assert 'hx-trigger="every 30s"' in page
+
+    partial = logged_in_client.get(reverse("galera:region-panel", args=[region.pk]))
+    assert partial.content.decode().startswith(f'<div id="galera-panel-{region.pk}"')
+
+
+def test_the_demo_cluster_page_is_labelled_as_a_recorded_sample(logged_in_client, demo_clusters):
+    cluster = demo_clusters[0]
+    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+
+    assert "recorded sample" in page
+    assert "deimosfr-4node-synced-primary.txt" in page
+    assert "No connection is made to these addresses." in page
+    assert "Can lose 2 more nodes one at a time, 1 at once." in page
+    assert "at least the detection time apart (evs.suspect_timeout, 5 s by default)" in page
+    assert "<strong>Synced</strong>" in page
+    assert "One poll so far: the chart starts with the second." in page
+    tasks.poll_cluster(cluster.pk)
+    again = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    assert 'data-source="galera-size"' in again
+    assert "unknown → ok" in page
+
+
+def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_client):
+    site = Region.objects.create(code="dc1", name="DC 1", kind=Region.Kind.SITE)
+    cluster = Cluster.objects.create(region=site, name="prod", expected_arbitrators=1)
+    for i, name in enumerate(["db1", "db2", "db3"]):
+        Node.objects.create(cluster=cluster, name=name, host="10.0.0.1", port=3306 + i)
+
+    def donor_rows(comment: str) -> list[tuple[str, str]]:
+        return [
+            ("wsrep_provider_name", "Galera"),
+            ("wsrep_cluster_status", "Primary"),
+            ("wsrep_cluster_size", "3"),
+            ("wsrep_cluster_conf_id", "5"),
+            ("wsrep_local_state_comment", comment),
+            ("wsrep_ready", "ON"),
+            ("wsrep_flow_control_paused", "0.25"),
+            ("wsrep_flow_control_sent", "12"),
+            ("wsrep_flow_control_recv", "30"),
+            ("wsrep_local_recv_queue_avg", "3.5"),
+            ("wsrep_local_send_queue_avg", "0.125"),
+            ("wsrep_local_cert_failures", "7"),
+        ]
+
+    results = [
+        NodeResult("db1", status=WsrepStatus.from_rows(donor_rows("Synced"))),
+        NodeResult("db2", status=WsrepStatus.from_rows(donor_rows("Donor/Desynced"))),
+        NodeResult("db3", error="(2003) Can't connect to MySQL server on '10.0.0.1'"),
+    ]
+    tasks.save_poll(cluster, results)
+
+    response = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk]))
+    page = response.content.decode()
+    assert "<strong>Donor/Desynced</strong>" in page
+    assert "<strong>down</strong>" in page
+    assert "(2003) Can&#x27;t connect to MySQL server" in page
+    assert "paused 25 % of the time (worst node)" in page
+    assert "12 / 30" in page
+    assert "<td>7</td>" in page
+    assert "<td>3.50</td>" in page and "<td>0.13</td>" in page
+    assert "recorded sample" not in page
+
+    partial = logged_in_client.get(
+        reverse("galera:cluster", args=[cluster.pk]), headers={"HX-Request": "true"}
+    ).content.decode()
+    assert partial.lstrip().startswith('<div id="galera-summary"')
+    assert "<h1>" not in partial
+
+
+def test_a_never_polled_cluster_shows_unknowns_not_zeros(logged_in_client):
+    site = Region.objects.create(code="dc1", name="DC 1", kind=Region.Kind.SITE)
+    cluster = Cluster.objects.create(region=site, name="new")
+    Node.objects.create(cluster=cluster, host="10.0.0.1")
+    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    assert "not polled yet" in page
+    assert "No polls yet." in page
+    assert "unknown: no Primary component was seen" in page
