@@ -32,7 +32,7 @@ def test_it_has_a_compose_file_that_docker_compose_parses():
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    for service in ("web:", "worker:", "beat:", "redis:", "postgres:"):
+    for service in ("web:", "worker:", "probes-worker:", "beat:", "redis:", "postgres:"):
         assert f"  {service}" in result.stdout
 
 
