@@ -50,7 +50,8 @@ def figures(transition: Transition) -> list[tuple[str, str]]:
     return out
 
 
-def item(transition: Transition) -> dict[str, Any]:
+def item(transition: Transition, earliest: Transition | None = None, changes: int = 1):
+    """One subject in an email: its latest transition, and how it got there since ``earliest``."""
     return {
         "transition": transition,
         "word": WORDS.get(transition.new_status, transition.new_status.upper()),
@@ -60,21 +61,33 @@ def item(transition: Transition) -> dict[str, Any]:
         "headline": headline(transition),
         "figures": figures(transition),
         "url": subject_url(transition),
+        "was": (earliest or transition).old_status,
+        "changes": changes,
     }
 
 
+def _flap_changes(t: Transition) -> int:
+    return Transition.objects.filter(
+        content_type=t.content_type,
+        object_id=t.object_id,
+        created__gte=t.created - timedelta(minutes=settings.VIGIL_ALERT_FLAP_MINUTES),
+    ).count()
+
+
 def context(notifications: Sequence[Notification]) -> dict[str, Any]:
+    """What the templates need; a subject with several changes in one email is listed once."""
     first = notifications[0]
-    items = [item(n.transition) for n in notifications]
+    by_subject: dict[tuple[int, str], list[Transition]] = {}
+    for n in sorted(notifications, key=lambda n: (n.transition.created, n.transition.pk)):
+        t = n.transition
+        by_subject.setdefault((t.content_type_id, t.object_id), []).append(t)
+    items = [item(ts[-1], ts[0], len(ts)) for ts in by_subject.values()]
     flap_minutes = settings.VIGIL_ALERT_FLAP_MINUTES
     changes = 0
     if first.kind == Notification.Kind.FLAPPING:
-        t = first.transition
-        changes = Transition.objects.filter(
-            content_type=t.content_type,
-            object_id=t.object_id,
-            created__gte=t.created - timedelta(minutes=flap_minutes),
-        ).count()
+        for i in items:
+            i["flap_changes"] = _flap_changes(i["transition"])
+        changes = items[0]["flap_changes"]
     return {
         "kind": first.kind,
         "items": items,
@@ -83,5 +96,6 @@ def context(notifications: Sequence[Notification]) -> dict[str, Any]:
         "reminder_number": first.sequence,
         "flap_changes": changes,
         "flap_minutes": flap_minutes,
+        "settle_minutes": settings.VIGIL_ALERT_SETTLE_MINUTES,
         "base_url": settings.VIGIL_BASE_URL.rstrip("/"),
     }

@@ -3,7 +3,10 @@
 A claim is a compare-and-set on ``lease_until``: exactly one worker wins a row. A worker that
 dies after claiming leaves the lease to expire, and the next sweep claims the row again, so a
 notification is delayed, never dropped. The outcome is written only by the lease holder.
-Pending notifications of one kind, channel and region are sent together as one email.
+Pending notifications of one kind, channel and region are sent together as one email, and
+after an email to a channel about a region the next one is held for
+``VIGIL_ALERT_HOLD_SECONDS``, gathering what changed meanwhile: a lone alert goes out at once,
+a storm becomes a few emails instead of one per wave.
 
 The one window left: SES accepted a message and the worker died before writing "sent"; that
 notification is sent again after the lease (at least once, never zero times).
@@ -12,10 +15,10 @@ notification is sent again after the lease (at least once, never zero times).
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from .models import Channel, Notification
@@ -24,7 +27,7 @@ from .transports import TRANSPORTS, TransportError
 log = logging.getLogger(__name__)
 
 BACKOFF_SECONDS = (5, 15, 60, 300, 900, 1800)
-MAX_GROUP = 50
+MAX_GROUP = 250  # notifications per email; the email lists each subject once (content.py)
 
 
 def _due(now):
@@ -35,18 +38,39 @@ def _due(now):
     )
 
 
+def held(now) -> list[tuple[int, int, datetime]]:
+    """(channel, region, release time) of each pair that had an email within the hold."""
+    hold = timedelta(seconds=settings.VIGIL_ALERT_HOLD_SECONDS)
+    if not hold:
+        return []
+    recent = (
+        Notification.objects.filter(state=Notification.State.SENT, sent__gt=now - hold)
+        .values("channel_id", "transition__region_id")
+        .annotate(last=Max("sent"))
+    )
+    return [(r["channel_id"], r["transition__region_id"], r["last"] + hold) for r in recent]
+
+
+def _sendable(now, holds: list[tuple[int, int, datetime]]):
+    due = _due(now)
+    for channel_id, region_id, _release in holds:
+        due = due.exclude(channel_id=channel_id, transition__region_id=region_id)
+    return due
+
+
 def claim_batch(now=None) -> list[Notification]:
-    """Claim the oldest due notification and those that can share its email."""
+    """Claim the oldest due notification that is not held, and those that can share its email."""
     now = now or timezone.now()
     lease = now + timedelta(seconds=settings.VIGIL_ALERT_LEASE_SECONDS)
+    holds = held(now)
     while True:
-        first = _due(now).select_related("transition").order_by("next_attempt", "pk").first()
+        sendable = _sendable(now, holds)
+        first = sendable.select_related("transition").order_by("next_attempt", "pk").first()
         if first is None:
             return []
         window = timedelta(seconds=settings.VIGIL_ALERT_GROUP_SECONDS)
         candidates = [first] + list(
-            _due(now)
-            .filter(
+            sendable.filter(
                 channel_id=first.channel_id,
                 kind=first.kind,
                 transition__region_id=first.transition.region_id,
@@ -108,6 +132,15 @@ def deliver(notifications: list[Notification]) -> None:
         last_error="",
     )
     Channel.objects.filter(pk=channel.pk).update(last_success=now)
+
+
+def next_release(now=None) -> tuple[datetime, tuple[int, int]] | None:
+    """When the earliest held channel and region with something due may be sent again."""
+    now = now or timezone.now()
+    for channel_id, region_id, release in sorted(held(now), key=lambda h: h[2]):
+        if _due(now).filter(channel_id=channel_id, transition__region_id=region_id).exists():
+            return release, (channel_id, region_id)
+    return None
 
 
 def send_due(max_batches: int = 100) -> int:

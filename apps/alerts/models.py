@@ -237,7 +237,9 @@ class Notification(models.Model):
             )
         ]
         indexes = [
-            models.Index(fields=["next_attempt"], condition=Q(state="pending"), name="outbox_due")
+            models.Index(fields=["next_attempt"], condition=Q(state="pending"), name="outbox_due"),
+            # The hold: what each channel was sent lately (delivery.held).
+            models.Index(fields=["sent"], condition=Q(state="sent"), name="outbox_recent"),
         ]
 
     def __str__(self) -> str:

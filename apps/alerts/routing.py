@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 
 from apps.regions.models import Region
 
@@ -158,3 +158,26 @@ def queue_reminders(now: datetime) -> int:
             )
             queued += 1
     return queued
+
+
+def release_settled(now: datetime) -> int:
+    """Send where a flapping subject ended up, once it has not changed for the settle time.
+
+    While a subject flaps, its changes after the summary are suppressed; its latest one is
+    released (sent as an ordinary change) when no newer change followed within
+    ``VIGIL_ALERT_SETTLE_MINUTES``, so the on-call engineer learns how it settled.
+    """
+    quiet = timedelta(minutes=settings.VIGIL_ALERT_SETTLE_MINUTES)
+    newer = Transition.objects.filter(
+        content_type=OuterRef("transition__content_type"),
+        object_id=OuterRef("transition__object_id"),
+        created__gt=OuterRef("transition__created"),
+    )
+    settled = Notification.objects.filter(
+        state=Notification.State.SUPPRESSED,
+        transition__created__lte=now - quiet,
+        transition__created__gt=now - quiet - timedelta(days=1),
+    ).exclude(Exists(newer))
+    return Notification.objects.filter(
+        pk__in=list(settled.values_list("pk", flat=True)), state=Notification.State.SUPPRESSED
+    ).update(state=Notification.State.PENDING, next_attempt=now)

@@ -38,8 +38,10 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_FLAP_CHANGES",
     "VIGIL_ALERT_FLAP_MINUTES",
     "VIGIL_ALERT_GROUP_SECONDS",
+    "VIGIL_ALERT_HOLD_SECONDS",
     "VIGIL_ALERT_LEASE_SECONDS",
     "VIGIL_ALERT_REMINDER_HOURS",
+    "VIGIL_ALERT_SETTLE_MINUTES",
     "VIGIL_ADMIN_PASSWORD",
     "VIGIL_ADMIN_USERNAME",
     "VIGIL_BASE_URL",
@@ -265,8 +267,13 @@ VIGIL_DISCOVERY_INTERVAL_MINUTES = setting("VIGIL_DISCOVERY_INTERVAL_MINUTES", "
 VIGIL_ALERT_REMINDER_HOURS = setting("VIGIL_ALERT_REMINDER_HOURS", "float", default=4.0)
 VIGIL_ALERT_FLAP_CHANGES = setting("VIGIL_ALERT_FLAP_CHANGES", "int", default=5)
 VIGIL_ALERT_FLAP_MINUTES = setting("VIGIL_ALERT_FLAP_MINUTES", "int", default=30)
+# A flapping subject whose state has not changed for this long: its last change is sent.
+VIGIL_ALERT_SETTLE_MINUTES = setting("VIGIL_ALERT_SETTLE_MINUTES", "int", default=10)
 VIGIL_ALERT_LEASE_SECONDS = setting("VIGIL_ALERT_LEASE_SECONDS", "int", default=120)
 VIGIL_ALERT_GROUP_SECONDS = setting("VIGIL_ALERT_GROUP_SECONDS", "int", default=60)
+# After an email to a channel about a region, the next one waits this long, gathering what
+# changed meanwhile: a lone alert is sent at once, a storm becomes a few emails.
+VIGIL_ALERT_HOLD_SECONDS = setting("VIGIL_ALERT_HOLD_SECONDS", "float", default=1.0)
 # Amazon SES through django-anymail (production's EMAIL_BACKEND). Vigil retries sending itself,
 # so boto3 tries each call only twice.
 ANYMAIL = {

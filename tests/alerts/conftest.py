@@ -33,3 +33,12 @@ def make_gadgets(region):
         return [Gadget.objects.create(region=region, name=f"g{i:02d}") for i in range(n)]
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def no_hold(settings):
+    """Send each change at once: these tests call send_due() back to back on purpose.
+
+    The hold between two emails of one region is tested on its own and with a real worker.
+    """
+    settings.VIGIL_ALERT_HOLD_SECONDS = 0

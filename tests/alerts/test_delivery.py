@@ -108,6 +108,15 @@ def test_it_summarises_a_flapping_subject_instead_of_sending_every_change(gadget
     assert subjects[-1].startswith("FLAPPING lab Gadgets gadget g1: 6 changes in 30 min")
     assert Notification.objects.filter(state="suppressed").count() == 14
 
+    # Once it has stayed put for the settle time, where it ended up is sent, once.
+    assert routing.release_settled(timezone.now() + timedelta(minutes=9)) == 0
+    with time_machine.travel(timezone.now() + timedelta(minutes=11)):
+        assert routing.release_settled(timezone.now()) == 1
+        delivery.send_due()
+        assert routing.release_settled(timezone.now()) == 0
+    assert len(mail.outbox) == 7
+    assert mail.outbox[-1].subject == "RECOVERED lab Gadgets gadget g1: credits are building up"
+
 
 def test_it_claims_a_notification_again_after_its_lease_expires(gadget, oncall):
     alerts.record(gadget, CRITICAL)
@@ -145,3 +154,25 @@ def test_it_keeps_the_history_of_a_hidden_region_but_pages_nobody(gadget, oncall
     assert alerts.record(gadget, CRITICAL) is not None
     delivery.send_due()
     assert mail.outbox == [] and not Notification.objects.exists()
+
+
+def test_it_holds_a_regions_next_email_and_lists_each_subject_once(make_gadgets, oncall, settings):
+    settings.VIGIL_ALERT_HOLD_SECONDS = 5
+    first, second, third = make_gadgets(3)
+    alerts.record(first, CRITICAL)
+    assert delivery.send_due() == 1  # a lone alert goes at once
+    alerts.record(second, CRITICAL)
+    alerts.record(third, CRITICAL)
+    alerts.record(second, OK)
+    assert delivery.send_due() == 0  # held: the region had an email a moment ago
+    release, _ = delivery.next_release()
+    assert 4 < (release - timezone.now()).total_seconds() <= 5
+
+    delivery.deliver(delivery.claim_batch(now=release + timedelta(milliseconds=1)))
+    assert len(mail.outbox) == 2
+    held = mail.outbox[1]
+    assert held.subject == (
+        "2 changes in lab: RECOVERED Gadgets gadget g01, CRITICAL Gadgets gadget g02"
+    )
+    assert "Changed 2 times: was unknown, now ok" in held.body
+    assert Notification.objects.filter(state="sent").count() == 4

@@ -7,6 +7,8 @@ import json
 import os
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import boto3
 import pytest
@@ -66,8 +68,8 @@ def start_worker(redis, ses_proxy, tmp_path):
     )
     workers = []
 
-    def start() -> Worker:
-        worker = Worker(env, tmp_path / f"worker{len(workers)}.log")
+    def start(**settings: str) -> Worker:
+        worker = Worker({**env, **settings}, tmp_path / f"worker{len(workers)}.log")
         workers.append(worker)
         worker.start()
         return worker
@@ -80,9 +82,28 @@ def start_worker(redis, ses_proxy, tmp_path):
 @pytest.fixture
 def broker(redis):
     """A Celery client on the test's Redis, to wake the worker as beat's sweep would."""
-    client = Celery("faults", broker=redis.url)
+    client = Celery("faults", broker=redis.url, set_as_current=False)  # shared tasks stay ours
     yield client
     client.close()
+
+
+@contextmanager
+def publishing_to(redis: RedisServer, **conf: object) -> Iterator[None]:
+    """Publish this process's wake-ups (send_alerts after each transition) to ``redis``."""
+    app = celery_app
+    saved = {k: app.conf[k] for k in ("broker_url", *conf)}
+
+    def reconnect() -> None:  # drop cached connections to the previous broker
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    app.conf.update(broker_url=redis.url, **conf)
+    reconnect()
+    try:
+        yield
+    finally:
+        app.conf.update(saved)
+        reconnect()
 
 
 def sweep(broker: Celery) -> None:
@@ -143,22 +164,15 @@ def test_a_worker_killed_after_claiming_leaves_the_alert_to_the_next_one(
 def test_every_transition_of_a_burst_is_delivered_once_across_a_redis_restart(
     start_worker, broker, redis, aws, make_gadgets, oncall
 ):
-    app = celery_app
-    saved = {k: app.conf[k] for k in ("broker_url", "task_publish_retry")}
-    app.conf.update(broker_url=redis.url, task_publish_retry=False)
-    app._pool = None  # the next wake-up publishes to this test's Redis
     start_worker()
     gadgets = make_gadgets(30)
-    try:
+    with publishing_to(redis, task_publish_retry=False):
         for i, gadget in enumerate(gadgets):
             if i == 10:
                 redis.stop()  # the wake-ups of transitions 10..19 go nowhere
             if i == 20:
                 redis.start()
             alerts.record(gadget, Verdict(Status.CRITICAL, f"burst {i}"))
-    finally:
-        app.conf.update(saved)
-        app._pool = None
 
     sweep_until(
         broker,
@@ -202,3 +216,28 @@ def test_a_worker_stops_at_message_rejected_and_shows_it_on_the_channel(
     assert ses_proxy.sends_seen == 1 and sent_raw(aws) == []
     oncall.refresh_from_db()
     assert oncall.last_error.startswith("MessageRejected")
+
+
+def test_a_flapping_storm_arrives_as_a_few_emails_and_held_ones_need_no_sweep(
+    start_worker, redis, aws, make_gadgets, oncall
+):
+    start_worker(VIGIL_ALERT_HOLD_SECONDS="4")
+    gadgets = make_gadgets(20)
+    with publishing_to(redis):
+        for k in range(8):  # 160 changes: 5 each are sent, the 6th is summarised
+            verdict = Verdict(Status.CRITICAL if k % 2 == 0 else Status.OK, f"storm {k}")
+            for gadget in gadgets:
+                alerts.record(gadget, verdict)
+        # No sweep: the worker wakes itself when a held region may be sent again.
+        wait_for(
+            lambda: not Notification.objects.filter(state="pending").exists(),
+            60,
+            "the storm to be delivered",
+        )
+
+    assert Notification.objects.filter(state="sent").count() == 20 * 6
+    emails = sent_raw(aws)
+    # One email per 4 s hold at most while the storm is written (a second or two here),
+    # instead of one per change or per wave: the first, one or two held, the flap summary.
+    assert 2 <= len(emails) <= 5, len(emails)
+    assert any("Subject: 20 flapping in lab" in raw for raw in emails)
