@@ -12,6 +12,7 @@ temporary SQLite database unless --database-url is given.
 from __future__ import annotations
 
 import argparse
+import email
 import json
 import os
 import shutil
@@ -101,7 +102,8 @@ def main() -> None:
         )
         wait_for(lambda: _redis_has_consumer(redis.port), 60, "the worker")
         latency = measure_latency(args.transitions, args.rate)
-        storm_emails = storm(args.storm_subjects, args.storm_flips, endpoint)
+        storm_subjects = storm(args.storm_subjects, args.storm_flips, endpoint)
+        storm_emails = len(storm_subjects)
     finally:
         if worker and worker.poll() is None:
             os.killpg(worker.pid, signal.SIGTERM)
@@ -130,6 +132,8 @@ def main() -> None:
         f"flapping storm: {result['storm_subjects']} subjects x {args.storm_flips} changes = "
         f"{result['storm_transitions']} transitions -> {storm_emails} emails"
     )
+    for line in storm_subjects:
+        print(f"  {line[:110]}")
     if args.json:
         print(json.dumps(result))
 
@@ -185,29 +189,36 @@ def measure_latency(count: int, rate: float) -> list[float]:
     ]
 
 
-def storm(subjects: int, flips: int, endpoint: str) -> int:
+def storm(subjects: int, flips: int, endpoint: str) -> list[str]:
+    """The subject lines of the emails a storm of flapping subjects sent."""
     from apps import alerts
     from apps.alerts.models import Notification
     from apps.lib.status import Status, Verdict
 
-    before = _emails(endpoint)
+    before = len(_emails(endpoint))
     gadgets = _gadgets("storm", subjects, "flappy")
+    started = time.monotonic()
     for k in range(flips):
         verdict = Verdict(Status.CRITICAL if k % 2 == 0 else Status.OK, f"storm {k}")
         for gadget in gadgets:
             alerts.record(gadget, verdict)
+    print(f"storm written in {time.monotonic() - started:.1f} s", file=sys.stderr)
     wait_for(
         lambda: not Notification.objects.filter(state="pending").exists(),
         300,
         "storm delivery",
         0.5,
     )
-    return _emails(endpoint) - before
+    return [_subject(raw) for raw in _emails(endpoint)[before:]]
 
 
-def _emails(endpoint: str) -> int:
+def _emails(endpoint: str) -> list[str]:
     with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=30) as response:
-        return len(json.load(response)["ses"]["RawMessage"])
+        return [m["raw_data"] for m in json.load(response)["ses"]["RawMessage"]]
+
+
+def _subject(raw: str) -> str:
+    return " ".join(str(email.message_from_string(raw)["Subject"]).split())
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ A claim is a compare-and-set on ``lease_until``: exactly one worker wins a row. 
 dies after claiming leaves the lease to expire, and the next sweep claims the row again, so a
 notification is delayed, never dropped. The outcome is written only by the lease holder.
 Pending notifications of one kind, channel and region are sent together as one email, and
-after an email to a channel about a region the next one is held for
-``VIGIL_ALERT_HOLD_SECONDS``, gathering what changed meanwhile: a lone alert goes out at once,
-a storm becomes a few emails instead of one per wave.
+after an email to a channel about a region the next one is held (``held``), gathering what
+changed meanwhile: a lone alert goes out at once, news of other subjects a second later, and
+the same subjects changing again in a storm wait longer, so a storm becomes a few emails.
 
 The one window left: SES accepted a message and the worker died before writing "sent"; that
 notification is sent again after the lease (at least once, never zero times).
@@ -18,7 +18,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import F, Max, Q
+from django.db.models import Exists, F, Max, OuterRef, Q
 from django.utils import timezone
 
 from .models import Channel, Notification
@@ -38,17 +38,46 @@ def _due(now):
     )
 
 
+def _has_news(now, channel_id: int, region_id: int) -> bool:
+    """Something is due about a subject this channel has not been told about lately."""
+    since = now - timedelta(minutes=settings.VIGIL_ALERT_FLAP_MINUTES)
+    told = Notification.objects.filter(
+        channel_id=OuterRef("channel_id"),
+        state=Notification.State.SENT,
+        sent__gt=since,
+        transition__content_type=OuterRef("transition__content_type"),
+        transition__object_id=OuterRef("transition__object_id"),
+    )
+    due = _due(now).filter(channel_id=channel_id, transition__region_id=region_id)
+    return due.exclude(Exists(told)).exists()
+
+
 def held(now) -> list[tuple[int, int, datetime]]:
-    """(channel, region, release time) of each pair that had an email within the hold."""
+    """(channel, region, release time) of each pair whose next email must wait.
+
+    After an email, a channel and region wait ``VIGIL_ALERT_HOLD_SECONDS``; then they may
+    send again at once if a subject changed that the channel has not heard of lately, and
+    otherwise (only the same subjects changing again) after ``VIGIL_ALERT_REPEAT_HOLD_SECONDS``.
+    """
     hold = timedelta(seconds=settings.VIGIL_ALERT_HOLD_SECONDS)
-    if not hold:
+    repeat = timedelta(seconds=settings.VIGIL_ALERT_REPEAT_HOLD_SECONDS)
+    if not (hold or repeat):
         return []
     recent = (
-        Notification.objects.filter(state=Notification.State.SENT, sent__gt=now - hold)
+        Notification.objects.filter(state=Notification.State.SENT, sent__gt=now - max(hold, repeat))
         .values("channel_id", "transition__region_id")
         .annotate(last=Max("sent"))
     )
-    return [(r["channel_id"], r["transition__region_id"], r["last"] + hold) for r in recent]
+    holds = []
+    for r in recent:
+        channel_id, region_id, last = r["channel_id"], r["transition__region_id"], r["last"]
+        release = last + hold
+        if release <= now:
+            if last + repeat <= now or _has_news(now, channel_id, region_id):
+                continue
+            release = last + repeat
+        holds.append((channel_id, region_id, release))
+    return holds
 
 
 def _sendable(now, holds: list[tuple[int, int, datetime]]):

@@ -41,6 +41,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_HOLD_SECONDS",
     "VIGIL_ALERT_LEASE_SECONDS",
     "VIGIL_ALERT_REMINDER_HOURS",
+    "VIGIL_ALERT_REPEAT_HOLD_SECONDS",
     "VIGIL_ALERT_SETTLE_MINUTES",
     "VIGIL_ADMIN_PASSWORD",
     "VIGIL_ADMIN_USERNAME",
@@ -274,6 +275,8 @@ VIGIL_ALERT_GROUP_SECONDS = setting("VIGIL_ALERT_GROUP_SECONDS", "int", default=
 # After an email to a channel about a region, the next one waits this long, gathering what
 # changed meanwhile: a lone alert is sent at once, a storm becomes a few emails.
 VIGIL_ALERT_HOLD_SECONDS = setting("VIGIL_ALERT_HOLD_SECONDS", "float", default=1.0)
+# ...and this long when only subjects it already told about lately changed again (a storm).
+VIGIL_ALERT_REPEAT_HOLD_SECONDS = setting("VIGIL_ALERT_REPEAT_HOLD_SECONDS", "float", default=30.0)
 # Amazon SES through django-anymail (production's EMAIL_BACKEND). Vigil retries sending itself,
 # so boto3 tries each call only twice.
 ANYMAIL = {

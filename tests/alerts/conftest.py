@@ -42,3 +42,4 @@ def no_hold(settings):
     The hold between two emails of one region is tested on its own and with a real worker.
     """
     settings.VIGIL_ALERT_HOLD_SECONDS = 0
+    settings.VIGIL_ALERT_REPEAT_HOLD_SECONDS = 0

@@ -93,7 +93,10 @@ def test_it_groups_many_subjects_of_one_region_into_one_email(make_gadgets, onca
         alerts.record(gadget, CRITICAL)
     assert delivery.send_due() == 1
     (message,) = mail.outbox
-    assert message.subject.startswith("12 changes in lab: CRITICAL Gadgets g")
+    assert message.subject == (
+        "12 changes in lab: CRITICAL Gadgets gadget g00, CRITICAL Gadgets gadget g01, "
+        "CRITICAL Gadgets gadget g02 and 9 more"
+    )
     assert message.body.count("CRITICAL · lab") == 12
     assert Notification.objects.filter(state="sent").count() == 12
 
@@ -176,3 +179,19 @@ def test_it_holds_a_regions_next_email_and_lists_each_subject_once(make_gadgets,
     )
     assert "Changed 2 times: was unknown, now ok" in held.body
     assert Notification.objects.filter(state="sent").count() == 4
+
+
+def test_the_same_subjects_changing_again_wait_longer_than_news(make_gadgets, oncall, settings):
+    settings.VIGIL_ALERT_HOLD_SECONDS = 1
+    settings.VIGIL_ALERT_REPEAT_HOLD_SECONDS = 30
+    flappy, other = make_gadgets(2)
+    alerts.record(flappy, CRITICAL)
+    delivery.send_due()
+    alerts.record(flappy, OK)  # the channel heard of it a moment ago: no news
+    sent = Notification.objects.get(state="sent").sent
+    assert delivery.claim_batch(now=sent + timedelta(seconds=2)) == []
+    assert delivery.next_release(now=sent + timedelta(seconds=2))[0] == sent + timedelta(seconds=30)
+
+    alerts.record(other, CRITICAL)  # news: sent once the short hold is over, with the repeat
+    batch = delivery.claim_batch(now=sent + timedelta(seconds=2))
+    assert sorted(n.transition.subject_label for n in batch) == ["gadget g00", "gadget g01"]
