@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from botocore.client import BaseClient
-from botocore.parsers import ResponseParserFactory
-from botocore.utils import parse_timestamp
 
 from apps.lib import aws
 from apps.lib.aws import AccountAccess
@@ -35,26 +32,8 @@ class Answer:
         return len(self.pages)
 
 
-def utc_timestamp(value: object) -> datetime:
-    """botocore's timestamp parser, minus its cost: an epoch number (what GetMetricData
-    sends, once per data point) becomes a UTC datetime directly; anything else goes to
-    botocore's own parser. botocore's default converts every epoch through dateutil's
-    local time zone, which was the largest single cost of a collection cycle."""
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
-    return parse_timestamp(value)
-
-
-_PARSERS = ResponseParserFactory()
-_PARSERS.set_parser_defaults(timestamp_parser=utc_timestamp)
-
-
 def client(region: str, access: AccountAccess | None = None) -> BaseClient:
-    cw = aws.client("cloudwatch", region, access or AccountAccess())
-    # botocore offers the parser setting per session, and sessions belong to apps/lib/aws.py;
-    # this sets it for this client only (botocore reads the factory on every response).
-    cw._endpoint._response_parser_factory = _PARSERS
-    return cw
+    return aws.client("cloudwatch", region, access or AccountAccess())
 
 
 def get_metric_data(

@@ -59,3 +59,12 @@ def test_it_explains_opt_in_region_token_errors(code):
 def test_it_keeps_other_errors_short():
     text = factory.describe_error(_client_error("AccessDenied", "not authorized"))
     assert text == "AccessDenied: not authorized"
+
+
+def test_it_reads_epoch_timestamps_as_utc_without_the_local_time_zone():
+    from datetime import UTC, datetime
+
+    assert factory.utc_timestamp(1_700_000_000) == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    assert factory.utc_timestamp(1_700_000_000.5).tzinfo is UTC
+    parsed = factory.utc_timestamp("2023-11-14T22:13:20Z")  # other forms: botocore's parser
+    assert parsed == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
