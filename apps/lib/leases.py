@@ -17,25 +17,29 @@ from django.db.models import Q
 from django.utils import timezone
 
 
-def acquire(model: type[models.Model], pk: object, ttl: timedelta) -> bool:
+def acquire(model: type[models.Model], pk: object, ttl: timedelta) -> datetime | None:
+    """Take the row's lease; the lease's end (the holder's token for ``release``) or None."""
     now = timezone.now()
+    until = now + ttl
     free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    return model._default_manager.filter(free, pk=pk).update(lease_until=now + ttl) == 1
+    taken = model._default_manager.filter(free, pk=pk).update(lease_until=until) == 1
+    return until if taken else None
 
 
-def release(model: type[models.Model], pk: object) -> None:
-    model._default_manager.filter(pk=pk).update(lease_until=None)
+def release(model: type[models.Model], pk: object, until: datetime) -> None:
+    """Give the lease back, unless it expired and another worker holds it now."""
+    model._default_manager.filter(pk=pk, lease_until=until).update(lease_until=None)
 
 
 @contextmanager
 def lease(model: type[models.Model], pk: object, ttl: timedelta) -> Iterator[bool]:
     """``with lease(Account, pk, ttl) as held:`` — do the work only when ``held``."""
-    held = acquire(model, pk, ttl)
+    until = acquire(model, pk, ttl)
     try:
-        yield held
+        yield until is not None
     finally:
-        if held:
-            release(model, pk)
+        if until is not None:
+            release(model, pk, until)
 
 
 def claim_due(

@@ -62,11 +62,12 @@ def dispatch_due(now: datetime) -> int:
 @shared_task(time_limit=TIME_LIMIT_S, soft_time_limit=TIME_LIMIT_S - 30, acks_late=False)
 def run_probes(target_ids: list[int], region: str | None = None) -> int:
     """Probe the targets concurrently; save each result as it finishes. How many ran."""
-    targets = [
-        t
-        for t in Target.objects.filter(pk__in=target_ids, enabled=True)
-        if leases.acquire(Target, t.pk, t.lease_ttl())
-    ]
+    held = {}  # target -> its lease's end, our token to give it back
+    targets = []
+    for t in Target.objects.filter(pk__in=target_ids, enabled=True):
+        if until := leases.acquire(Target, t.pk, t.lease_ttl()):
+            held[t.pk] = until
+            targets.append(t)
     if not targets:
         return 0
     specs = [t.spec() for t in targets]
@@ -75,8 +76,10 @@ def run_probes(target_ids: list[int], region: str | None = None) -> int:
         with closing(iterate_in_thread(lambda: measure_many(specs, limit), name="probes")) as done:
             for spec, measurement in done:
                 save_result(spec, measurement)
+                leases.release(Target, spec.tag, held.pop(spec.tag))
     finally:
-        Target.objects.filter(pk__in=[t.pk for t in targets]).update(lease_until=None)
+        for pk, until in held.items():  # probes that never finished
+            leases.release(Target, pk, until)
     return len(targets)
 
 
@@ -89,6 +92,5 @@ def save_result(spec: ProbeSpec, measurement: Measurement) -> Result | None:
     result = Result.from_measurement(target, measurement, verdict)
     result.save()
     alerts.record(target, verdict)
-    leases.release(Target, target.pk)
     log.info("Probed %s: %s (%s)", target, verdict.status, verdict.reason)
     return result

@@ -32,3 +32,12 @@ def test_it_releases_the_lease_when_the_work_is_done():
         with leases.lease(Account, account.pk, timedelta(minutes=5)) as second:
             assert not second
     assert leases.acquire(Account, account.pk, timedelta(minutes=5))
+
+
+def test_a_holder_whose_lease_expired_cannot_release_the_next_holders():
+    account = Account.objects.create(name="prod")
+    slow = leases.acquire(Account, account.pk, timedelta(minutes=5))
+    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+        assert leases.acquire(Account, account.pk, timedelta(minutes=5))
+        leases.release(Account, account.pk, slow)  # the slow worker finishes late
+        assert not leases.acquire(Account, account.pk, timedelta(minutes=5))
