@@ -133,11 +133,6 @@ def clear_cache() -> None:
     _session.cache_clear()
 
 
-def has_default_credentials() -> bool:
-    """Whether the default credential chain finds anything (decides demo mode)."""
-    return botocore.session.get_session().get_credentials() is not None
-
-
 def describe_error(exc: BaseException) -> str:
     """One line for a person: the AWS error code and message, with a hint where one helps."""
     if isinstance(exc, ClientError):
