@@ -14,7 +14,7 @@ RUN useradd --system --home /app --uid 1000 vigil
 WORKDIR /app
 COPY --chown=vigil:vigil . /app
 # collectstatic needs a SECRET_KEY and hosts to import the production settings; these are not used at run time.
-RUN SECRET_KEY=build-only ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput -v 0
+RUN SECRET_KEY=build-only-not-used-at-run-time-000000 ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput -v 0
 USER vigil
 
 EXPOSE 8000

@@ -56,3 +56,5 @@ def test_it_reads_a_secret_from_a_file(tmp_path):
 def test_it_requires_a_secret_key_in_production():
     result = start("config.settings.production", ALLOWED_HOSTS="vigil.example.com")
     assert result.returncode != 0 and "SECRET_KEY" in result.stderr
+    result = start("config.settings.production", ALLOWED_HOSTS="vigil.example.com", SECRET_KEY="")
+    assert result.returncode != 0 and "SECRET_KEY must be set" in result.stderr

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ImproperlyConfigured
+
 from .base import *  # noqa: F403
 from .base import setting
 
 SECRET_KEY = setting("SECRET_KEY")
+if len(SECRET_KEY) < 32:  # docker compose passes an unset variable as ""
+    raise ImproperlyConfigured("SECRET_KEY must be set to a random value of 32+ characters")
 DEBUG = setting("DEBUG", "bool", default=False)
 ALLOWED_HOSTS = setting("ALLOWED_HOSTS", "list")
 
