@@ -37,8 +37,13 @@ system-deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# Debian ships venv's pip bootstrap apart (python3-venv): install it when venv fails.
 $(BIN)/uv:
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); \
+		echo "python3 -m venv needs Debian's python3-venv; installing it"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && \
+		$(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
 
 $(VENV)/.base: requirements/base.txt | $(BIN)/uv
