@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -37,17 +37,63 @@ def headline(transition: Transition) -> str:
     return transition.reason.split(";")[0].strip()
 
 
+_IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def human_bytes(value: float) -> str:
+    """'0 B', '512 B', '1.2 TiB': binary units, as AWS bills and the console shows."""
+    size, unit = float(value), 0
+    while abs(size) >= 1024 and unit < len(_IEC) - 1:
+        size, unit = size / 1024, unit + 1
+    return (
+        f"{size:.0f} {_IEC[unit]}" if unit == 0 or abs(size) >= 100 else f"{size:.1f} {_IEC[unit]}"
+    )
+
+
+def _number(value: float) -> str:
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+# A figure's unit is the suffix of its key (the status contract's naming, ARCHITECTURE.md):
+# the label drops it and the value is written in it.
+_UNITS: tuple[tuple[str, Any], ...] = (
+    ("_bytes", human_bytes),
+    ("_mibps", lambda v: f"{_number(v)} MiB/s"),
+    ("_pct", lambda v: f"{v:.0f} %"),
+    ("_s", lambda v: f"{_number(v)} s"),
+    ("_hours", lambda v: f"{_number(v)} h"),
+)
+
+
+def figure(key: str, value: object) -> tuple[str, str]:
+    """One figure as (label, text) for a person: units from the key's suffix."""
+    if key.startswith("hours_") and isinstance(value, int | float):
+        return key.removeprefix("hours_").replace("_", " "), f"{_number(value)} h"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        for suffix, write in _UNITS:
+            if key.endswith(suffix):
+                return key.removesuffix(suffix).replace("_", " "), write(value)
+        return key.replace("_", " "), _number(value)
+    if key.endswith("_at") and isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            if when.tzinfo is not None:
+                when = when.astimezone(UTC)
+            return key.replace("_", " "), when.strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, list):
+        value = ", ".join(str(v) for v in value)
+    return key.replace("_", " "), str(value)
+
+
 def figures(transition: Transition) -> list[tuple[str, str]]:
-    out = []
-    for key, value in transition.figures.items():
-        if value is None or value == "" or value == []:
-            continue
-        if isinstance(value, float):
-            value = f"{value:,.2f}".rstrip("0").rstrip(".")
-        elif isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
-        out.append((key.replace("_", " "), str(value)))
-    return out
+    return [
+        figure(key, value)
+        for key, value in transition.figures.items()
+        if value is not None and value != "" and value != []
+    ]
 
 
 def item(transition: Transition, earliest: Transition | None = None, changes: int = 1):

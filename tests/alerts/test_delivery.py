@@ -27,7 +27,7 @@ def test_it_emails_a_status_change_with_a_subject_that_reads_on_a_phone(gadget, 
     assert message.subject == "CRITICAL lab Gadgets gadget g1: burst credits exhausted"
     assert message.to == ["oncall@example.com"]
     assert "burst credits exhausted; throughput capped" in message.body
-    assert "credits bytes: 0" in message.body
+    assert "credits: 0 B" in message.body  # units from the figure key, credits_bytes
     assert "/regions/" in message.body
     html = message.alternatives[0][0]
     assert "Open in Vigil" in html
@@ -195,3 +195,19 @@ def test_the_same_subjects_changing_again_wait_longer_than_news(make_gadgets, on
     alerts.record(other, CRITICAL)  # news: sent once the short hold is over, with the repeat
     batch = delivery.claim_batch(now=sent + timedelta(seconds=2))
     assert sorted(n.transition.subject_label for n in batch) == ["gadget g00", "gadget g01"]
+
+
+def test_it_writes_each_figure_in_the_unit_its_key_names():
+    from apps.alerts.content import figure
+
+    assert figure("credit_balance_bytes", 0) == ("credit balance", "0 B")
+    assert figure("credits_drained_bytes", 1.2 * 2**40) == ("credits drained", "1.2 TiB")
+    assert figure("permitted_mibps", 5.0) == ("permitted", "5 MiB/s")
+    assert figure("io_limit_pct", 84.2) == ("io limit", "84 %")
+    assert figure("idle_timeout_s", 60.0) == ("idle timeout", "60 s")
+    assert figure("hours_to_exhaustion", 9.25) == ("to exhaustion", "9.25 h")
+    assert figure("last_data_at", "2026-11-23T10:00:00+00:00") == (
+        "last data at",
+        "2026-11-23 10:00 UTC",
+    )
+    assert figure("throughput_mode", "bursting") == ("throughput mode", "bursting")
