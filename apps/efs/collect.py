@@ -41,7 +41,10 @@ DISCOVERED_FIELDS = (
 
 
 def thresholds() -> Thresholds:
-    return Thresholds(stale_after=timedelta(minutes=settings.VIGIL_EFS_STALE_MINUTES))
+    return Thresholds(
+        stale_after=timedelta(minutes=settings.VIGIL_EFS_STALE_MINUTES),
+        forecast_window=timedelta(hours=settings.VIGIL_EFS_FORECAST_HOURS),
+    )
 
 
 @transaction.atomic

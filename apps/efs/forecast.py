@@ -233,6 +233,7 @@ def filesystem_verdict(
             exhausted_bytes=th.exhausted_bytes,
         )
         figures.update(_forecast_figures(forecast))
+        figures.update(_drained_figures(ordered, now, th.forecast_window))
         if forecast.state is CreditState.EXHAUSTED:
             cap = permitted_mibps(last) or figures.get("baseline_mibps")
             capped = f"{human_mibps(cap)} baseline" if cap else "baseline"
@@ -314,6 +315,22 @@ def _forecast_figures(forecast: CreditForecast) -> dict:
         "credits_exhausted_at": (
             None if forecast.exhaustion_at is None else forecast.exhaustion_at.isoformat()
         ),
+    }
+
+
+def _drained_figures(ordered: Sequence[Sample], now: datetime, window: timedelta) -> dict:
+    """Net credits spent over the forecast window (earned ones deducted), for the email."""
+    since = now - window
+    balances = [
+        s.burst_credit_balance
+        for s in ordered
+        if s.timestamp >= since and s.burst_credit_balance is not None
+    ]
+    if len(balances) < 2:
+        return {}
+    return {
+        "credits_drained_bytes": max(0.0, balances[0] - balances[-1]),
+        "drain_window_hours": window.total_seconds() / 3600,
     }
 
 

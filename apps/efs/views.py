@@ -92,8 +92,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     samples = history.load_samples([fs.pk], start, now, resolution)[fs.pk]
     forecast = None
     if fs.throughput_mode == "bursting":
-        recent = history.load_samples([fs.pk], now - timedelta(hours=3), now)[fs.pk]
-        forecast = credit_forecast(credit_points(recent), now)
+        window = timedelta(hours=settings.VIGIL_EFS_FORECAST_HOURS)
+        recent = history.load_samples([fs.pk], now - window, now)[fs.pk]
+        forecast = credit_forecast(credit_points(recent), now, window=window)
     price = _price(request)
     standard = (fs.figures or {}).get("standard_bytes") or fs.size_standard_bytes or 0
     context = {

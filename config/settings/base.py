@@ -52,6 +52,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
     "VIGIL_EFS_BACKFILL_HOURS",
     "VIGIL_EFS_DISCOVERY_MINUTES",
+    "VIGIL_EFS_FORECAST_HOURS",
     "VIGIL_EFS_HOUR_RETENTION_DAYS",
     "VIGIL_EFS_INTERVAL_MINUTES",
     "VIGIL_EFS_MINUTE_RETENTION_DAYS",
@@ -306,6 +307,8 @@ VIGIL_EFS_DISCOVERY_MINUTES = setting("VIGIL_EFS_DISCOVERY_MINUTES", "int", defa
 VIGIL_EFS_SETTLE_MINUTES = setting("VIGIL_EFS_SETTLE_MINUTES", "int", default=3)
 # After an outage, fetch at most this far back (older gaps stay gaps).
 VIGIL_EFS_BACKFILL_HOURS = setting("VIGIL_EFS_BACKFILL_HOURS", "int", default=24)
+# Burst credits' drain rate (and so the time to exhaustion) is fitted over this many hours.
+VIGIL_EFS_FORECAST_HOURS = setting("VIGIL_EFS_FORECAST_HOURS", "float", default=3.0)
 # A file system with no data for this long is "unknown".
 VIGIL_EFS_STALE_MINUTES = setting("VIGIL_EFS_STALE_MINUTES", "int", default=15)
 # Per-minute rows are kept this long, then rolled up into hours; hours are kept this long.
