@@ -56,6 +56,9 @@ def test_it_warns_when_credits_run_out_within_hours_and_writes_one_transition(rc
     assert fs.status == "warning"
     assert "credits run out in ~5 h" in fs.reason
     assert fs.figures["credit_state"] == "draining"
+    # The email's "drained ... in the last 3 h": 1 GiB a minute over the window's samples.
+    assert fs.figures["credits_drained_bytes"] == pytest.approx(177 * GIB, rel=0.02)
+    assert fs.figures["drain_window_hours"] == 3
     assert Transition.objects.filter(object_id=fs.pk).count() == 1
 
 
