@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from apps.regions.models import Region
 
-from . import routing
+from . import content, routing
 from .forms import ChannelForm, RuleForm, SilenceForm
 from .models import Channel, Incident, Rule, Silence, Transition
 
@@ -40,7 +40,10 @@ def incidents(request: HttpRequest) -> HttpResponse:
         {
             "groups": incidents_by_region(now),
             "transitions": Transition.objects.select_related("region")[:30],
-            "silences": Silence.objects.filter(ends__gt=now).select_related("region", "author"),
+            "silences": Silence.objects.filter(ends__gt=now)
+            .select_related("region", "author")
+            .order_by("starts"),
+            "now": now,
         },
     )
 
@@ -60,7 +63,12 @@ def history(request: HttpRequest, content_type: int, object_id: int) -> HttpResp
     return render(
         request,
         "alerts/history.html",
-        {"transitions": transitions[:200], "label": latest.subject_label if latest else "?"},
+        {
+            "transitions": transitions[:200],
+            "label": latest.subject_label if latest else "?",
+            "content_type": ct.pk,
+            "object_id": object_id,
+        },
     )
 
 
@@ -77,6 +85,15 @@ def channels(request: HttpRequest) -> HttpResponse:
     )
 
 
+def edit_channel(request: HttpRequest, pk: int) -> HttpResponse:
+    channel = get_object_or_404(Channel, pk=pk)
+    form = ChannelForm(request.POST or None, instance=channel)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        return redirect("alerts:channels")
+    return render(request, "alerts/rule.html", {"form": form, "rule": channel})
+
+
 def edit_rule(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     rule = get_object_or_404(Rule, pk=pk) if pk else None
     form = RuleForm(request.POST or None, instance=rule)
@@ -87,11 +104,23 @@ def edit_rule(request: HttpRequest, pk: int | None = None) -> HttpResponse:
 
 
 def new_silence(request: HttpRequest) -> HttpResponse:
-    form = SilenceForm(request.POST or None)
+    """``?content_type=&object_id=`` (the incident's and history page's links) picks a subject."""
+    initial = {k: request.GET[k] for k in ("content_type", "object_id") if k in request.GET}
+    form = SilenceForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         form.save(author=request.user)
         return redirect("alerts:incidents")
-    return render(request, "alerts/silence.html", {"form": form})
+    subject = _subject_label(form["content_type"].value(), form["object_id"].value())
+    return render(request, "alerts/silence.html", {"form": form, "subject": subject})
+
+
+def _subject_label(content_type: object, object_id: object) -> str:
+    if not content_type or not object_id:
+        return ""
+    latest = Transition.objects.filter(content_type=content_type, object_id=object_id).first()
+    if latest is None:
+        return f"subject {object_id}"
+    return f"{content.concern_label(latest.concern)} {latest.subject_label}"
 
 
 @require_POST

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from apps import alerts
+from apps.alerts import routing
 from apps.alerts.models import Channel, Incident, Rule, Silence
 from apps.lib.status import Status, Verdict
 
@@ -113,3 +117,42 @@ def test_the_default_rule_cannot_be_deleted(api_client, api_key):
     )
     assert response.status_code == 400
     assert Rule.objects.filter(pk=rule.pk).exists()
+
+
+def test_it_plans_a_silence_for_one_subject_from_its_incident(logged_in_client, gadget, oncall):
+    flip = alerts.record(gadget, CRITICAL)
+    incidents = logged_in_client.get("/alerts/").content.decode()
+    link = f"/alerts/silences/new/?content_type={flip.content_type_id}&amp;object_id={gadget.pk}"
+    assert link in incidents
+    form = logged_in_client.get(link.replace("&amp;", "&")).content.decode()
+    assert "is for <strong>Gadgets gadget g1</strong> only" in form
+
+    logged_in_client.post(
+        "/alerts/silences/new/",
+        {
+            "content_type": flip.content_type_id,
+            "object_id": gadget.pk,
+            "starts": "2099-01-02T03:00",
+            "hours": "4",
+            "comment": "firmware upgrade",
+        },
+    )
+    silence = Silence.objects.get()
+    assert (silence.content_type_id, silence.object_id) == (flip.content_type_id, gadget.pk)
+    assert silence.starts.year == 2099 and silence.ends - silence.starts == timedelta(hours=4)
+    page = logged_in_client.get("/alerts/").content.decode()
+    assert "planned" in page and "one subject" in page
+    assert routing.active_silence(flip, timezone.now()) is None  # not yet
+
+
+def test_it_edits_and_disables_a_channel(logged_in_client, oncall):
+    assert (
+        f'href="/alerts/channels/{oncall.pk}/"'
+        in logged_in_client.get("/alerts/channels/").content.decode()
+    )
+    logged_in_client.post(
+        f"/alerts/channels/{oncall.pk}/",
+        {"name": "On call", "kind": "email", "target": "pager@example.com", "disabled": "on"},
+    )
+    oncall.refresh_from_db()
+    assert oncall.target == "pager@example.com" and oncall.disabled
