@@ -13,7 +13,7 @@ class EfsConfig(AppConfig):
         from apps.regions import concerns
 
         from . import demo, standin, tasks, views
-        from .models import FileSystem
+        from .models import FileSystem, RegionCollection
 
         concerns.register(
             concerns.Concern(
@@ -24,6 +24,11 @@ class EfsConfig(AppConfig):
                 region_template="efs/region_panel.html",
                 region_context=views.region_panel_context,
                 demo_setup=demo.set_up,
+                region_errors=lambda ids: dict(
+                    RegionCollection.objects.filter(region_id__in=ids)
+                    .exclude(last_error="")
+                    .values_list("region_id", "last_error")
+                ),
             )
         )
         if standin.install not in demo_standin.START_HOOKS:

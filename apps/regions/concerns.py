@@ -15,6 +15,8 @@ Each concern app registers itself once, in its ``AppConfig.ready()``:
   foreign key and a ``status``: the status contract in ARCHITECTURE.md);
 - ``dispatch(now)`` queues the concern's due work; the beat tick calls it once a minute;
 - ``region_template`` is rendered on the region page with ``region_context(region)``;
+- ``region_errors(region_ids)`` returns ``{region_id: message}`` for regions whose collection
+  is failing as a whole (one query), shown on their home tiles;
 - ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
 - ``demo_runtime()`` returns a context manager that ``make run`` holds open in demo mode, for
   demo services that live in that process (the probes' loopback keep-alive servers).
@@ -43,6 +45,7 @@ class Concern:
     region_template: str = ""
     region_context: Callable[[Any], dict[str, Any]] | None = None
     demo_setup: Callable[[], object] | None = None
+    region_errors: Callable[[list[int]], dict[int, str]] | None = None
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
 
 
@@ -55,6 +58,17 @@ def register(concern: Concern) -> None:
 
 def registered() -> list[Concern]:
     return list(_registry.values())
+
+
+def region_errors(region_ids: Iterable[int]) -> dict[int, list[str]]:
+    """``{region_id: ["EFS: AccessDenied: ...", ...]}``, one query per concern that has any."""
+    ids = list(region_ids)
+    errors: dict[int, list[str]] = defaultdict(list)
+    for concern in registered():
+        if concern.region_errors is not None:
+            for region_id, message in concern.region_errors(ids).items():
+                errors[region_id].append(f"{concern.label}: {message}")
+    return errors
 
 
 def status_counts(region_ids: Iterable[int]) -> dict[int, dict[str, Counter[str]]]:

@@ -27,10 +27,9 @@ class Tile:
 
     @property
     def status(self) -> Status | None:
-        """The worst status of what the region holds; unknown while collection fails."""
-        if self.error:
-            return Status.UNKNOWN
-        return worst(status for _, per_status in self.rows for status, _ in per_status)
+        """The worst status of what the region holds, and unknown while collection fails."""
+        statuses = [status for _, per_status in self.rows for status, _ in per_status]
+        return worst(statuses + [Status.UNKNOWN] if self.error else statuses)
 
 
 def _rows(counts: dict[str, Counter[str]]) -> list[tuple[str, list[tuple[Status, int]]]]:
@@ -50,16 +49,18 @@ def _rows(counts: dict[str, Counter[str]]) -> list[tuple[str, list[tuple[Status,
 def overview() -> list[Tile]:
     regions = list(Region.objects.shown().select_related("account"))
     counts = concerns.status_counts(r.pk for r in regions)
+    failing = concerns.region_errors(r.pk for r in regions)
     tiles = []
     for region in regions:
         account = region.account
+        errors = [account.last_error] if account and account.last_error else []
         tiles.append(
             Tile(
                 title=region.name or region.code,
                 subtitle=region.code if account is None else f"{region.code} · {account.name}",
                 region=region,
                 account=account,
-                error=account.last_error if account else "",
+                error="; ".join(errors + failing.get(region.pk, [])),
                 rows=_rows(counts.get(region.pk, {})),
             )
         )

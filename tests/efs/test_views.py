@@ -135,3 +135,13 @@ def test_it_refreshes_the_region_panel_and_the_summary_as_htmx_partials(fs, logg
     summary = logged_in_client.get(reverse("efs:detail", args=[fs.pk]), HTTP_HX_REQUEST="true")
     html = summary.content.decode()
     assert 'id="efs-summary"' in html and "timeseries" not in html
+
+
+def test_a_region_whose_collection_fails_says_so_on_its_home_tile(fs, logged_in_client):
+    RegionCollection.objects.create(
+        region=fs.region,
+        last_error="InvalidToken: The security token included in the request is invalid",
+    )
+    home = logged_in_client.get("/").content.decode()
+    assert "Collection failing:" in home
+    assert "EFS: InvalidToken: The security token included in the request is invalid" in home
