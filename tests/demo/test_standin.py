@@ -69,3 +69,12 @@ def test_it_says_demo_account_on_every_page(settings, logged_in_client):
     settings.VIGIL_DEMO = "false"
     mode.demo_enabled.cache_clear()
     assert "Demo account" not in logged_in_client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_admin_says_demo_account_too(settings, admin_client):
+    settings.VIGIL_DEMO = "true"
+    assert "Demo account" in admin_client.get("/admin/").content.decode()
+    settings.VIGIL_DEMO = "false"
+    mode.demo_enabled.cache_clear()
+    assert "Demo account" not in admin_client.get("/admin/").content.decode()
