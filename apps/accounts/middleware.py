@@ -19,3 +19,21 @@ class LoginRequiredMiddleware(middleware.LoginRequiredMiddleware):
         if isinstance(view_class, type) and issubclass(view_class, APIView):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+class HealthzMiddleware:
+    """Answer ``/healthz`` first, before host validation and HTTPS redirects.
+
+    Docker and load balancers probe the container by its own address (127.0.0.1:8000), which
+    ``ALLOWED_HOSTS`` rightly rejects in production; the probe must not depend on it.
+    """
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info == "/healthz":
+            from .views import healthz
+
+            return healthz(request)
+        return self.get_response(request)

@@ -70,3 +70,10 @@ def test_it_shows_a_region_page(logged_in_client):
 
 def test_it_serves_the_health_check_without_login(client):
     assert client.get("/healthz").content == b"ok"
+
+
+def test_the_health_check_answers_a_probe_by_address_whatever_the_allowed_hosts(client, settings):
+    settings.ALLOWED_HOSTS = ["vigil.example.com"]
+    settings.SECURE_SSL_REDIRECT = True
+    assert client.get("/healthz", HTTP_HOST="127.0.0.1:8000").content == b"ok"
+    assert client.get("/", HTTP_HOST="127.0.0.1:8000").status_code == 400  # the rest is checked
