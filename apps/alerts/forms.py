@@ -39,10 +39,31 @@ class SilenceForm(forms.ModelForm):
 
 
 class RuleForm(forms.ModelForm):
+    """A routing rule; a subject (hidden fields) comes from the subject's history page."""
+
     class Meta:
         model = Rule
-        fields = ["name", "region", "concern", "min_severity", "channels", "enabled"]
-        widgets = {"channels": forms.CheckboxSelectMultiple}
+        fields = [
+            "name",
+            "region",
+            "concern",
+            "content_type",
+            "object_id",
+            "min_severity",
+            "channels",
+            "enabled",
+        ]
+        widgets = {
+            "channels": forms.CheckboxSelectMultiple,
+            "content_type": forms.HiddenInput,
+            "object_id": forms.HiddenInput,
+        }
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if bool(data.get("content_type")) != bool(data.get("object_id")):
+            raise forms.ValidationError("A subject needs both its type and its id.")
+        return data
 
 
 class ChannelForm(forms.ModelForm):

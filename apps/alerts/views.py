@@ -96,11 +96,13 @@ def edit_channel(request: HttpRequest, pk: int) -> HttpResponse:
 
 def edit_rule(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     rule = get_object_or_404(Rule, pk=pk) if pk else None
-    form = RuleForm(request.POST or None, instance=rule)
+    initial = {k: request.GET[k] for k in ("content_type", "object_id") if k in request.GET}
+    form = RuleForm(request.POST or None, instance=rule, initial=initial)
     if request.method == "POST" and form.is_valid():
         form.save()
         return redirect("alerts:channels")
-    return render(request, "alerts/rule.html", {"form": form, "rule": rule})
+    subject = _subject_label(form["content_type"].value(), form["object_id"].value())
+    return render(request, "alerts/rule.html", {"form": form, "rule": rule, "subject": subject})
 
 
 def new_silence(request: HttpRequest) -> HttpResponse:

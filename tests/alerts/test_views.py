@@ -156,3 +156,26 @@ def test_it_edits_and_disables_a_channel(logged_in_client, oncall):
     )
     oncall.refresh_from_db()
     assert oncall.target == "pager@example.com" and oncall.disabled
+
+
+def test_it_routes_one_subject_from_its_history_page(logged_in_client, gadget, oncall):
+    flip = alerts.record(gadget, CRITICAL)
+    history = logged_in_client.get(f"/alerts/history/{flip.content_type_id}/{gadget.pk}/")
+    link = f"/alerts/rules/new/?content_type={flip.content_type_id}&amp;object_id={gadget.pk}"
+    assert link in history.content.decode()
+    form = logged_in_client.get(link.replace("&amp;", "&")).content.decode()
+    assert "routes <strong>Gadgets gadget g1</strong> only" in form
+    logged_in_client.post(
+        "/alerts/rules/new/",
+        {
+            "name": "g1 to on call",
+            "content_type": flip.content_type_id,
+            "object_id": gadget.pk,
+            "min_severity": "warning",
+            "channels": [oncall.pk],
+            "enabled": "on",
+        },
+    )
+    rule = Rule.objects.get(name="g1 to on call")
+    assert (rule.content_type_id, rule.object_id) == (flip.content_type_id, gadget.pk)
+    assert rule.matches(flip)
