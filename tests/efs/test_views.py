@@ -145,3 +145,11 @@ def test_a_region_whose_collection_fails_says_so_on_its_home_tile(fs, logged_in_
     home = logged_in_client.get("/").content.decode()
     assert "Collection failing:" in home
     assert "EFS: InvalidToken: The security token included in the request is invalid" in home
+
+
+def test_the_file_system_page_links_its_status_changes_and_alerts(fs, logged_in_client):
+    from django.contrib.contenttypes.models import ContentType
+
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    content_type = ContentType.objects.get_for_model(fs).pk
+    assert f'href="/alerts/history/{content_type}/{fs.pk}/"' in page
