@@ -82,3 +82,11 @@ def test_a_disabled_host_is_not_marked_silent(host):
     ingest(host, seed_layout_mdstat(), now=timezone.now() - timedelta(days=1))
     Host.objects.filter(pk=host.pk).update(enabled=False)
     assert tasks.mark_silent() == 0
+
+
+def test_the_demo_storage_client_opens_incidents_on_the_alerts_page(settings, logged_in_client):
+    settings.VIGIL_DEMO = "true"
+    demo_setup.set_up()
+    page = logged_in_client.get("/alerts/").content.decode()
+    assert "iSCSI storage" in page  # the demo site's incidents, grouped under it
+    assert "md2: degraded" in page and "md99: member array md2 lost redundancy" in page
