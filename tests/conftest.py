@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+# The project's shared samples (real published mdstat, mdadm --detail, wsrep outputs and the EFS
+# fact sheet), copied in from ../shared/fixtures so a clean clone tests against them too.
+SHARED_FIXTURES = ROOT / "tests" / "fixtures"
+assert any(SHARED_FIXTURES.glob("*/*.txt")), f"no sample outputs in {SHARED_FIXTURES}"
 OUTPUT_DIR = ROOT / "test-output"
 
 # boto3 must never find real credentials, nor ask an instance metadata service.

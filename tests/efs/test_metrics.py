@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -37,8 +36,9 @@ from apps.efs.metrics import (
     throughput_advice,
     throughput_utilisation_pct,
 )
+from tests.conftest import SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = SHARED_FIXTURES
 FACT_SHEET = (FIXTURES / "efs-metrics.md").read_text()
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

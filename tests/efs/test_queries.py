@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import botocore.session
 import pytest
@@ -31,8 +30,9 @@ from apps.efs.queries import (
     split_window,
     yace_style_query_count,
 )
+from tests.conftest import SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = SHARED_FIXTURES
 STATISTICS = ("Minimum", "Maximum", "Average", "Sum", "SampleCount")
 FS_A = "fs-0123456789abcdef0"
 FS_B = "fs-89abcdef"

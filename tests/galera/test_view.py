@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from apps.galera.view import (
@@ -17,8 +15,9 @@ from apps.galera.view import (
 )
 from apps.galera.wsrep import ProviderOptions, WsrepStatus, parse_status
 from apps.lib.status import Status
+from tests.conftest import SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "wsrep"
+FIXTURES = SHARED_FIXTURES / "wsrep"
 UUID = "479ce105-1e65-11ed-b2c3-8ac44f1dd1c9"
 # Three data nodes and a garbd, as MariaDB 10.11 reports them (garbd: the empty entry).
 ADDRESSES = "127.0.0.1:13061,127.0.0.1:13062,127.0.0.1:13063,"

@@ -17,8 +17,9 @@ from apps.galera.wsrep import (
     parse_provider_options,
     parse_status,
 )
+from tests.conftest import SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "wsrep"
+FIXTURES = SHARED_FIXTURES / "wsrep"
 SAMPLES = sorted(FIXTURES.glob("*.txt"))
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -14,9 +12,10 @@ from apps.raid.health import array_verdict, host_verdicts
 from apps.raid.mdadm_detail import parse as parse_detail
 from apps.raid.mdstat import parse
 from apps.raid.topology import Topology
+from tests.conftest import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = SHARED_FIXTURES
 
 
 def verdicts(sample: str) -> dict:

@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 
 from apps.raid.errors import ParseError
 from apps.raid.mdstat import parse
+from tests.conftest import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "mdstat"
+FIXTURES = SHARED_FIXTURES / "mdstat"
 SAMPLES = sorted(FIXTURES.glob("*.txt"))
 TEXTS = [p.read_text(encoding="utf-8") for p in SAMPLES]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from itertools import combinations
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -21,8 +20,9 @@ from apps.raid.topology import (
     domain_of,
     survivable_domain_failures,
 )
+from tests.conftest import SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = SHARED_FIXTURES
 SAMPLES = sorted((FIXTURES / "mdstat").glob("*.txt"))
 
 # The seed written out as a 6.x kernel prints it (md3 lost its storage-a disk, sdd).
