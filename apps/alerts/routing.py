@@ -178,6 +178,4 @@ def release_settled(now: datetime) -> int:
         transition__created__lte=now - quiet,
         transition__created__gt=now - quiet - timedelta(days=1),
     ).exclude(Exists(newer))
-    return Notification.objects.filter(
-        pk__in=list(settled.values_list("pk", flat=True)), state=Notification.State.SUPPRESSED
-    ).update(state=Notification.State.PENDING, next_attempt=now)
+    return settled.update(state=Notification.State.PENDING, next_attempt=now)
