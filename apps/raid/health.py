@@ -33,7 +33,7 @@ from apps.raid.mdadm_detail import Detail
 from apps.raid.mdstat import Array, Mdstat
 from apps.raid.topology import ArrayHeadroom, Topology, describe_headroom
 
-__all__ = ["ABSURD_ETA_MINUTES", "array_verdict", "host_verdicts"]
+__all__ = ["ABSURD_ETA_MINUTES", "array_verdict", "duration", "host_verdicts"]
 
 ABSURD_ETA_MINUTES = 30 * 24 * 60  # a rebuild "finishing" in more than 30 days is stuck
 _REBUILDS = {"recovery", "resync", "reshape"}
@@ -143,7 +143,7 @@ def _sync_findings(
     if stalled:
         speed = sync.speed_kib_per_sec
         return [(Status.WARNING, f"{progress} but stalled (speed {speed} KiB/s)")]
-    eta = "" if sync.finish_minutes is None else f", ETA {_duration(sync.finish_minutes)}"
+    eta = "" if sync.finish_minutes is None else f", ETA {duration(sync.finish_minutes)}"
     speed = "" if sync.speed_kib_per_sec is None else f" at {_speed(sync.speed_kib_per_sec)}"
     status = Status.WARNING if sync.action in _REBUILDS else Status.OK
     return [(status, f"{progress}{eta}{speed}")] if status is Status.WARNING else []
@@ -187,9 +187,10 @@ def _redundant(headroom: ArrayHeadroom) -> set[str]:
     return {h.array for h in _walk(headroom) if h.designed_tolerance > 0}
 
 
-def _duration(minutes: float) -> str:
+def duration(minutes: float, decimals: int = 0) -> str:
+    """75.5 -> "1 h 16 min"; under an hour, minutes with ``decimals`` places."""
     if minutes < 60:
-        return f"{minutes:.0f} min"
+        return f"{minutes:.{decimals}f} min"
     hours, rest = divmod(round(minutes), 60)
     if hours < 48:
         return f"{hours} h {rest} min"

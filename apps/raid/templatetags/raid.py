@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from apps.raid.health import duration
+
 register = template.Library()
 
 _UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
@@ -35,12 +37,4 @@ def kib_per_s(value: int | None) -> str:
 @register.filter
 def minutes(value: float | None) -> str:
     """75.5 -> "1 h 16 min"."""
-    if value is None:
-        return "—"
-    if value < 60:
-        return f"{value:.1f} min"
-    hours, rest = divmod(round(value), 60)
-    if hours < 48:
-        return f"{hours} h {rest} min"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h"
+    return "—" if value is None else duration(value, decimals=1)
