@@ -123,7 +123,7 @@ def _flap_changes(t: Transition) -> int:
 def context(notifications: Sequence[Notification]) -> dict[str, Any]:
     """What the templates need; a subject with several changes in one email is listed once."""
     first = notifications[0]
-    by_subject: dict[tuple[int, str], list[Transition]] = {}
+    by_subject: dict[tuple[int, int], list[Transition]] = {}
     for n in sorted(notifications, key=lambda n: (n.transition.created, n.transition.pk)):
         t = n.transition
         by_subject.setdefault((t.content_type_id, t.object_id), []).append(t)

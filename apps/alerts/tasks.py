@@ -9,22 +9,22 @@ from django.utils import timezone
 from . import delivery, routing
 
 
-def _wake_when_released() -> None:
-    """Queue one more delivery for when the earliest held channel and region may be sent."""
+def _deliver() -> int:
+    """Send what is due, then queue one more delivery for when the earliest held channel and
+    region may be sent again (one wake per hold, not one per queued task)."""
+    sent = delivery.send_due()
     release = delivery.next_release()
-    if release is None:
-        return
-    when, (channel_id, region_id) = release
-    key = f"vigil:alerts:wake:{channel_id}:{region_id}:{when.timestamp():.3f}"
-    if cache.add(key, 1, timeout=60):  # one wake per hold, not one per queued task
-        send_alerts.apply_async(eta=when)
+    if release is not None:
+        when, (channel_id, region_id) = release
+        key = f"vigil:alerts:wake:{channel_id}:{region_id}:{when.timestamp():.3f}"
+        if cache.add(key, 1, timeout=60):
+            send_alerts.apply_async(eta=when)
+    return sent
 
 
 @shared_task(time_limit=300, soft_time_limit=280)
 def send_alerts() -> int:
-    sent = delivery.send_due()
-    _wake_when_released()
-    return sent
+    return _deliver()
 
 
 @shared_task(time_limit=300, soft_time_limit=280)
@@ -33,6 +33,4 @@ def sweep() -> int:
     now = timezone.now()
     routing.queue_reminders(now)
     routing.release_settled(now)
-    sent = delivery.send_due()
-    _wake_when_released()
-    return sent
+    return _deliver()
