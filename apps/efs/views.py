@@ -52,14 +52,6 @@ def region_panel_context(region: Region) -> dict[str, Any]:
     return {"rows": [table_row(fs) for fs in filesystems], "collection": collection}
 
 
-def region_panel(request: HttpRequest, region_pk: int) -> HttpResponse:
-    """The region page's EFS section alone, for htmx polling."""
-    region = get_object_or_404(Region, pk=region_pk)
-    return render(
-        request, "efs/region_panel.html", {"region": region, "panel": region_panel_context(region)}
-    )
-
-
 def _price(request: HttpRequest) -> float:
     try:
         price = float(request.GET.get("price", ""))

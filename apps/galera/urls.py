@@ -7,5 +7,4 @@ from . import views
 app_name = "galera"
 urlpatterns = [
     path("clusters/<int:pk>/", views.cluster_detail, name="cluster"),
-    path("regions/<int:region_pk>/panel/", views.region_panel, name="region-panel"),
 ]

@@ -48,16 +48,6 @@ def region_panel_context(region: Region) -> dict[str, Any]:
     return {"region": region, "clusters": clusters}
 
 
-def region_panel(request: HttpRequest, region_pk: int) -> HttpResponse:
-    """The region page's Galera section alone, for htmx polling."""
-    region = get_object_or_404(Region, pk=region_pk)
-    return render(
-        request,
-        "galera/region_panel.html",
-        {"region": region, "panel": region_panel_context(region)},
-    )
-
-
 def size_chart(snapshots: list[Snapshot], cluster: Cluster) -> dict[str, Any]:
     """Members, data nodes in the Primary component, and headroom over time; gaps stay gaps."""
     return {

@@ -9,5 +9,4 @@ urlpatterns = [
     path("targets/<int:pk>/", views.target_detail, name="target"),
     path("targets/<int:pk>/enabled/", views.target_enable, name="target-enable"),
     path("presets/", views.presets, name="presets"),
-    path("regions/<int:region_pk>/panel/", views.region_panel, name="region-panel"),
 ]

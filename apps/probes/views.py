@@ -35,16 +35,6 @@ def region_panel_context(region: Region) -> dict[str, Any]:
     return {"region": region, "targets": list(targets)}
 
 
-def region_panel(request: HttpRequest, region_pk: int) -> HttpResponse:
-    """The region page's probes section alone, for htmx polling."""
-    region = get_object_or_404(Region, pk=region_pk)
-    return render(
-        request,
-        "probes/region_panel.html",
-        {"region": region, "panel": region_panel_context(region)},
-    )
-
-
 def idle_chart(results: list[Result], target: Target) -> dict[str, Any]:
     """Measured idle timeout over time; failed runs are gaps, cap-reached runs a separate line."""
     series = [

@@ -8,5 +8,4 @@ app_name = "raid"
 urlpatterns = [
     path("hosts/<str:name>/", views.host_detail, name="host"),
     path("hosts/<str:name>/token", views.issue_token, name="issue-token"),
-    path("regions/<int:pk>/panel", views.region_panel, name="region-panel"),
 ]

@@ -66,13 +66,6 @@ def region_panel_context(region: Region) -> dict[str, Any]:
     return {"rows": host_rows(hosts), "region": region}
 
 
-def region_panel(request: HttpRequest, pk: int) -> HttpResponse:
-    """The panel alone, for htmx polling from the region page."""
-    region = get_object_or_404(Region, pk=pk)
-    context = {"panel": region_panel_context(region), "region": region}
-    return render(request, "raid/region_panel.html", context)
-
-
 def tree(arrays: list[Array]) -> list[Node]:
     nodes = {a.pk: Node(a) for a in arrays}
     roots = []

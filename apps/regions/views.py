@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from apps.lib.status import Status, worst
@@ -82,6 +82,16 @@ def home(request: HttpRequest) -> HttpResponse:
     template = "regions/home.html#tiles" if request.htmx else "regions/home.html"
     context = {"tiles": overview(), "concerns": concerns.registered()}
     return render(request, template, context)
+
+
+def region_panel(request: HttpRequest, pk: int, concern: str) -> HttpResponse:
+    """One concern's section of the region page alone, for htmx polling."""
+    region = get_object_or_404(Region, pk=pk)
+    found = next((c for c in concerns.registered() if c.key == concern), None)
+    if found is None or not (found.region_template and found.region_context):
+        raise Http404(f"No region panel for {concern!r}")
+    context = {"region": region, "panel": found.region_context(region)}
+    return render(request, found.region_template, context)
 
 
 def region_detail(request: HttpRequest, pk: int) -> HttpResponse:

@@ -129,7 +129,7 @@ def test_it_refuses_writes_with_a_read_only_key(fs, api_client, api_key):
 
 
 def test_it_refreshes_the_region_panel_and_the_summary_as_htmx_partials(fs, logged_in_client):
-    panel = logged_in_client.get(reverse("efs:region-panel", args=[fs.region.pk]))
+    panel = logged_in_client.get(reverse("regions:panel", args=[fs.region.pk, "efs"]))
     html = panel.content.decode()
     assert panel.status_code == 200 and "<html" not in html and "builds" in html
     summary = logged_in_client.get(reverse("efs:detail", args=[fs.pk]), HTTP_HX_REQUEST="true")

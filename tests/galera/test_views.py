@@ -34,7 +34,7 @@ def test_the_region_panel_shows_status_size_primary_and_headroom_in_words(
     assert "Can lose 1 more node one at a time, 1 at once" in page
     assert 'hx-trigger="every 30s"' in page
 
-    partial = logged_in_client.get(reverse("galera:region-panel", args=[region.pk]))
+    partial = logged_in_client.get(reverse("regions:panel", args=[region.pk, "galera"]))
     assert partial.content.decode().startswith(f'<div id="galera-panel-{region.pk}"')
 
 

@@ -68,7 +68,7 @@ def test_it_lists_targets_with_status_last_idle_timeout_and_expected_range_on_th
 def test_it_serves_the_region_panel_alone_for_polling(logged_in_client, probe, site):
     result(probe, 5, closed_by="cap", cap_s=1200.0)
 
-    response = logged_in_client.get(reverse("probes:region-panel", args=[site.pk]))
+    response = logged_in_client.get(reverse("regions:panel", args=[site.pk, "probes"]))
 
     assert response.status_code == 200
     assert "over 1200 s (cap)" in response.content.decode()

@@ -20,12 +20,12 @@ def test_the_region_page_lists_hosts_with_their_worst_array(logged_in_client, ho
     assert "1 critical" in page and "1 warning" in page and "4 ok" in page
     assert "md1: failed member sdb" in page
     assert "md99 survives the loss of any 1 of the 3 storage servers" in page
-    assert f'hx-get="/raid/regions/{site.pk}/panel"' in page
+    assert f'hx-get="/regions/{site.pk}/panels/raid/"' in page
 
 
 def test_the_panel_alone_is_served_for_polling(logged_in_client, host, site):
     ingest(host, seed_layout_mdstat())
-    page = logged_in_client.get(f"/raid/regions/{site.pk}/panel").content.decode()
+    page = logged_in_client.get(f"/regions/{site.pk}/panels/raid/").content.decode()
     assert page.lstrip().startswith(f'<div id="raid-panel-{site.pk}"')
     assert "storage-client" in page
 

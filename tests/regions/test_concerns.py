@@ -57,3 +57,12 @@ def test_it_shows_each_concerns_panel_on_the_region_page(logged_in_client, regio
     Gadget.objects.create(region=ireland, name="sprocket", status="warning")
     page = logged_in_client.get(f"/regions/{ireland.pk}/").content.decode()
     assert '<h2 id="panel-gadgets">Gadgets</h2>' in page and "sprocket: warning" in page
+
+
+def test_it_serves_each_concerns_panel_alone_for_polling(logged_in_client, regions):
+    ireland, _ = regions
+    Gadget.objects.create(region=ireland, name="sprocket", status="warning")
+    panel = logged_in_client.get(f"/regions/{ireland.pk}/panels/gadgets/")
+    assert panel.status_code == 200 and "sprocket: warning" in panel.content.decode()
+    assert "<html" not in panel.content.decode()
+    assert logged_in_client.get(f"/regions/{ireland.pk}/panels/nothing/").status_code == 404
