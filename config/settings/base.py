@@ -103,6 +103,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -160,6 +161,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Unset: each process keeps its own cache (make run). Production shares Redis
+# (CACHE_URL=redis://redis:6379/1): API rate limits and login lockouts count across processes.
+CACHES = {"default": setting("CACHE_URL", "cache_url", default="locmemcache://")}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
