@@ -22,7 +22,12 @@ from . import collect, efs_api, history
 from .models import FileSystem, RegionCollection
 
 log = logging.getLogger(__name__)
-LEASE_TTL = timedelta(minutes=10)
+
+
+def lease_ttl() -> timedelta:
+    """As long as a task may run (its hard time limit): a live collection never loses its
+    lease, and one whose worker was killed frees its region as soon as it surely is dead."""
+    return timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
 
 
 def dispatch_due(now: datetime) -> int:
@@ -40,7 +45,7 @@ def dispatch_due(now: datetime) -> int:
 @shared_task
 def collect_region(collection_id: int, region: str | None = None) -> dict | None:
     """Discover (when due), collect and judge one account-region; None if already running."""
-    with leases.lease(RegionCollection, collection_id, LEASE_TTL) as held:
+    with leases.lease(RegionCollection, collection_id, lease_ttl()) as held:
         if not held:
             return None
         rc = RegionCollection.objects.select_related("region__account").get(pk=collection_id)
