@@ -4,12 +4,13 @@ roll old minutes up into hours, and apply the retention settings."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Avg, BigIntegerField, Count, Func, Max, Min, Sum
 
-from .metrics import VALUE_FIELDS, Sample
+from .metrics import MIB, VALUE_FIELDS, Sample
 from .models import FileSystem, MetricHour, MetricMinute
 
 MINUTE = "minute"
@@ -18,7 +19,8 @@ RESOLUTIONS = (MINUTE, HOUR)
 #: Ranges up to this long are drawn from minutes (2 days = 2,880 points a series).
 MINUTE_RANGE_LIMIT = timedelta(days=2)
 
-_SUMMED = {
+#: Columns that are Sums or SampleCounts: a longer period adds them up.
+SUMMED_FIELDS = {
     "data_read_bytes",
     "data_read_count",
     "data_write_bytes",
@@ -30,6 +32,10 @@ _SUMMED = {
     "metered_bytes",
     "client_connections",
 }
+#: Charts draw at most this many points a series; the database averages the rest away.
+MAX_POINTS = 1000
+#: Chart steps in seconds: a step divides an hour, or is a whole number of hours.
+STEPS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 
 
 def resolution_for(start: datetime, end: datetime, now: datetime) -> str:
@@ -109,6 +115,136 @@ def load_samples(
     return out
 
 
+def metered_rates(filesystem_id: int, start: datetime, end: datetime, now: datetime) -> list[float]:
+    """Metered MiB/s of every minute of ``[start, end)`` that has MeteredIOBytes, and of every
+    hour before the minute retention (over the minutes it had): the throughput advice's input,
+    read as bare numbers (a fortnight is ~10,000 rows)."""
+    kept = now - timedelta(days=settings.VIGIL_EFS_MINUTE_RETENTION_DAYS)
+    rates: list[float] = []
+    if kept > start:
+        hours = MetricHour.objects.filter(
+            filesystem_id=filesystem_id, ts__gte=start, ts__lt=kept, metered_bytes__isnull=False
+        ).values_list("metered_bytes", "minutes")
+        rates += [b / MIB / (max(1, n) * 60) for b, n in hours]
+    minutes = MetricMinute.objects.filter(
+        filesystem_id=filesystem_id,
+        ts__gte=max(start, kept),
+        ts__lt=end,
+        metered_bytes__isnull=False,
+    ).values_list("metered_bytes", flat=True)
+    rates += [b / MIB / 60 for b in minutes]
+    return rates
+
+
+#: What the file system page's charts draw (``charts.charts``): fewer aggregates to compute.
+CHART_FIELDS = (
+    "data_read_bytes",
+    "data_read_count",
+    "data_write_bytes",
+    "data_write_count",
+    "metadata_bytes",
+    "metadata_count",
+    "metered_bytes",
+    "percent_io_limit",
+    "burst_credit_balance",
+    "permitted_throughput",
+)
+
+
+class EpochBucket(Func):
+    """The start of the ``seconds``-long bucket holding a timestamp, in Unix seconds (an
+    integer, so that both databases group by it and the grid finds it)."""
+
+    output_field = BigIntegerField()
+
+    def __init__(self, expression: str, seconds: int) -> None:
+        super().__init__(expression)
+        self.seconds = int(seconds)
+
+    def as_sql(self, compiler, connection, **extra):  # PostgreSQL and any other
+        template = f"(floor(date_part('epoch', %(expressions)s) / {self.seconds}) * {self.seconds})::bigint"
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        # '%%s': Django turns '%%' into '%' when it swaps its placeholders for SQLite's.
+        template = f"(CAST(strftime('%%%%s', %(expressions)s) AS INTEGER) / {self.seconds}) * {self.seconds}"
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+
+def _aggregate(name: str):
+    if name in SUMMED_FIELDS:
+        return Sum(name)
+    if name == "percent_io_limit":
+        return Max(name)
+    if name == "burst_credit_balance":
+        return Min(name)
+    return Avg(name)
+
+
+def chart_step(start: datetime, end: datetime, now: datetime) -> int:
+    """Seconds per chart point: the smallest step that keeps [start, end) within
+    ``MAX_POINTS``, and at least an hour where the range reaches past the minute retention
+    (only hourly rows are kept there)."""
+    wanted = (end - start).total_seconds() / MAX_POINTS
+    step = next((s for s in STEPS if s >= wanted), STEPS[-1])
+    if start < minute_retention_start(now):
+        step = max(step, 3600)
+    return step
+
+
+def minute_retention_start(now: datetime) -> datetime:
+    """Minutes are kept from this hour on; older ones were rolled up into hours."""
+    cutoff = now - timedelta(days=settings.VIGIL_EFS_MINUTE_RETENTION_DAYS)
+    return cutoff.replace(minute=0, second=0, microsecond=0)
+
+
+def load_series(
+    filesystem_id: int,
+    start: datetime,
+    end: datetime,
+    step_s: int,
+    now: datetime,
+    fields: Sequence[str] = VALUE_FIELDS,
+) -> list[Sample]:
+    """Samples of ``[start, end)`` downsampled in the database, one per ``step_s`` bucket
+    that has rows (a bucket without rows is a gap): Sums and SampleCounts added,
+    PercentIOLimit the maximum, credits the minimum, the rest averaged, and the period the
+    minutes with data, so that rates stay rates. Hourly rows before the minute retention,
+    minutes after it; ascending."""
+    step_s = int(step_s)
+    split = int(minute_retention_start(now).timestamp()) // step_s * step_s
+    split_at = datetime.fromtimestamp(split, UTC)
+    samples: list[Sample] = []
+    if start < split_at:
+        hours = MetricHour.objects.filter(
+            filesystem_id=filesystem_id, ts__gte=start, ts__lt=min(end, split_at)
+        )
+        samples += _buckets(hours, Sum("minutes"), max(step_s, 3600), fields)
+    if end > split_at:
+        minutes = MetricMinute.objects.filter(
+            filesystem_id=filesystem_id, ts__gte=max(start, split_at), ts__lt=end
+        )
+        samples += _buckets(minutes, Count("ts"), step_s, fields)
+    return samples
+
+
+def _buckets(rows, minutes, step_s: int, fields: Sequence[str]) -> list[Sample]:
+    aggregates = {f"v_{f}": _aggregate(f) for f in fields}
+    query = (
+        rows.annotate(bucket=EpochBucket("ts", step_s))
+        .values("bucket")
+        .annotate(n_minutes=minutes, **aggregates)
+        .order_by("bucket")
+        .values_list("bucket", "n_minutes", *aggregates)
+    )
+    out = []
+    for bucket, n_minutes, *values in query:
+        period = max(1, n_minutes or 0) * 60
+        when = datetime.fromtimestamp(bucket, UTC)
+        out.append(Sample(when, period, **dict(zip(fields, values, strict=True))))
+    return out
+
+
 def rollup(filesystem: FileSystem, now: datetime) -> int:
     """Turn whole hours of minutes older than the minute retention into hour rows, delete
     those minutes, and delete hours older than the hour retention. Hours written."""
@@ -140,7 +276,7 @@ def _hour_row(filesystem_id: int, hour: datetime, minutes: list[tuple]) -> Metri
         known = [m[i] for m in minutes if m[i] is not None]
         if not known:
             values[name] = None
-        elif name in _SUMMED:
+        elif name in SUMMED_FIELDS:
             values[name] = sum(known)
         elif name == "percent_io_limit":
             values[name] = max(known)

@@ -328,6 +328,19 @@ def throughput_advice(
     window's mean is above baseline (credits then drain whatever the starting balance).
     """
     rates = [r for s in samples if (r := mib_per_second(s.metered_bytes, s.period_s)) is not None]
+    return advice_from_rates(
+        rates, standard_bytes, price_per_mibps_month=price_per_mibps_month, pct=pct
+    )
+
+
+def advice_from_rates(
+    rates: list[float],
+    standard_bytes: float,
+    *,
+    price_per_mibps_month: float = 6.0,
+    pct: float = 95.0,
+) -> ThroughputAdvice | None:
+    """``throughput_advice`` from the metered MiB/s of each period (no gaps among them)."""
     if not rates:
         return None
     mean = sum(rates) / len(rates)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -14,7 +14,7 @@ from apps.regions.models import Region
 
 from . import charts, history
 from .forecast import credit_forecast, credit_points
-from .metrics import GIB, Sample, throughput_advice
+from .metrics import GIB, advice_from_rates
 from .models import FileSystem, RegionCollection
 
 RANGES = {
@@ -47,7 +47,11 @@ def table_row(fs: FileSystem) -> dict[str, Any]:
 
 
 def region_panel_context(region: Region) -> dict[str, Any]:
-    filesystems = FileSystem.objects.filter(region=region, deleted__isnull=True)
+    """Every live file system of the region, worst first (the page shows the first rows)."""
+    filesystems = sorted(
+        FileSystem.objects.filter(region=region, deleted__isnull=True),
+        key=lambda fs: (-fs.status_enum.severity, fs.label),
+    )
     collection = RegionCollection.objects.filter(region=region).first()
     return {"rows": [table_row(fs) for fs in filesystems], "collection": collection}
 
@@ -60,32 +64,30 @@ def _price(request: HttpRequest) -> float:
     return price if 0 <= price < 10_000 else settings.VIGIL_EFS_PRICE_PER_MIBPS_MONTH
 
 
-def advice_samples(fs: FileSystem, now: datetime) -> list[Sample]:
-    """The last 14 days: minutes where they are kept, hours before that."""
-    start = now - ADVICE_WINDOW
-    kept = now - timedelta(days=settings.VIGIL_EFS_MINUTE_RETENTION_DAYS)
-    samples: list[Sample] = []
-    if kept > start:
-        samples += history.load_samples([fs.pk], start, kept, history.HOUR)[fs.pk]
-    samples += history.load_samples([fs.pk], max(start, kept), now, history.MINUTE)[fs.pk]
-    return samples
+def step_label(seconds: int) -> str:
+    """ "1 minute", "15 minutes", "1 hour", "6 hours"."""
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    minutes = seconds // 60
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
     now = timezone.now()
     range_key = request.GET.get("range", "24h")
-    span = RANGES.get(range_key, RANGES["24h"])
-    start = now - span
-    resolution = request.GET.get("resolution") or history.resolution_for(start, now, now)
-    if resolution not in history.RESOLUTIONS:
-        resolution = history.resolution_for(start, now, now)
-    step = timedelta(minutes=1) if resolution == history.MINUTE else timedelta(hours=1)
-    samples = history.load_samples([fs.pk], start, now, resolution)[fs.pk]
+    if range_key not in RANGES:
+        range_key = "24h"
+    start = now - RANGES[range_key]
+    step = history.chart_step(start, now, now)
+    samples = history.load_series(fs.pk, start, now, step, now, history.CHART_FIELDS)
     forecast = None
     if fs.throughput_mode == "bursting":
         window = timedelta(hours=settings.VIGIL_EFS_FORECAST_HOURS)
-        recent = history.load_samples([fs.pk], now - window, now)[fs.pk]
+        recent = history.load_samples([fs.pk], now - window, now, fields=("burst_credit_balance",))[
+            fs.pk
+        ]
         forecast = credit_forecast(credit_points(recent), now, window=window)
     price = _price(request)
     standard = (fs.figures or {}).get("standard_bytes") or fs.size_standard_bytes or 0
@@ -95,11 +97,15 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "collection": RegionCollection.objects.filter(region=fs.region).first(),
         "ranges": list(RANGES),
         "range_key": range_key,
-        "resolution": resolution,
-        "charts": charts.charts(samples, start, now, step, forecast),
+        "step": step_label(step),
+        "charts": charts.charts(samples, start, now, timedelta(seconds=step), forecast),
         "has_data": bool(samples),
         "forecast": forecast,
-        "advice": throughput_advice(advice_samples(fs, now), standard, price_per_mibps_month=price),
+        "advice": advice_from_rates(
+            history.metered_rates(fs.pk, now - ADVICE_WINDOW, now, now),
+            standard,
+            price_per_mibps_month=price,
+        ),
         "price": price,
         "progress_pct": None if fs.backfill_progress is None else fs.backfill_progress * 100,
     }

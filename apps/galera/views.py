@@ -42,7 +42,11 @@ def state_label(state: str, detail: str) -> str:
 
 
 def region_panel_context(region: Region) -> dict[str, Any]:
-    clusters = list(Cluster.objects.filter(region=region).order_by("name"))
+    """The region's clusters, worst first (the page shows the first rows)."""
+    clusters = sorted(
+        Cluster.objects.filter(region=region).order_by("name"),
+        key=lambda c: -c.status_enum.severity,
+    )
     for cluster in clusters:
         cluster.headroom = headroom_words(cluster)
     return {"region": region, "clusters": clusters}

@@ -31,8 +31,10 @@ def targets_with_last_result(targets: QuerySet[Target]) -> QuerySet[Target]:
 
 
 def region_panel_context(region: Region) -> dict[str, Any]:
+    """The region's targets, worst first (the page shows the first rows)."""
     targets = targets_with_last_result(Target.objects.filter(region=region))
-    return {"region": region, "targets": list(targets)}
+    ranked = sorted(targets, key=lambda t: (-t.status_enum.severity, str(t)))
+    return {"region": region, "targets": ranked}
 
 
 def idle_chart(results: list[Result], target: Target) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -84,13 +85,24 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+#: Rows a region panel shows, worst first, unless all are asked for (``?all=1``): past a few
+#: dozen rows the page's time goes into rendering rows of healthy subjects.
+PANEL_ROWS = 25
+
+
+def _rows_shown(request: HttpRequest) -> dict[str, Any]:
+    """The panel templates' ``rows_slice`` (for the ``slice`` filter) and ``show_all``."""
+    show_all = request.GET.get("all") == "1"
+    return {"show_all": show_all, "rows_slice": ":" if show_all else f":{PANEL_ROWS}"}
+
+
 def region_panel(request: HttpRequest, pk: int, concern: str) -> HttpResponse:
     """One concern's section of the region page alone, for htmx polling."""
     region = get_object_or_404(Region, pk=pk)
     found = next((c for c in concerns.registered() if c.key == concern), None)
     if found is None or not (found.region_template and found.region_context):
         raise Http404(f"No region panel for {concern!r}")
-    context = {"region": region, "panel": found.region_context(region)}
+    context = {"region": region, "panel": found.region_context(region), **_rows_shown(request)}
     return render(request, found.region_template, context)
 
 
@@ -101,4 +113,5 @@ def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
         for concern in concerns.registered()
         if concern.region_template and concern.region_context
     ]
-    return render(request, "regions/region.html", {"region": region, "panels": panels})
+    context = {"region": region, "panels": panels, **_rows_shown(request)}
+    return render(request, "regions/region.html", context)

@@ -91,3 +91,73 @@ def test_it_deletes_hours_past_their_retention(fs, settings):
 def test_it_picks_minutes_for_short_recent_ranges_and_hours_otherwise(span, age, expected):
     end = T0 - age
     assert history.resolution_for(end - span, end, T0) == expected
+
+
+def test_it_downsamples_in_the_database_with_the_right_statistic_each(fs, settings):
+    settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 7
+    minutes = [
+        Sample(
+            T0 + timedelta(minutes=i),
+            data_read_bytes=60.0,
+            data_read_count=6.0,
+            client_connections=3.0,
+            percent_io_limit=float(i),
+            burst_credit_balance=1000.0 - i,
+            permitted_throughput=100.0 + i,
+        )
+        for i in range(30)
+        if i not in (12, 13) and not 20 <= i < 30  # two minutes lost, then ten minutes gone
+    ]
+    history.save_samples({fs.pk: minutes})
+    got = history.load_series(fs.pk, T0, T0 + timedelta(minutes=40), 600, T0)
+    # Buckets 10:00 and 10:10 have rows; 10:20 and 10:30 have none: gaps, not zeros.
+    assert [s.timestamp for s in got] == [T0, T0 + timedelta(minutes=10)]
+    first, second = got
+    assert (first.period_s, second.period_s) == (600, 480)  # minutes with data x 60
+    assert first.data_read_bytes == 600.0 and second.data_read_count == 48.0  # summed
+    assert first.percent_io_limit == 9.0 and second.percent_io_limit == 19.0  # maximum
+    assert first.burst_credit_balance == 991.0 and second.burst_credit_balance == 981.0  # min
+    assert first.permitted_throughput == pytest.approx(104.5)  # averaged
+    # Rates stay rates: 6 reads a minute are 0.1 ops/s at any step, with or without gaps.
+    assert second.data_read_count / second.period_s == pytest.approx(0.1)
+    assert second.client_connections * 60 / second.period_s == pytest.approx(3.0)
+
+
+def test_it_reads_hours_before_the_minute_retention_and_minutes_after(fs, settings):
+    settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 7
+    now = T0
+    kept = history.minute_retention_start(now)
+    MetricHour.objects.create(
+        filesystem=fs, ts=kept - timedelta(hours=5), minutes=60, total_count=3600.0
+    )
+    MetricHour.objects.create(
+        filesystem=fs, ts=kept - timedelta(hours=4), minutes=30, total_count=900.0
+    )
+    history.save_samples(
+        {fs.pk: [Sample(now - timedelta(minutes=m), total_count=60.0) for m in (1, 2)]}
+    )
+    start = now - timedelta(days=30)
+    step = history.chart_step(start, now, now)
+    assert step == 3600 and (now - start).total_seconds() / step <= history.MAX_POINTS
+    got = history.load_series(fs.pk, start, now, step, now)
+    assert [s.total_count / s.period_s for s in got] == [1.0, 0.5, 1.0]
+    assert got[-1].period_s == 120
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        timedelta(hours=3),
+        timedelta(hours=24),
+        timedelta(days=7),
+        timedelta(days=30),
+        timedelta(days=400),
+    ],
+)
+def test_it_never_draws_more_than_a_thousand_points(span, settings):
+    settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 7
+    step = history.chart_step(T0 - span, T0, T0)
+    assert span.total_seconds() / step <= history.MAX_POINTS
+    assert step % 60 == 0 and (3600 % step == 0 or step % 3600 == 0)
+    if span <= timedelta(hours=3):
+        assert step == 60

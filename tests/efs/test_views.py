@@ -153,3 +153,22 @@ def test_the_file_system_page_links_its_status_changes_and_alerts(fs, logged_in_
     page = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
     content_type = ContentType.objects.get_for_model(fs).pk
     assert f'href="/alerts/history/{content_type}/{fs.pk}/"' in page
+
+
+def test_it_reads_the_file_system_page_in_a_constant_number_of_queries(logged_in_client):
+    from tests.demo.pages import BIGGER, SMALL, queries
+
+    small = queries(logged_in_client, "filesystem", **SMALL)
+    assert queries(logged_in_client, "filesystem", **{**BIGGER, "days": 9}) == small
+
+
+def test_it_draws_a_week_in_at_most_a_thousand_points_a_series(fs, logged_in_client):
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=7d")
+    for chart in page.context["charts"].values():
+        assert len(chart["x"]) <= 1000
+    ops = page.context["charts"]["ops"]
+    assert len(ops["x"]) in (672, 673)  # 15-minute points (the first one partly in range)
+    read = [v for v in ops["series"][0]["values"] if v is not None]
+    # 59 minutes of 10 reads/s over four buckets: still 10 reads/s, not diluted by the gap.
+    assert read and all(v == pytest.approx(10.0) for v in read)
+    assert "one point per 15 minutes" in page.content.decode()

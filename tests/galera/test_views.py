@@ -110,3 +110,11 @@ def test_a_never_polled_cluster_shows_unknowns_not_zeros(logged_in_client):
     assert "not polled yet" in page
     assert "No polls yet." in page
     assert "unknown: no Primary component was seen" in page
+
+
+def test_it_reads_the_cluster_page_in_a_constant_number_of_queries(logged_in_client):
+    from tests.demo.pages import BIGGER, SMALL, queries
+
+    assert queries(logged_in_client, "cluster", **SMALL) == queries(
+        logged_in_client, "cluster", **BIGGER
+    )

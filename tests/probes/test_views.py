@@ -195,3 +195,11 @@ def test_it_counts_only_enabled_targets_on_the_home_page(logged_in_client, probe
     counts = concerns.status_counts([site.pk])[site.pk]["probes"]
     assert dict(counts) == {"warning": 1}
     assert "Keep-alive" in logged_in_client.get(reverse("regions:home")).content.decode()
+
+
+def test_it_reads_the_probe_page_in_a_constant_number_of_queries(logged_in_client):
+    from tests.demo.pages import BIGGER, SMALL, queries
+
+    assert queries(logged_in_client, "probe", **SMALL) == queries(
+        logged_in_client, "probe", **BIGGER
+    )

@@ -71,3 +71,10 @@ def test_others_may_not_issue_tokens(logged_in_client, host):
     assert response.status_code == 302
     host.refresh_from_db()
     assert not host.token_hash
+
+
+def test_it_reads_the_host_page_in_a_constant_number_of_queries(logged_in_client):
+    from tests.demo.pages import BIGGER, SMALL, queries
+
+    # SMALL's largest host has 3 arrays (RAID-0 over two mirrors), BIGGER's has 6.
+    assert queries(logged_in_client, "host", **SMALL) == queries(logged_in_client, "host", **BIGGER)

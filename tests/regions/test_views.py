@@ -77,3 +77,38 @@ def test_the_health_check_answers_a_probe_by_address_whatever_the_allowed_hosts(
     settings.SECURE_SSL_REDIRECT = True
     assert client.get("/healthz", HTTP_HOST="127.0.0.1:8000").content == b"ok"
     assert client.get("/", HTTP_HOST="127.0.0.1:8000").status_code == 400  # the rest is checked
+
+
+def test_it_reads_the_home_page_in_a_constant_number_of_queries(logged_in_client):
+    from tests.demo.pages import BIGGER, SMALL, queries
+
+    small = queries(logged_in_client, "home", **SMALL)
+    assert queries(logged_in_client, "home", **{**BIGGER, "regions": 6}) == small
+
+
+def test_it_reads_the_region_page_in_a_constant_number_of_queries(logged_in_client):
+    from tests.demo.pages import BIGGER, SMALL, queries
+
+    assert queries(logged_in_client, "region", **SMALL) == queries(
+        logged_in_client, "region", **BIGGER
+    )
+
+
+def test_a_big_region_shows_its_worst_subjects_first_and_links_to_all(logged_in_client):
+    from apps.efs.models import FileSystem
+    from apps.regions.views import PANEL_ROWS
+    from tests.demo.pages import page_url, seed
+
+    seed(filesystems=2 * (PANEL_ROWS + 5), regions=2, clusters=1, arrays=1, probes=1)
+    url = page_url("region")
+    page = logged_in_client.get(url)
+    rows = next(panel for c, _t, panel in page.context["panels"] if c.key == "efs")["rows"]
+    severities = [row["fs"].status_enum.severity for row in rows]
+    assert severities == sorted(severities, reverse=True)  # worst first
+    html = page.content.decode()
+    shown = [fs for fs in FileSystem.objects.all() if f"/efs/filesystems/{fs.pk}/" in html]
+    assert len(shown) == PANEL_ROWS
+    assert f"The {PANEL_ROWS} worst of {PANEL_ROWS + 5} file systems" in html
+    everything = logged_in_client.get(url + "?all=1").content.decode()
+    assert "worst of" not in everything
+    assert all(f"/efs/filesystems/{row['fs'].pk}/" in everything for row in rows)

@@ -1,0 +1,217 @@
+"""Server time and SQL queries of the dashboard's pages on a seeded fleet.
+
+    python bench/pages.py [--database-url postgres://postgres@127.0.0.1:5432/vigil_pages]
+                          [--seed] [--filesystems 1000] [--regions 10] [--clusters 50]
+                          [--arrays 500] [--probes 1000] [--days 30] [--minute-days 7]
+                          [--requests 50] [--warmup 5] [--json]
+
+With ``--seed`` the database is migrated and a fleet of the given size is seeded
+(``manage.py seed_fleet --replace``); without it the fleet seeded earlier is used. Each page is
+requested in-process with Django's test client, logged in, through the whole middleware stack:
+``--warmup`` requests, then ``--requests`` timed ones (p50/p95 of the wall time of
+``client.get``), then one more that counts its SQL queries. ``trivial`` is a view that only
+returns "ok", served through the same stack in the same run: the floor the other pages are
+compared with (goals: home and region p95 at most 3x trivial's; the file system page's 7-day
+chart p95 at most 100 ms on PostgreSQL). With ``--json`` the last line is one JSON object keyed
+by page name, each with ``p50_ms``, ``p95_ms`` and ``queries``. Settings are
+``config.settings.base`` with DEBUG off; a temporary SQLite database unless --database-url.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+urlpatterns: list = []  # the bench's URLconf, filled once Django is set up (bench_urls)
+
+
+def trivial(request):
+    from django.http import HttpResponse
+
+    return HttpResponse("ok", content_type="text/plain")
+
+
+def bench_urls() -> None:
+    """This module becomes the URLconf: the trivial view beside the project's URLs."""
+    from django.conf import settings
+    from django.urls import include, path
+
+    urlpatterns[:] = [path("__bench__/trivial/", trivial), path("", include("config.urls"))]
+    settings.ROOT_URLCONF = __name__
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered)) - 1))]
+
+
+def pages() -> dict[str, str]:
+    """Page name -> URL, on the seeded fleet: its busiest region, a bursting file system with
+    history, the cluster, host and probe with the most history."""
+    from django.db.models import Count
+
+    from apps.demo.fleet import ACCOUNT_NAME
+    from apps.efs.models import FileSystem
+    from apps.galera.models import Cluster
+    from apps.probes.models import Target
+    from apps.raid.models import Host
+    from apps.regions.models import Region
+
+    seeded = Region.objects.filter(account__name=ACCOUNT_NAME)
+    region = seeded.annotate(n=Count("efs_filesystems")).order_by("-n", "pk").first()
+    if region is None:
+        sys.exit("No seeded fleet: run with --seed (or manage.py seed_fleet) first.")
+    fs = (
+        FileSystem.objects.filter(region__in=seeded, throughput_mode="bursting")
+        .order_by("pk")
+        .first()
+    )
+    cluster = Cluster.objects.filter(region__in=seeded).order_by("-expected_data_nodes", "pk")[0]
+    host = (
+        Host.objects.filter(region__in=seeded)
+        .annotate(n=Count("arrays"))
+        .order_by("-n", "pk")
+        .first()
+    )
+    target = Target.objects.filter(region__in=seeded, interval_s=900).order_by("pk").first()
+    return {
+        "trivial": "/__bench__/trivial/",
+        "home": "/",
+        "region": f"/regions/{region.pk}/",
+        "filesystem": f"/efs/filesystems/{fs.pk}/?range=7d",
+        "filesystem_24h": f"/efs/filesystems/{fs.pk}/?range=24h",
+        "filesystem_30d": f"/efs/filesystems/{fs.pk}/?range=30d",
+        "cluster": f"/galera/clusters/{cluster.pk}/",
+        "host": f"/raid/hosts/{host.name}/",
+        "probe": f"/probes/targets/{target.pk}/",
+    }
+
+
+def measure(client, url: str, requests: int, warmup: int) -> dict:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for _ in range(warmup):
+        assert client.get(url).status_code == 200, url
+    times, cpu = [], []
+    for _ in range(requests):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        response = client.get(url)
+        times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
+        assert response.status_code == 200, (url, response.status_code)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    return {
+        "p50_ms": round(statistics.median(times) * 1000, 2),
+        "p95_ms": round(percentile(times, 95) * 1000, 2),
+        "queries": len(captured.captured_queries),
+        # Python CPU of the request (the web process's share), and the SQL wall time of one
+        # request: on a loaded machine these say where the wall time goes.
+        "cpu_p50_ms": round(statistics.median(cpu) * 1000, 2),
+        "sql_ms": round(sum(float(q["time"]) for q in captured.captured_queries) * 1000, 2),
+        "bytes": len(response.content),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--seed", action="store_true", help="migrate and seed a fleet first")
+    parser.add_argument("--filesystems", type=int, default=1000)
+    parser.add_argument("--regions", type=int, default=10)
+    parser.add_argument("--clusters", type=int, default=50)
+    parser.add_argument("--arrays", type=int, default=500)
+    parser.add_argument("--probes", type=int, default=1000)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--minute-days", type=int, default=None)
+    parser.add_argument("--requests", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    if not args.database_url:
+        if not args.seed:
+            sys.exit("Without --database-url the database is a new temporary one: give --seed.")
+        work = Path(tempfile.mkdtemp(prefix="vigil-bench-pages-"))
+        args.database_url = f"sqlite:///{work / 'bench.sqlite3'}"
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    os.environ.update(
+        {
+            "DEBUG": "false",
+            "VIGIL_DEMO": "false",
+            "LOG_LEVEL": "WARNING",
+            "CELERY_BROKER_URL": "memory://",
+        }
+    )
+    os.environ.setdefault("SECRET_KEY", "bench-pages-not-secret")
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    if args.seed:
+        call_command("migrate", interactive=False, verbosity=0)
+        sizes = {
+            k: getattr(args, k)
+            for k in ("filesystems", "regions", "clusters", "arrays", "probes", "days")
+        }
+        if args.minute_days is not None:
+            sizes["minute_days"] = args.minute_days
+        started = time.perf_counter()
+        call_command("seed_fleet", replace=True, **sizes)
+        print(f"seeded in {time.perf_counter() - started:.1f} s")
+    bench_urls()
+    settings.ALLOWED_HOSTS = ["testserver"]
+    setup_test_environment()
+    user, _ = get_user_model().objects.get_or_create(username="bench-pages")
+    client = Client()
+    client.force_login(user)
+    urls = pages()
+    results = {name: measure(client, url, args.requests, args.warmup) for name, url in urls.items()}
+
+    floor = results["trivial"]["p95_ms"]
+    print(
+        f"{connection.vendor}, {os.cpu_count()} cores; {args.requests} requests a page after "
+        f"{args.warmup} warm-up, in-process (Django test client, logged in)"
+    )
+    print(f"load average {os.getloadavg()[0]:.1f} (other processes share the cores)")
+    print(
+        f"{'page':<16}{'p50 ms':>9}{'p95 ms':>9}{'x trivial':>11}{'queries':>9}"
+        f"{'CPU p50':>9}{'SQL ms':>8}{'KiB':>6}  url"
+    )
+    for name, r in results.items():
+        print(
+            f"{name:<16}{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}{r['p95_ms'] / floor:>11.1f}"
+            f"{r['queries']:>9}{r['cpu_p50_ms']:>9.2f}{r['sql_ms']:>8.2f}"
+            f"{r['bytes'] / 1024:>6.0f}  {urls[name]}"
+        )
+    print(
+        f"goals: home p95 {results['home']['p95_ms'] / floor:.1f}x and region p95 "
+        f"{results['region']['p95_ms'] / floor:.1f}x trivial (<= 3x); file system 7 d p95 "
+        f"{results['filesystem']['p95_ms']:.1f} ms (<= 100 ms on PostgreSQL)"
+    )
+    if args.json:
+        keys = ("p50_ms", "p95_ms", "queries", "cpu_p50_ms", "sql_ms")
+        out = {name: {k: r[k] for k in keys} for name, r in results.items()}
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
