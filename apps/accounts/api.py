@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import django_filters
+from django.db.models import QuerySet
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from .conditional import ConditionalGet
+from .lists import FilterSet
 from .models import ApiKey
 
 
@@ -22,7 +26,18 @@ class ApiKeySerializer(serializers.ModelSerializer):
         return self.context.get("raw_key")
 
 
+class ApiKeyFilter(FilterSet):
+    revoked = django_filters.BooleanFilter(
+        field_name="revoked", lookup_expr="isnull", exclude=True, help_text="Revoked keys only"
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["read_only", "revoked"]
+
+
 class ApiKeyViewSet(
+    ConditionalGet,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
@@ -33,8 +48,11 @@ class ApiKeyViewSet(
 
     serializer_class = ApiKeySerializer
     queryset = ApiKey.objects.none()  # for the schema; get_queryset scopes to the user
+    filterset_class = ApiKeyFilter
+    ordering_fields = ["id", "name", "created", "last_used"]
+    ordering = ["-created", "-pk"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ApiKey]:
         return ApiKey.objects.filter(user=self.request.user)
 
     def create(self, request: Request, *args: object, **kwargs: object) -> Response:

@@ -1,8 +1,13 @@
-"""How the OpenAPI schema describes API key authentication."""
+"""How the OpenAPI schema describes API key authentication, errors, 304s and rate limits."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):
@@ -16,3 +21,44 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
             "description": "An API key from the API keys page: vgr_… (read-only) or vgw_… "
             "(read-write). X-Api-Key: <key> works too.",
         }
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The shape of every API error (``apps.accounts.errors``)."""
+
+    error = serializers.CharField(help_text="What went wrong, for a person to read.")
+    fields = serializers.DictField(
+        required=False, help_text="Invalid input: the message(s) for each field."
+    )
+    line = serializers.IntegerField(required=False, help_text="A report's unreadable line.")
+
+
+def _error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(ErrorSerializer, description=description)
+
+
+class AutoSchema(openapi.AutoSchema):
+    """drf-spectacular's, plus the answers any operation may give besides its success.
+
+    401 without a valid key, 403 for a read-only key's write, 429 over the rate limit, 404 for an
+    unknown id, 400 for invalid input or query parameters, 304 for a conditional GET.
+    """
+
+    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
+        responses = super()._get_response_bodies(direction)
+        errors = {
+            "401": _error("No API key, or an invalid or revoked one"),
+            "403": _error("Not allowed, e.g. a write with a read-only key"),
+            "429": _error("Over the rate limit; retry after Retry-After seconds"),
+        }
+        if "{" in self.path:
+            errors["404"] = _error("No such object")
+        has_query = any(p.get("in") == "query" for p in self._get_parameters())
+        if self.method != "GET" or has_query:
+            errors["400"] = _error("Invalid input or query parameter")
+        for code, response in errors.items():
+            if code not in responses:
+                responses[code] = self._get_response_for_code(response, code, direction=direction)
+        if self.method == "GET":
+            responses.setdefault("304", {"description": "Not modified since the ETag or date"})
+        return responses

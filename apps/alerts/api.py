@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import django_filters
+from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
@@ -11,7 +13,13 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.conditional import AppendOnlyList, ConditionalGet
+from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.regions.models import STATUS_CHOICES
+
 from .models import Channel, Incident, Rule, Silence, Transition
+
+MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
 
 
 class TransitionSerializer(serializers.ModelSerializer):
@@ -36,7 +44,7 @@ class TransitionSerializer(serializers.ModelSerializer):
 
 class IncidentSerializer(serializers.ModelSerializer):
     region = serializers.SlugRelatedField(slug_field="code", read_only=True)
-    acknowledged_by = serializers.StringRelatedField()
+    acknowledged_by = serializers.StringRelatedField(allow_null=True)
 
     class Meta:
         model = Incident
@@ -63,6 +71,7 @@ class SilenceSerializer(serializers.ModelSerializer):
         write_only=True,
         required=False,
         min_value=0.1,
+        max_value=MAX_SILENCE_HOURS,
         help_text="Duration from now; or give `ends`.",
     )
 
@@ -130,35 +139,54 @@ class RuleSerializer(serializers.ModelSerializer):
         read_only_fields = ["is_default"]
 
 
-class TransitionViewSet(viewsets.ReadOnlyModelViewSet):
+class TransitionFilter(SinceUntilFilterSet):
+    region = RegionFilter()
+    old_status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+    new_status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+
+    class Meta:
+        model = Transition
+        fields = ["concern", "content_type", "object_id"]
+
+
+class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     """Every status change, newest first. Filter with ?region=eu-west-1&concern=efs."""
 
     serializer_class = TransitionSerializer
-
-    def get_queryset(self):
-        qs = Transition.objects.select_related("region")
-        params = self.request.query_params
-        if params.get("region"):
-            qs = qs.filter(region__code=params["region"])
-        if params.get("concern"):
-            qs = qs.filter(concern=params["concern"])
-        return qs
+    queryset = Transition.objects.select_related("region")
+    filterset_class = TransitionFilter
+    ordering_fields = ["id", "created"]
+    ordering = ["-created", "-pk"]
 
 
-class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
-    """Incidents; ?open=true for the current ones."""
+class IncidentFilter(SinceUntilFilterSet):
+    time_field = "opened"
+    region = RegionFilter()
+    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+    open = django_filters.BooleanFilter(
+        field_name="closed", lookup_expr="isnull", help_text="true: open; false: closed"
+    )
+    acknowledged = django_filters.BooleanFilter(
+        field_name="acknowledged", lookup_expr="isnull", exclude=True
+    )
+
+    class Meta:
+        model = Incident
+        fields = ["concern", "content_type", "object_id"]
+
+
+class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
+    """Incidents, newest first; ?open=true for the current ones. since/until select by opening."""
 
     serializer_class = IncidentSerializer
-
-    def get_queryset(self):
-        qs = Incident.objects.select_related("region", "acknowledged_by")
-        if self.request.query_params.get("open") in {"true", "1"}:
-            qs = qs.filter(closed=None)
-        return qs
+    queryset = Incident.objects.select_related("region", "acknowledged_by")
+    filterset_class = IncidentFilter
+    ordering_fields = ["id", "opened", "closed", "status"]
+    ordering = ["-opened", "-pk"]
 
     @extend_schema(request=None, responses=IncidentSerializer)
     @action(detail=True, methods=["post"])
-    def acknowledge(self, request: Request, pk: str | None = None) -> Response:
+    def acknowledge(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """Acknowledge an open incident: reminders stop until it gets worse."""
         incident = self.get_object()
         Incident.objects.filter(pk=incident.pk, closed=None, acknowledged=None).update(
@@ -168,7 +196,21 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(IncidentSerializer(incident).data)
 
 
+class SilenceFilter(FilterSet):
+    region = RegionFilter()
+    active = django_filters.BooleanFilter(method="filter_active", help_text="true: not ended yet")
+
+    class Meta:
+        model = Silence
+        fields = ["concern", "content_type", "object_id"]
+
+    def filter_active(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        now = timezone.now()
+        return queryset.filter(ends__gt=now) if value else queryset.filter(ends__lte=now)
+
+
 class SilenceViewSet(
+    ConditionalGet,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
@@ -179,6 +221,9 @@ class SilenceViewSet(
 
     serializer_class = SilenceSerializer
     queryset = Silence.objects.select_related("author")
+    filterset_class = SilenceFilter
+    ordering_fields = ["id", "starts", "ends", "created"]
+    ordering = ["-ends", "-pk"]
 
     def perform_create(self, serializer: SilenceSerializer) -> None:
         serializer.save(author=self.request.user)
@@ -189,18 +234,33 @@ class SilenceViewSet(
             instance.save(update_fields=["ends"])
 
 
-class ChannelViewSet(viewsets.ModelViewSet):
+class ChannelViewSet(ConditionalGet, viewsets.ModelViewSet):
     """Where alerts go, with each channel's last success and last error."""
 
     serializer_class = ChannelSerializer
     queryset = Channel.objects.all()
+    filterset_fields = ["kind", "disabled", "name"]
+    ordering_fields = ["id", "name", "created", "last_success", "last_error_at"]
+    ordering = ["name", "pk"]
 
 
-class RuleViewSet(viewsets.ModelViewSet):
+class RuleFilter(FilterSet):
+    region = RegionFilter()
+    channel = IdFilter(field_name="channels", help_text="Channel id")
+
+    class Meta:
+        model = Rule
+        fields = ["concern", "min_severity", "enabled", "is_default"]
+
+
+class RuleViewSet(ConditionalGet, viewsets.ModelViewSet):
     """Routing rules; the default rule can be edited but not deleted."""
 
     serializer_class = RuleSerializer
     queryset = Rule.objects.prefetch_related("channels")
+    filterset_class = RuleFilter
+    ordering_fields = ["id", "name"]
+    ordering = ["-is_default", "name", "pk"]
 
     def perform_destroy(self, instance: Rule) -> None:
         if instance.is_default:

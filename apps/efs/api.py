@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from apps.accounts.conditional import ConditionalGet
+from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, as_utc
+from apps.regions.models import STATUS_CHOICES
 
 from . import charts, history
 from .models import FileSystem
@@ -55,34 +60,35 @@ class FileSystemSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-FILTERS = [
-    OpenApiParameter("account", int, description="Account id"),
-    OpenApiParameter("region", str, description="Region code, e.g. eu-west-1"),
-    OpenApiParameter("status", str, enum=["ok", "warning", "critical", "unknown"]),
-    OpenApiParameter("deleted", bool, description="Include deleted file systems"),
-]
+class FileSystemFilter(FilterSet):
+    account = IdFilter(field_name="region__account", help_text="Account id")
+    region = RegionFilter()
+    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+    deleted = django_filters.BooleanFilter(
+        method="filter_deleted", help_text="true: include deleted file systems (hidden otherwise)"
+    )
+
+    class Meta:
+        model = FileSystem
+        fields = ["filesystem_id", "name", "performance_mode", "throughput_mode"]
+
+    def filter_queryset(self, queryset: QuerySet[FileSystem]) -> QuerySet[FileSystem]:
+        if not self.form.cleaned_data.get("deleted"):
+            queryset = queryset.filter(deleted__isnull=True)
+        return super().filter_queryset(queryset)
+
+    def filter_deleted(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        return queryset  # applied in filter_queryset, as hiding is the default
 
 
-@extend_schema_view(list=extend_schema(parameters=FILTERS))
-class FileSystemViewSet(viewsets.ReadOnlyModelViewSet):
+class FileSystemViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     """EFS file systems with their status and current figures (``figures``)."""
 
     serializer_class = FileSystemSerializer
-
-    def get_queryset(self) -> QuerySet[FileSystem]:
-        qs = FileSystem.objects.select_related("region")
-        params = self.request.query_params
-        if params.get("deleted", "").lower() not in ("1", "true", "yes"):
-            qs = qs.filter(deleted__isnull=True)
-        if params.get("account"):
-            if not params["account"].isdigit():
-                raise ValidationError({"account": "an account id"})
-            qs = qs.filter(region__account_id=int(params["account"]))
-        if params.get("region"):
-            qs = qs.filter(region__code=params["region"])
-        if params.get("status"):
-            qs = qs.filter(status=params["status"])
-        return qs
+    queryset = FileSystem.objects.select_related("region")
+    filterset_class = FileSystemFilter
+    ordering_fields = ["id", "name", "filesystem_id", "status", "status_changed", "region"]
+    ordering = ["region", "name", "filesystem_id", "pk"]
 
     @extend_schema(
         parameters=[
@@ -93,7 +99,7 @@ class FileSystemViewSet(viewsets.ReadOnlyModelViewSet):
         responses=OpenApiTypes.OBJECT,
     )
     @action(detail=True)
-    def series(self, request: Request, pk: str | None = None) -> Response:
+    def series(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """Derived series (ops/s, MiB/s, IO-limit %, credits, ...) over a range; null is a gap."""
         fs = self.get_object()
         now = timezone.now()
@@ -117,7 +123,10 @@ class FileSystemViewSet(viewsets.ReadOnlyModelViewSet):
 def _when(value: str | None, name: str) -> datetime | None:
     if not value:
         return None
-    parsed = parse_datetime(value)
+    try:
+        parsed = parse_datetime(value)
+    except ValueError:  # well formed, but not a date (month 13)
+        parsed = None
     if parsed is None:
         raise ValidationError({name: "an ISO 8601 date-time"})
-    return parsed if parsed.tzinfo else timezone.make_aware(parsed, timezone.UTC)
+    return as_utc(parsed if parsed.tzinfo else timezone.make_aware(parsed, timezone.UTC), name)

@@ -7,12 +7,13 @@ kind is set.
 
 from __future__ import annotations
 
+import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 
-from apps.regions.models import Region
+from apps.accounts.conditional import AppendOnlyList, ConditionalGet
+from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Cluster, Node, Snapshot, validate_password_env, validate_password_file
 from .views import headroom_words
@@ -140,39 +141,42 @@ class NodeSerializer(serializers.ModelSerializer):
         return attrs
 
 
-REGION = OpenApiParameter("region", int, description="Only this region or site")
-CLUSTER = OpenApiParameter("cluster", int, description="Only this cluster")
+class ClusterFilter(FilterSet):
+    region = RegionFilter()
+    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+
+    class Meta:
+        model = Cluster
+        fields = ["name", "status", "enabled", "primary"]
 
 
-def _filtered(queryset: QuerySet, params: dict, **lookups: str) -> QuerySet:
-    for param, lookup in lookups.items():
-        value = params.get(param)
-        if value and value.isdigit():
-            queryset = queryset.filter(**{lookup: value})
-    return queryset
-
-
-@extend_schema_view(list=extend_schema(parameters=[REGION]))
-class ClusterViewSet(viewsets.ModelViewSet):
+class ClusterViewSet(ConditionalGet, viewsets.ModelViewSet):
     """Galera clusters; ``status``, ``reason`` and the size figures come from the last poll."""
 
     serializer_class = ClusterSerializer
+    queryset = Cluster.objects.all()
+    filterset_class = ClusterFilter
+    ordering_fields = ["id", "name", "status", "status_changed", "polled_at", "created"]
+    ordering = ["pk"]
 
-    def get_queryset(self) -> QuerySet[Cluster]:
-        clusters = Cluster.objects.order_by("pk")
-        return _filtered(clusters, self.request.query_params, region="region_id")
+
+class NodeFilter(FilterSet):
+    cluster = IdFilter(help_text="Cluster id")
+    region = RegionFilter(field_name="cluster__region")
+
+    class Meta:
+        model = Node
+        fields = ["host", "port", "state"]
 
 
-@extend_schema_view(list=extend_schema(parameters=[CLUSTER, REGION]))
-class NodeViewSet(viewsets.ModelViewSet):
+class NodeViewSet(ConditionalGet, viewsets.ModelViewSet):
     """Data nodes polled over MySQL; garbd arbitrators are counted, not configured."""
 
     serializer_class = NodeSerializer
-
-    def get_queryset(self) -> QuerySet[Node]:
-        nodes = Node.objects.order_by("pk")
-        params = self.request.query_params
-        return _filtered(nodes, params, cluster="cluster_id", region="cluster__region_id")
+    queryset = Node.objects.all()
+    filterset_class = NodeFilter
+    ordering_fields = ["id", "name", "host", "port", "state"]
+    ordering = ["pk"]
 
 
 class SnapshotSerializer(serializers.ModelSerializer):
@@ -196,13 +200,21 @@ class SnapshotSerializer(serializers.ModelSerializer):
         ]
 
 
-@extend_schema_view(list=extend_schema(parameters=[CLUSTER, REGION]))
-class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
+class SnapshotFilter(SinceUntilFilterSet):
+    cluster = IdFilter(help_text="Cluster id")
+    region = RegionFilter(field_name="cluster__region")
+    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+
+    class Meta:
+        model = Snapshot
+        fields = ["primary", "split_brain"]
+
+
+class SnapshotViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     """One row per poll, newest first: the size history, with each node's state and queues."""
 
     serializer_class = SnapshotSerializer
-
-    def get_queryset(self) -> QuerySet[Snapshot]:
-        snapshots = Snapshot.objects.order_by("-created", "-pk")
-        params = self.request.query_params
-        return _filtered(snapshots, params, cluster="cluster_id", region="cluster__region_id")
+    queryset = Snapshot.objects.all()
+    filterset_class = SnapshotFilter
+    ordering_fields = ["id", "created", "cluster_size", "status"]
+    ordering = ["-created", "-pk"]

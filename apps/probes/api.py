@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+import django_filters
 from rest_framework import serializers, viewsets
 
-from apps.regions.models import Region
+from apps.accounts.conditional import AppendOnlyList, ConditionalGet
+from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Result, Target
 
@@ -55,22 +56,23 @@ class TargetSerializer(serializers.ModelSerializer):
         return attrs
 
 
-REGION = OpenApiParameter("region", int, description="Only targets in this region or site")
-TARGET = OpenApiParameter("target", int, description="Only results of this target")
+class TargetFilter(FilterSet):
+    region = RegionFilter()
+    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+
+    class Meta:
+        model = Target
+        fields = ["region", "status", "enabled", "url", "name"]
 
 
-@extend_schema_view(list=extend_schema(parameters=[REGION]))
-class TargetViewSet(viewsets.ModelViewSet):
+class TargetViewSet(ConditionalGet, viewsets.ModelViewSet):
     """HTTP keep-alive probe targets. ``status`` and ``reason`` come from the last probe."""
 
     serializer_class = TargetSerializer
-
-    def get_queryset(self) -> QuerySet[Target]:
-        targets = Target.objects.select_related("region").order_by("pk")
-        region = self.request.query_params.get("region")
-        if region and region.isdigit():
-            targets = targets.filter(region_id=region)
-        return targets
+    queryset = Target.objects.select_related("region")
+    filterset_class = TargetFilter
+    ordering_fields = ["id", "name", "url", "status", "status_changed", "next_due", "created"]
+    ordering = ["pk"]
 
 
 class ResultSerializer(serializers.ModelSerializer):
@@ -104,17 +106,23 @@ class ResultSerializer(serializers.ModelSerializer):
         ]
 
 
-@extend_schema_view(list=extend_schema(parameters=[TARGET, REGION]))
-class ResultViewSet(viewsets.ReadOnlyModelViewSet):
-    """Every measurement, newest first. ``idle_timeout_s`` is null at the cap or on failure."""
+class ResultFilter(SinceUntilFilterSet):
+    target = IdFilter(help_text="Target id")
+    region = RegionFilter(field_name="target__region")
+    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+
+    class Meta:
+        model = Result
+        fields = ["target", "region", "status", "status_code", "closed_by"]
+
+
+class ResultViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
+    """Every measurement, newest first. ``idle_timeout_s`` is null at the cap or on failure.
+
+    ``since``/``until`` select by ``created``, the time the result was saved."""
 
     serializer_class = ResultSerializer
-
-    def get_queryset(self) -> QuerySet[Result]:
-        results = Result.objects.order_by("-created", "-pk")
-        params = self.request.query_params
-        if (target := params.get("target")) and target.isdigit():
-            results = results.filter(target_id=target)
-        if (region := params.get("region")) and region.isdigit():
-            results = results.filter(target__region_id=region)
-        return results
+    queryset = Result.objects.all()
+    filterset_class = ResultFilter
+    ordering_fields = ["id", "created", "started_at", "idle_timeout_s", "total_s", "status"]
+    ordering = ["-created", "-pk"]

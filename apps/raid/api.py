@@ -11,15 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import django_filters
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import (
-    OpenApiParameter,
-    extend_schema,
-    extend_schema_view,
-    inline_serializer,
-)
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, parsers, serializers, viewsets
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.decorators import (
@@ -32,8 +28,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.authentication import ApiKeyAuthentication
+from apps.accounts.conditional import AppendOnlyList, ConditionalGet
+from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.accounts.permissions import ApiKeyScope
+from apps.accounts.schema import ErrorSerializer
 from apps.alerts.models import Transition
+from apps.regions.models import STATUS_CHOICES
 
 from .errors import ParseError
 from .ingest import ingest
@@ -143,6 +143,7 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
                 "transitions": serializers.IntegerField(),
             },
         ),
+        409: OpenApiResponse(ErrorSerializer, description="The host is disabled"),
     },
     description="Push a host's /proc/mdstat (and optionally mdadm --detail per array). "
     "Authenticate with the host's token (Bearer vgh_…) or a read-write API key. A malformed "
@@ -173,19 +174,6 @@ def report(request: Request, name: str) -> Response:
 
 # --- read ------------------------------------------------------------------------------------
 
-REGION = OpenApiParameter("region", int, description="Only this region or site (id)")
-HOST = OpenApiParameter("host", str, description="Only this host (name)")
-ARRAY = OpenApiParameter("array", int, description="Only this array (id)")
-
-
-def _by_region_and_host(qs: QuerySet, request: Request, region: str, host: str) -> QuerySet:
-    params = request.query_params
-    if (value := params.get("region")) is not None:
-        qs = qs.filter(**{region: value}) if value.isdigit() else qs.none()
-    if value := params.get("host"):
-        qs = qs.filter(**{host: value})
-    return qs
-
 
 class HostSerializer(serializers.ModelSerializer):
     status = serializers.CharField(read_only=True)
@@ -215,20 +203,24 @@ class HostSerializer(serializers.ModelSerializer):
         ]
 
 
-@extend_schema_view(list=extend_schema(parameters=[REGION]))
-class HostViewSet(viewsets.ReadOnlyModelViewSet):
+class HostFilter(FilterSet):
+    region = RegionFilter()
+
+    class Meta:
+        model = Host
+        fields = ["name", "collection", "enabled"]
+
+
+class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint."""
 
     serializer_class = HostSerializer
+    queryset = Host.objects.prefetch_related("arrays")
+    filterset_class = HostFilter
+    ordering_fields = ["id", "name", "last_report", "created"]
+    ordering = ["name", "pk"]
     lookup_field = "name"
     lookup_value_regex = "[A-Za-z0-9._-]+"
-
-    def get_queryset(self) -> QuerySet[Host]:
-        hosts = Host.objects.prefetch_related("arrays").order_by("name")
-        region = self.request.query_params.get("region")
-        if region is not None:
-            hosts = hosts.filter(region_id=region) if region.isdigit() else hosts.none()
-        return hosts
 
 
 class MemberSerializer(serializers.ModelSerializer):
@@ -275,28 +267,44 @@ class ArraySerializer(serializers.ModelSerializer):
         ]
 
 
-@extend_schema_view(list=extend_schema(parameters=[REGION, HOST]))
-class ArrayViewSet(viewsets.ReadOnlyModelViewSet):
+class ArrayFilter(FilterSet):
+    region = RegionFilter()
+    host = django_filters.CharFilter(field_name="host__name", help_text="Host name")
+    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
+
+    class Meta:
+        model = Array
+        fields = ["name", "level", "present", "stalled"]
+
+
+class ArrayViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     """md arrays with their members. Rebuild figures are numbers: percent, KiB/s, minutes."""
 
     serializer_class = ArraySerializer
+    queryset = Array.objects.select_related("host").prefetch_related("members")
+    filterset_class = ArrayFilter
+    ordering_fields = ["id", "name", "status", "status_changed", "sync_percent", "last_seen"]
+    ordering = ["host", "position", "name", "pk"]
 
-    def get_queryset(self) -> QuerySet[Array]:
-        arrays = Array.objects.select_related("host").prefetch_related("members")
-        return _by_region_and_host(arrays, self.request, "region_id", "host__name")
+
+class MemberFilter(FilterSet):
+    array = IdFilter(help_text="Array id")
+    region = RegionFilter(field_name="array__region")
+    host = django_filters.CharFilter(field_name="array__host__name", help_text="Host name")
+
+    class Meta:
+        model = Member
+        fields = ["device", "state", "domain"]
 
 
-@extend_schema_view(list=extend_schema(parameters=[REGION, HOST, ARRAY]))
-class MemberViewSet(viewsets.ReadOnlyModelViewSet):
+class MemberViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     """Member devices of arrays, with their state and failure domain."""
 
     serializer_class = MemberSerializer
-
-    def get_queryset(self) -> QuerySet[Member]:
-        members = Member.objects.order_by("array_id", "position")
-        if (array := self.request.query_params.get("array")) is not None:
-            members = members.filter(array_id=array) if array.isdigit() else members.none()
-        return _by_region_and_host(members, self.request, "array__region_id", "array__host__name")
+    queryset = Member.objects.all()
+    filterset_class = MemberFilter
+    ordering_fields = ["id", "device", "state"]
+    ordering = ["array_id", "position", "pk"]
 
 
 class HistorySerializer(serializers.ModelSerializer):
@@ -317,20 +325,28 @@ class HistorySerializer(serializers.ModelSerializer):
         ]
 
 
-@extend_schema_view(list=extend_schema(parameters=[REGION, HOST, ARRAY]))
-class HistoryViewSet(viewsets.ReadOnlyModelViewSet):
+class HistoryFilter(SinceUntilFilterSet):
+    array = IdFilter(field_name="object_id", help_text="Array id")
+    region = RegionFilter()
+    host = django_filters.CharFilter(method="filter_host", help_text="Host name")
+    status = django_filters.ChoiceFilter(
+        field_name="new_status", choices=STATUS_CHOICES, help_text="The status changed to"
+    )
+
+    class Meta:
+        model = Transition
+        fields: list[str] = []
+
+    def filter_host(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        arrays = Array.objects.filter(host__name=value).values("pk")
+        return queryset.filter(object_id__in=arrays)
+
+
+class HistoryViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     """Status changes of md arrays, newest first."""
 
     serializer_class = HistorySerializer
-
-    def get_queryset(self) -> QuerySet[Transition]:
-        rows = Transition.objects.filter(concern=Array.concern).order_by("-created", "-pk")
-        params = self.request.query_params
-        if (region := params.get("region")) is not None:
-            rows = rows.filter(region_id=region) if region.isdigit() else rows.none()
-        if (array := params.get("array")) is not None:
-            rows = rows.filter(object_id=array) if array.isdigit() else rows.none()
-        if host := params.get("host"):
-            ids = Array.objects.filter(host__name=host).values_list("pk", flat=True)
-            rows = rows.filter(object_id__in=list(ids))
-        return rows
+    queryset = Transition.objects.filter(concern=Array.concern)
+    filterset_class = HistoryFilter
+    ordering_fields = ["id", "created"]
+    ordering = ["-created", "-pk"]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from rest_framework import mixins, serializers, viewsets
 
+from apps.accounts.conditional import ConditionalGet
+from apps.accounts.lists import FilterSet, IdFilter
+
 from .models import Account, Region
 
 
@@ -30,15 +33,27 @@ class AccountSerializer(serializers.ModelSerializer):
         read_only_fields = ["is_demo", "created", "discovered", "last_error", "last_error_at"]
 
 
-class AccountViewSet(viewsets.ModelViewSet):
+class AccountFilter(FilterSet):
+    class Meta:
+        model = Account
+        fields = ["name", "enabled", "is_demo"]
+
+
+class AccountViewSet(ConditionalGet, viewsets.ModelViewSet):
     """AWS accounts. Credentials are never stored here: the default chain, or a role to assume."""
 
     queryset = Account.objects.all()
     serializer_class = AccountSerializer
+    filterset_class = AccountFilter
+    ordering_fields = ["id", "name", "created", "discovered"]
+    ordering = ["name", "pk"]
 
 
 class RegionSerializer(serializers.ModelSerializer):
-    account = serializers.PrimaryKeyRelatedField(read_only=True)
+    account = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+    opt_in_status = serializers.ChoiceField(
+        Region.OptIn.choices, read_only=True, allow_blank=True, help_text="Empty for a site."
+    )
 
     class Meta:
         model = Region
@@ -46,7 +61,16 @@ class RegionSerializer(serializers.ModelSerializer):
         read_only_fields = ["account", "kind", "code", "name", "opt_in_status", "created"]
 
 
+class RegionFilter(FilterSet):
+    account = IdFilter(help_text="Account id")
+
+    class Meta:
+        model = Region
+        fields = ["account", "kind", "code", "opt_in_status", "enabled"]
+
+
 class RegionViewSet(
+    ConditionalGet,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.UpdateModelMixin,
@@ -56,3 +80,6 @@ class RegionViewSet(
 
     queryset = Region.objects.select_related("account")
     serializer_class = RegionSerializer
+    filterset_class = RegionFilter
+    ordering_fields = ["id", "code", "kind", "name", "created"]
+    ordering = ["kind", "code", "pk"]

@@ -8,10 +8,13 @@ this file does not know, stops the start with a message that names the variable.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -43,6 +46,8 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_REMINDER_HOURS",
     "VIGIL_ALERT_REPEAT_HOLD_SECONDS",
     "VIGIL_ALERT_SETTLE_MINUTES",
+    "VIGIL_API_RATE_READ",
+    "VIGIL_API_RATE_WRITE",
     "VIGIL_ADMIN_PASSWORD",
     "VIGIL_ADMIN_USERNAME",
     "VIGIL_BASE_URL",
@@ -60,9 +65,14 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_EFS_SETTLE_MINUTES",
     "VIGIL_EFS_STALE_MINUTES",
     "VIGIL_GALERA_SECRETS_DIR",
+    "VIGIL_METRICS_ALLOW",
+    "VIGIL_PAGE_CACHE_SECONDS",
+    "VIGIL_LOGIN_FAILURE_LIMIT",
+    "VIGIL_LOGIN_LOCKOUT_MINUTES",
     "VIGIL_PROBES_CERT_WARN_DAYS",
     "VIGIL_PROBES_CONCURRENCY",
     "VIGIL_PROBES_DRIFT_TOLERANCE_S",
+    "VIGIL_PROXY_COUNT",
     "VIGIL_RAID_SSH_COMMAND_TIMEOUT",
     "VIGIL_RAID_SSH_CONNECT_TIMEOUT",
     "VIGIL_RAID_SSH_KEY",
@@ -92,6 +102,8 @@ DEBUG = setting("DEBUG", "bool", default=True)
 ALLOWED_HOSTS = setting("ALLOWED_HOSTS", "list", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = setting("CSRF_TRUSTED_ORIGINS", "list", default=[])
 VIGIL_WEB_PORT = setting("VIGIL_WEB_PORT", "int", default=8000)
+# The home tiles and region panels are rendered at most once per this many seconds (0: always).
+VIGIL_PAGE_CACHE_SECONDS = setting("VIGIL_PAGE_CACHE_SECONDS", "int", default=10)
 VIGIL_BASE_URL = setting("VIGIL_BASE_URL", default=f"http://127.0.0.1:{VIGIL_WEB_PORT}")
 
 INSTALLED_APPS = [
@@ -108,10 +120,13 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "axes",
+    "csp",
     "apps.accounts",
     "apps.regions",
     "apps.alerts",
     "apps.demo",
+    "apps.prometheus",
     # Concern apps: add yours below this line.
     "apps.galera",
     "apps.raid",
@@ -131,6 +146,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into a 429
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -147,6 +164,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.demo.context_processors.demo",
+                "csp.context_processors.nonce",
             ],
         },
     }
@@ -169,6 +187,10 @@ CACHES = {"default": setting("CACHE_URL", "cache_url", default="locmemcache://")
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out username+address
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "regions:home"
@@ -198,19 +220,78 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": setting("LOG_LEVEL", default="INFO")},
-    "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+    "loggers": {
+        "botocore": {"level": "WARNING"},
+        "urllib3": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},  # its "BEGIN" line at every start
+    },
+}
+
+# --- Security: login rate limiting, Content-Security-Policy ----------------------------------
+# django-axes: after this many failed logins for one username from one address (the login page
+# and the admin's), that pair is locked out for this long; a success resets the count.
+AXES_FAILURE_LIMIT = setting("VIGIL_LOGIN_FAILURE_LIMIT", "int", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=setting("VIGIL_LOGIN_LOCKOUT_MINUTES", "int", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "apps.accounts.middleware.lockout_response"  # a page, 429
+AXES_CLIENT_IP_CALLABLE = "apps.accounts.middleware.client_ip"
+# How many reverse proxies in front of the web server append to X-Forwarded-For: the client's
+# address is the one the outermost of them saw. 0: the peer address itself (no proxy).
+VIGIL_PROXY_COUNT = setting("VIGIL_PROXY_COUNT", "int", default=0)
+# django-csp: only this site's own scripts, styles and connections; inline scripts and styles
+# only with the per-response nonce (the API docs' bootstrap); no plugins, no framing.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
 }
 
 # --- API -------------------------------------------------------------------------------------
+
+
+def api_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate such as ``1200/min`` (s, min, hour, day); ``none`` for no limit."""
+    value = str(setting(name, default=default)).strip()
+    if value.lower() == "none":
+        return None
+    count, _, period = value.partition("/")
+    if not count.isdigit() or period not in ("s", "sec", "m", "min", "h", "hour", "d", "day"):
+        raise ImproperlyConfigured(f"Invalid value for {name}: {value!r}, expected e.g. 1200/min")
+    return value
+
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "apps.accounts.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.ApiKeyScope"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_SCHEMA_CLASS": "apps.accounts.schema.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "apps.accounts.lists.Pagination",
     "PAGE_SIZE": 100,
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "apps.accounts.lists.StableOrdering",
+    ],
+    # Per API key (else host token, session user, address), counted in CACHES["default"].
+    "DEFAULT_THROTTLE_CLASSES": [
+        "apps.accounts.throttling.ReadThrottle",
+        "apps.accounts.throttling.WriteThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "read": api_rate("VIGIL_API_RATE_READ", "1200/min"),
+        "write": api_rate("VIGIL_API_RATE_WRITE", "120/min"),
+    },
     "EXCEPTION_HANDLER": "apps.accounts.errors.json_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
@@ -220,12 +301,24 @@ SPECTACULAR_SETTINGS = {
     "`vgw_…` (read-write).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs page need a login or an API key, like every other route.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"StatusEnum": "apps.regions.models.STATUS_CHOICES"},
 }
+
+# --- Prometheus (apps/prometheus) -----------------------------------------------------------
+# Client addresses or networks (CIDRs, comma-separated) that may read /metrics without an API
+# key, e.g. the Prometheus server's. Empty: /metrics always needs an API key.
+VIGIL_METRICS_ALLOW = setting("VIGIL_METRICS_ALLOW", "list", default=[])
+for _cidr in VIGIL_METRICS_ALLOW:
+    try:
+        ipaddress.ip_network(_cidr.strip(), strict=False)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"Invalid value for VIGIL_METRICS_ALLOW: {exc}") from exc
 
 # --- Celery ----------------------------------------------------------------------------------
 # Unset CELERY_BROKER_URL means the embedded broker: kombu's filesystem transport in var/,

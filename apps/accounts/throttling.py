@@ -1,0 +1,92 @@
+"""API rate limits per caller, counted in Django's cache (Redis in production).
+
+The caller is the API key (its id), else a RAID host's push token, else the session's user,
+else the client address. Reads and writes have separate budgets, ``VIGIL_API_RATE_READ`` and
+``VIGIL_API_RATE_WRITE`` (DRF's ``DEFAULT_THROTTLE_RATES["read"]``/``["write"]``, read on each
+request so tests and benchmarks can change them).
+
+Counting is one atomic ``cache.incr`` per request in a fixed window (a minute for ``…/min``),
+not DRF's default list of timestamps, which is rewritten whole on every request and loses
+counts when two processes race. Over the budget the answer is 429 with ``Retry-After`` (the
+seconds left in the window) and ``{"error": ...}``. If the cache itself is down, requests are
+let through (and a warning logged): a Redis outage must not take the API down with it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
+from rest_framework.settings import api_settings
+from rest_framework.throttling import SimpleRateThrottle
+
+from .models import ApiKey
+
+log = logging.getLogger(__name__)
+
+
+def caller(request: Request) -> str:
+    """Whose budget a request spends: ``key:<id>``, ``host:<id>``, ``user:<id>`` or an address."""
+    auth = request.auth
+    if isinstance(auth, ApiKey):
+        return f"key:{auth.pk}"
+    host = getattr(auth, "host", None)  # apps.raid.api.HostToken
+    if host is not None:
+        return f"host:{host.pk}"
+    if request.user and request.user.is_authenticated:
+        return f"user:{request.user.pk}"
+    return f"addr:{request.META.get('REMOTE_ADDR', '')}"
+
+
+class _FixedWindowThrottle(SimpleRateThrottle):
+    reads: bool
+    cache_format = "vigil:throttle:%(scope)s:%(ident)s"
+
+    def get_rate(self) -> str | None:
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        if (request.method in SAFE_METHODS) != self.reads:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": caller(request)}
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        if self.rate is None:
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        now = self.timer()
+        window = int(now // self.duration)
+        self.wait_seconds = (window + 1) * self.duration - now
+        key = f"{key}:{window}"
+        try:
+            self.cache.add(key, 0, self.duration + 1)
+            try:
+                count = self.cache.incr(key)
+            except ValueError:  # expired between add and incr
+                self.cache.set(key, 1, self.duration + 1)
+                count = 1
+        except Exception as exc:  # the cache is down: count nothing, refuse nothing
+            log.warning("API rate limit not counted: cache unavailable (%s)", type(exc).__name__)
+            return True
+        return count <= self.num_requests
+
+    def wait(self) -> float:
+        return self.wait_seconds
+
+
+class ReadThrottle(_FixedWindowThrottle):
+    """GET, HEAD and OPTIONS: ``VIGIL_API_RATE_READ`` per caller."""
+
+    scope = "read"
+    reads = True
+
+
+class WriteThrottle(_FixedWindowThrottle):
+    """POST, PUT, PATCH and DELETE: ``VIGIL_API_RATE_WRITE`` per caller."""
+
+    scope = "write"
+    reads = False

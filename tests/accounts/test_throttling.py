@@ -1,0 +1,106 @@
+"""API rate limits per key, counted in a real Redis (our own redis-server on a free port)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+
+from tests.alerts.workers import RedisServer
+
+pytestmark = pytest.mark.django_db
+
+# 10 s into a minute: the window has 50 s left, and the test cannot cross into the next one.
+NOW = datetime(2026, 3, 2, 9, 30, 10, tzinfo=UTC)
+
+
+def bearer(raw: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+@pytest.fixture
+def redis(tmp_path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def limits(settings, redis):
+    """Rates of 3 reads and 2 writes a minute, counted in that Redis."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis.url,
+            "KEY_PREFIX": "test-throttling",
+        }
+    }
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"read": "3/min", "write": "2/min"},
+    }
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def test_it_answers_429_with_retry_after_and_a_json_error_over_the_read_rate(
+    api_client, api_key, limits
+):
+    auth = bearer(api_key())
+    answers = [api_client.get("/api/regions/", **auth).status_code for _ in range(4)]
+    assert answers == [200, 200, 200, 429]
+    refused = api_client.get("/api/regions/", **auth)
+    assert refused["Retry-After"] == "50"
+    assert refused.json() == {"error": "Request was throttled. Expected available in 50 seconds."}
+
+
+def test_it_gives_each_key_its_own_budget(api_client, api_key, limits):
+    first, second = bearer(api_key()), bearer(api_key())
+    for _ in range(3):
+        assert api_client.get("/api/regions/", **first).status_code == 200
+    assert api_client.get("/api/regions/", **first).status_code == 429
+    assert api_client.get("/api/regions/", **second).status_code == 200
+
+
+def test_it_counts_writes_apart_from_reads(api_client, api_key, limits):
+    auth = bearer(api_key(read_only=False))
+    for _ in range(3):
+        assert api_client.get("/api/keys/", **auth).status_code == 200
+    assert api_client.get("/api/keys/", **auth).status_code == 429
+    made = [
+        api_client.post("/api/keys/", {"name": f"k{n}"}, format="json", **auth).status_code
+        for n in range(3)
+    ]
+    assert made == [201, 201, 429]
+
+
+def test_it_starts_a_new_budget_in_the_next_window(api_client, api_key, limits):
+    auth = bearer(api_key())
+    for _ in range(3):
+        api_client.get("/api/regions/", **auth)
+    assert api_client.get("/api/regions/", **auth).status_code == 429
+    with time_machine.travel(NOW.replace(minute=31), tick=False):
+        assert api_client.get("/api/regions/", **auth).status_code == 200
+
+
+def test_it_lets_requests_through_while_the_cache_is_down(api_client, api_key, limits, redis):
+    auth = bearer(api_key())
+    redis.stop()
+    assert [api_client.get("/api/regions/", **auth).status_code for _ in range(5)] == [200] * 5
+
+
+def test_it_reads_its_rates_from_the_environment(monkeypatch):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.settings.base import api_rate
+
+    monkeypatch.setenv("VIGIL_API_RATE_READ", "50000/min")
+    assert api_rate("VIGIL_API_RATE_READ", "1200/min") == "50000/min"
+    monkeypatch.setenv("VIGIL_API_RATE_READ", "none")
+    assert api_rate("VIGIL_API_RATE_READ", "1200/min") is None
+    monkeypatch.setenv("VIGIL_API_RATE_READ", "lots")
+    with pytest.raises(ImproperlyConfigured, match="VIGIL_API_RATE_READ"):
+        api_rate("VIGIL_API_RATE_READ", "1200/min")
