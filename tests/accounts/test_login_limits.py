@@ -1,0 +1,121 @@
+"""Login rate limiting (django-axes): a username+address pair is paused after 5 failures."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import RequestFactory
+
+from apps.accounts.middleware import client_ip
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse"
+
+
+def attempt(client, password: str, *, url: str = "/accounts/login/", ip: str = "198.51.100.7"):
+    return client.post(
+        url, {"username": "oncall", "password": password}, REMOTE_ADDR=ip, follow=False
+    )
+
+
+def test_it_locks_out_a_username_and_address_after_five_failures(client, user):
+    for _ in range(4):
+        assert attempt(client, "wrong").status_code == 200  # the form again, with its error
+    assert attempt(client, "wrong").status_code == 429  # the fifth
+    response = attempt(client, PASSWORD)  # even the right password, while paused
+    assert response.status_code == 429
+    assert response["Retry-After"] == "900"
+    page = response.content.decode()
+    assert "Too many failed logins" in page and "paused for 15 minutes" in page
+    assert "oncall" in page
+    assert "_auth_user_id" not in client.session
+
+
+def test_it_keeps_the_lockout_to_that_address(client, user):
+    for _ in range(5):
+        attempt(client, "wrong")
+    response = attempt(client, PASSWORD, ip="203.0.113.9")
+    assert response.status_code == 302 and response["Location"] == "/"
+
+
+def test_it_lifts_the_lockout_after_the_cool_off(client, user, time_machine):
+    time_machine.move_to("2026-03-02 10:00:00Z", tick=False)
+    for _ in range(5):
+        attempt(client, "wrong")
+    assert attempt(client, PASSWORD).status_code == 429
+    time_machine.move_to("2026-03-02 10:16:00Z", tick=False)
+    assert attempt(client, PASSWORD).status_code == 302
+
+
+def test_it_forgets_failures_after_a_success(client, user):
+    for _ in range(4):
+        attempt(client, "wrong")
+    assert attempt(client, PASSWORD).status_code == 302
+    client.logout()
+    for _ in range(4):
+        attempt(client, "wrong")
+    assert attempt(client, PASSWORD).status_code == 302
+
+
+def test_it_counts_the_admin_login_too(client, django_user_model):
+    django_user_model.objects.create_superuser("oncall", "oncall@example.com", PASSWORD)
+    for _ in range(3):
+        attempt(client, "wrong")
+    for _ in range(2):
+        attempt(client, "wrong", url="/admin/login/")
+    response = attempt(client, PASSWORD, url="/admin/login/")
+    assert response.status_code == 429
+
+
+def test_it_leaves_api_keys_and_forced_logins_alone(client, api_client, user, api_key):
+    for _ in range(6):
+        attempt(client, "wrong", ip="127.0.0.1")
+    response = api_client.get("/api/regions/", HTTP_AUTHORIZATION=f"Bearer {api_key()}")
+    assert response.status_code == 200
+    client.force_login(user)
+    assert client.get("/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("proxies", "forwarded", "expected"),
+    [
+        (0, "203.0.113.5", "10.0.0.2"),  # no proxy: a client's header is ignored
+        (1, "203.0.113.5", "203.0.113.5"),  # the proxy's entry
+        (1, "6.6.6.6, 203.0.113.5", "203.0.113.5"),  # a forged entry before it is skipped
+        (2, "6.6.6.6, 203.0.113.5, 10.0.0.9", "203.0.113.5"),
+        (2, "203.0.113.5", "10.0.0.2"),  # fewer entries than proxies: the peer
+        (1, "", "10.0.0.2"),
+    ],
+)
+def test_it_takes_the_client_address_the_outermost_proxy_saw(
+    settings, proxies, forwarded, expected
+):
+    settings.VIGIL_PROXY_COUNT = proxies
+    headers = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded else {}
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.2", **headers)
+    assert client_ip(request) == expected
+
+
+def test_it_locks_out_by_the_forwarded_address_behind_a_proxy(client, user, settings):
+    settings.VIGIL_PROXY_COUNT = 1
+    for i in range(5):  # a forged left part changes nothing
+        client.post(
+            "/accounts/login/",
+            {"username": "oncall", "password": "wrong"},
+            REMOTE_ADDR="10.0.0.2",
+            HTTP_X_FORWARDED_FOR=f"6.6.6.{i}, 203.0.113.5",
+        )
+    response = client.post(
+        "/accounts/login/",
+        {"username": "oncall", "password": PASSWORD},
+        REMOTE_ADDR="10.0.0.2",
+        HTTP_X_FORWARDED_FOR="203.0.113.5",
+    )
+    assert response.status_code == 429
+    other = client.post(
+        "/accounts/login/",
+        {"username": "oncall", "password": PASSWORD},
+        REMOTE_ADDR="10.0.0.2",
+        HTTP_X_FORWARDED_FOR="198.51.100.1",
+    )
+    assert other.status_code == 302
