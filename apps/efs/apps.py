@@ -12,7 +12,7 @@ class EfsConfig(AppConfig):
         from apps.demo import standin as demo_standin
         from apps.regions import concerns
 
-        from . import demo, standin, tasks, views
+        from . import demo, prometheus, standin, tasks, views
         from .models import FileSystem, RegionCollection
 
         concerns.register(
@@ -23,6 +23,7 @@ class EfsConfig(AppConfig):
                 dispatch=tasks.dispatch_due,
                 region_template="efs/region_panel.html",
                 region_context=views.region_panel_context,
+                prometheus=prometheus.metrics,
                 demo_setup=demo.set_up,
                 region_errors=lambda ids: dict(
                     RegionCollection.objects.filter(region_id__in=ids)

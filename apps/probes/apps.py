@@ -11,7 +11,7 @@ class ProbesConfig(AppConfig):
     def ready(self) -> None:
         from apps.regions import concerns
 
-        from . import demo, tasks, views
+        from . import demo, prometheus, tasks, views
         from .models import Target
 
         concerns.register(
@@ -22,6 +22,7 @@ class ProbesConfig(AppConfig):
                 dispatch=tasks.dispatch_due,
                 region_template="probes/region_panel.html",
                 region_context=views.region_panel_context,
+                prometheus=prometheus.metrics,
                 demo_setup=demo.set_up,
                 demo_runtime=demo.running_servers,
             )

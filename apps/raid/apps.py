@@ -11,7 +11,7 @@ class RaidConfig(AppConfig):
     def ready(self) -> None:
         from apps.regions import concerns
 
-        from . import demo_setup, tasks, views
+        from . import demo_setup, prometheus, tasks, views
         from .models import Array
 
         concerns.register(
@@ -22,6 +22,7 @@ class RaidConfig(AppConfig):
                 dispatch=tasks.dispatch_due,
                 region_template="raid/region_panel.html",
                 region_context=views.region_panel_context,
+                prometheus=prometheus.metrics,
                 demo_setup=demo_setup.set_up,
             )
         )

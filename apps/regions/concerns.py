@@ -20,7 +20,11 @@ Each concern app registers itself once, in its ``AppConfig.ready()``:
   is failing as a whole (one query), shown on their home tiles;
 - ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
 - ``demo_runtime()`` returns a context manager that ``make run`` holds open in demo mode, for
-  demo services that live in that process (the probes' loopback keep-alive servers).
+  demo services that live in that process (the probes' loopback keep-alive servers);
+- ``prometheus(subjects, statuses)`` yields the concern's metric families for ``/metrics``
+  (the current figures of every subject in the ``subjects()`` queryset, with ``region``
+  labels) and adds each subject's status to ``statuses`` (an
+  ``apps.prometheus.families.SubjectStatuses``), in a constant number of queries.
 
 The regions app needs no change when a concern is added.
 """
@@ -48,6 +52,7 @@ class Concern:
     demo_setup: Callable[[], object] | None = None
     region_errors: Callable[[list[int]], dict[int, str]] | None = None
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
+    prometheus: Callable[[QuerySet, Any], Iterable[Any]] | None = None
 
 
 _registry: dict[str, Concern] = {}

@@ -1,0 +1,92 @@
+"""EFS file systems for ``/metrics``: each one's stored current figures, in one query.
+
+The figures are those the last collection judged (``FileSystem.figures``, keys suffixed with
+their unit); Prometheus gets them in base units (bytes, seconds). A figure the collection did
+not have is left out, never exported as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+from django.db.models import QuerySet
+from prometheus_client.core import Metric
+
+from apps.prometheus.families import Gauges, SubjectStatuses
+
+MIB = 1024 * 1024
+LABELS = ("region", "account", "filesystem_id", "name")
+
+# (metric, figures key, scale to base units, help)
+FIGURES = (
+    (
+        "vigil_efs_io_limit_percent",
+        "io_limit_pct",
+        1.0,
+        "PercentIOLimit: share of the General Purpose I/O operations limit in use.",
+    ),
+    (
+        "vigil_efs_throughput_utilisation_percent",
+        "throughput_utilisation_pct",
+        1.0,
+        "Throughput as a share of the throughput permitted now.",
+    ),
+    (
+        "vigil_efs_permitted_throughput_bytes_per_second",
+        "permitted_mibps",
+        MIB,
+        "PermittedThroughput: the throughput the file system may use now.",
+    ),
+    (
+        "vigil_efs_baseline_throughput_bytes_per_second",
+        "baseline_mibps",
+        MIB,
+        "Bursting mode: the baseline throughput its Standard storage size earns.",
+    ),
+    (
+        "vigil_efs_burst_credit_balance_bytes",
+        "credit_balance_bytes",
+        1.0,
+        "BurstCreditBalance (bursting mode).",
+    ),
+    (
+        "vigil_efs_burst_credit_drain_bytes_per_second",
+        "credit_drain_mibps",
+        MIB,
+        "Net rate at which burst credits are spent, fitted over the forecast window.",
+    ),
+    (
+        "vigil_efs_burst_credit_exhaustion_seconds",
+        "hours_to_exhaustion",
+        3600.0,
+        "Time until the burst credits run out at the fitted drain rate: 0 when exhausted, "
+        "absent when they are not draining.",
+    ),
+)
+
+
+def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
+    gauges = Gauges(LABELS)
+    for name, _, _, documentation in FIGURES:
+        gauges.declare(name, documentation)
+    gauges.declare(
+        "vigil_efs_last_data_timestamp_seconds",
+        "When the latest minute with CloudWatch data began (Unix time).",
+    )
+    rows = subjects.values_list(
+        "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"
+    ).order_by()
+    for region, account, filesystem_id, name, status, figures in rows.iterator(chunk_size=2000):
+        labels = (region, account or "", filesystem_id, name)
+        statuses.add("efs", region, account or "", filesystem_id, status)
+        figures = figures or {}
+        for metric, key, scale, _ in FIGURES:
+            gauges.add(metric, labels, figures.get(key), scale)
+        if last := figures.get("last_data_at"):
+            gauges.add(
+                "vigil_efs_last_data_timestamp_seconds",
+                labels,
+                datetime.fromisoformat(last).timestamp(),
+            )
+    yield from gauges

@@ -1,0 +1,74 @@
+"""Galera clusters for ``/metrics``: what the last poll of each saw, in one query.
+
+A figure the last poll could not establish (no node answered, not Primary) is left out,
+never exported as 0; ``vigil_galera_polled_timestamp_seconds`` says how old the poll is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db.models import QuerySet
+from prometheus_client.core import Metric
+
+from apps.prometheus.families import Gauges, SubjectStatuses
+
+LABELS = ("region", "account", "cluster")
+
+# (metric, Cluster field, help)
+FIGURES = (
+    ("vigil_galera_cluster_size", "cluster_size", "wsrep_cluster_size: members, garbd included."),
+    (
+        "vigil_galera_expected_cluster_size",
+        "expected_size",
+        "Data nodes plus arbitrators it should have.",
+    ),
+    ("vigil_galera_primary", "primary", "1 when the cluster is Primary (has quorum), 0 when not."),
+    ("vigil_galera_data_nodes", "data_nodes", "Data nodes in the Primary component."),
+    ("vigil_galera_arbitrators", "arbitrators", "garbd arbitrators in the cluster."),
+    (
+        "vigil_galera_headroom_one_by_one_nodes",
+        "one_by_one",
+        "Nodes that may still fail one after another before the cluster loses quorum.",
+    ),
+    (
+        "vigil_galera_headroom_at_once_nodes",
+        "simultaneous",
+        "Nodes that may still fail at the same moment before the cluster loses quorum.",
+    ),
+    (
+        "vigil_galera_flow_control_paused_ratio",
+        "flow_control_paused",
+        "wsrep_flow_control_paused of the most paused node (0..1).",
+    ),
+)
+
+
+def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
+    gauges = Gauges(LABELS)
+    for name, _, documentation in FIGURES:
+        gauges.declare(name, documentation)
+    gauges.declare("vigil_galera_polled_timestamp_seconds", "When it was last polled (Unix time).")
+    fields = [field for _, field, _ in FIGURES if field != "expected_size"]
+    rows = subjects.values(
+        "region__code",
+        "region__account__name",
+        "name",
+        "status",
+        "expected_data_nodes",
+        "expected_arbitrators",
+        "polled_at",
+        *fields,
+    ).order_by()
+    for row in rows.iterator(chunk_size=2000):
+        region, account = row["region__code"], row["region__account__name"] or ""
+        labels = (region, account, row["name"])
+        statuses.add("galera", region, account, row["name"], row["status"])
+        row["expected_size"] = row["expected_data_nodes"] + row["expected_arbitrators"]
+        for metric, field, _ in FIGURES:
+            gauges.add(metric, labels, row[field])
+        if row["polled_at"] is not None:
+            gauges.add(
+                "vigil_galera_polled_timestamp_seconds", labels, row["polled_at"].timestamp()
+            )
+    yield from gauges
