@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Load test: wrk against gunicorn with the production settings, on loopback only.
+#
+#   bench/load.sh                                  # the issue's run: 200 connections, 60 s each
+#   CONNECTIONS=20 DURATION=5s bench/load.sh       # a quick run
+#
+# Targets, one after the other: the home page and the busiest region page (logged in with a
+# session cookie), and an API list, /api/efs/filesystems/?limit=100 (a read-only API key).
+# For each it prints wrk's own report, then a summary: requests/s, latency p50/p90/p99, socket
+# errors (connect, read, write, timeout), wrk's "Non-2xx or 3xx responses", and every answer
+# that was not a 200 (a 302 to the login page is a failure here), by status. Goal: 0 errors.
+#
+# The server: gunicorn, config.settings.production (DEBUG off, a random SECRET_KEY,
+# ALLOWED_HOSTS=127.0.0.1, secure cookies, static files collected into var/static), PostgreSQL,
+# and a Redis of its own (cache: sessions' users, API rate limits; started on a free loopback
+# port and stopped at the end). Workers: WORKERS sync workers, 2 x cores + 1 by default
+# (gunicorn's advice; Vigil's views are short CPU-bound requests on a database). Sync workers
+# close the connection after each answer, so wrk reconnects for every request, as browsers
+# behind a proxy that does not reuse upstream connections would. WORKER_CLASS=gthread
+# THREADS_PER_WORKER=4 tries threads instead.
+#
+# The API's rate limits (VIGIL_API_RATE_READ/_WRITE) are raised to 1,000,000,000/min here:
+# the throttle still counts every request in Redis, but never refuses one, so what is measured
+# is the server, not the limit.
+#
+# Environment (all optional):
+#   DATABASE_URL   PostgreSQL (default postgres://postgres@127.0.0.1:5432/vigil_load, created
+#                  when missing, migrated). When it has no file system yet it is seeded with
+#                  `manage.py seed_fleet $SEED_ARGS` (default: the users' story, 30 days);
+#                  without that command the run goes on with whatever data there is.
+#   CONNECTIONS (200)  DURATION (60s)  THREADS (2)  TIMEOUT (30s): wrk's -c, -d, -t, --timeout
+#                  (a request slower than TIMEOUT counts as an error).
+#   WORKERS (2*cores+1)  WORKER_CLASS (sync)  THREADS_PER_WORKER (1): gunicorn.
+#   TARGETS        a subset of "home region api" (default all three).
+#   JSON=1         print the summary also as one JSON line, last.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=$ROOT/.venv/bin/python
+CORES=$(nproc)
+CONNECTIONS=${CONNECTIONS:-200}
+DURATION=${DURATION:-60s}
+THREADS=${THREADS:-2}
+TIMEOUT=${TIMEOUT:-30s}
+WORKERS=${WORKERS:-$((2 * CORES + 1))}
+WORKER_CLASS=${WORKER_CLASS:-sync}
+THREADS_PER_WORKER=${THREADS_PER_WORKER:-1}
+TARGETS=${TARGETS:-home region api}
+SEED_ARGS=${SEED_ARGS:---filesystems 1000 --regions 10 --clusters 50 --arrays 500 --probes 1000 --days 30}
+export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/vigil_load}
+
+if ! command -v wrk >/dev/null; then
+    echo "Installing Debian's wrk"
+    SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wrk
+fi
+
+WORK=$(mktemp -d -t vigil-load-XXXXXX)
+chmod 700 "$WORK"
+GUNICORN_PID=""
+REDIS_PID=""
+cleanup() {
+    if [ -s "$WORK/credentials.sh" ]; then
+        "$PY" bench/load_setup.py cleanup "$WORK/credentials.sh" || true
+    fi
+    [ -n "$GUNICORN_PID" ] && kill "$GUNICORN_PID" 2>/dev/null && wait "$GUNICORN_PID" 2>/dev/null
+    [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# --- Redis of our own, on loopback, no persistence ----------------------------------------------
+REDIS_PORT=$(free_port)
+redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --dir "$WORK" \
+    --logfile "$WORK/redis.log" &
+REDIS_PID=$!
+for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+# --- Production settings -----------------------------------------------------------------------
+export DJANGO_SETTINGS_MODULE=config.settings.production
+SECRET_KEY=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(50))')
+export SECRET_KEY
+export ALLOWED_HOSTS=127.0.0.1 DEBUG=false SESSION_COOKIE_SECURE=true VIGIL_DEMO=false
+export CACHE_URL=redis://127.0.0.1:$REDIS_PORT/1 CELERY_BROKER_URL=redis://127.0.0.1:$REDIS_PORT/0
+export LOG_LEVEL=WARNING
+# Raise the API's rate limits (see above), if this version of Vigil has them.
+for name in VIGIL_API_RATE_READ VIGIL_API_RATE_WRITE; do
+    if grep -q "\"$name\"" config/settings/base.py; then export "$name=1000000000/min"; fi
+done
+
+# --- Database: create, migrate, seed when empty ------------------------------------------------
+"$PY" - <<'EOF'
+import os, sys
+import environ, psycopg
+from psycopg import sql
+
+cfg = environ.Env.db_url_config(os.environ["DATABASE_URL"])
+if "postgresql" not in cfg["ENGINE"]:
+    sys.exit("bench/load.sh: DATABASE_URL must be a PostgreSQL URL")
+params = dict(host=cfg["HOST"] or None, port=cfg["PORT"] or None, user=cfg["USER"] or None,
+              password=cfg["PASSWORD"] or None)
+with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+    if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(cfg["NAME"])))
+        print(f"Created database {cfg['NAME']}")
+EOF
+"$PY" manage.py migrate --noinput -v0
+"$PY" manage.py collectstatic --noinput -v0
+HAS_FLEET=$("$PY" manage.py shell -c 'from apps.efs.models import FileSystem; print(FileSystem.objects.exists())' 2>/dev/null | tail -1)
+if [ "$HAS_FLEET" != "True" ]; then
+    if "$PY" manage.py help seed_fleet >/dev/null 2>&1; then
+        echo "Seeding: manage.py seed_fleet $SEED_ARGS"
+        # shellcheck disable=SC2086
+        "$PY" manage.py seed_fleet $SEED_ARGS
+    else
+        echo "WARNING: the database has no fleet and manage.py seed_fleet does not exist yet;" \
+            "measuring whatever data there is." >&2
+    fi
+fi
+
+# --- Credentials (a session, an API key): to a private file, never to the output ---------------
+"$PY" bench/load_setup.py prepare "$WORK/credentials.sh"
+# shellcheck disable=SC1091
+. "$WORK/credentials.sh"
+
+# --- gunicorn ----------------------------------------------------------------------------------
+PORT=$(free_port)
+"$ROOT/.venv/bin/gunicorn" config.wsgi:application --bind "127.0.0.1:$PORT" \
+    --workers "$WORKERS" --worker-class "$WORKER_CLASS" --threads "$THREADS_PER_WORKER" \
+    --backlog 2048 --timeout 60 --log-level warning --error-logfile "$WORK/gunicorn.log" &
+GUNICORN_PID=$!
+BASE=http://127.0.0.1:$PORT
+for _ in $(seq 100); do
+    curl -fsS -o /dev/null "$BASE/healthz" 2>/dev/null && break
+    sleep 0.2
+done
+
+echo "Machine: $CORES cores; gunicorn: $WORKERS $WORKER_CLASS workers x $THREADS_PER_WORKER" \
+    "thread(s); wrk: $CONNECTIONS connections, $THREADS threads, $DURATION per target," \
+    "timeout $TIMEOUT; database: PostgreSQL; fleet: $LOAD_FLEET"
+
+RESULTS=$WORK/results.txt
+: >"$RESULTS"
+for target in $TARGETS; do
+    case $target in
+    home) path=/ header=Cookie value=$LOAD_SESSION_COOKIE ;;
+    region)
+        path=$LOAD_REGION_PATH header=Cookie value=$LOAD_SESSION_COOKIE
+        [ -n "$path" ] || { echo "No region to load; skipping the region page" >&2; continue; }
+        ;;
+    api) path="/api/efs/filesystems/?limit=100" header=Authorization value="Bearer $LOAD_API_KEY" ;;
+    *) echo "Unknown target $target (home, region, api)" >&2; exit 2 ;;
+    esac
+    # One request first: a target that does not answer 200 is not worth a minute of load.
+    status=$(LOAD_HEADER_VALUE=$value "$PY" -c '
+import os, sys, urllib.request
+request = urllib.request.Request(sys.argv[1], headers={sys.argv[2]: os.environ["LOAD_HEADER_VALUE"], "X-Forwarded-Proto": "https"})
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args): return None
+try:
+    print(urllib.request.build_opener(NoRedirect).open(request, timeout=60).status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+' "$BASE$path" "$header")
+    if [ "$status" != 200 ]; then
+        echo "$target ($path) answers $status, not 200: not loading it" >&2
+        tail -20 "$WORK/gunicorn.log" >&2
+        exit 1
+    fi
+    echo
+    echo "=== $target: GET $path"
+    LOAD_TARGET=$target LOAD_HEADER_NAME=$header LOAD_HEADER_VALUE=$value \
+        wrk --latency -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --timeout "$TIMEOUT" \
+        -s bench/load.lua "$BASE$path" | tee "$WORK/wrk-$target.txt"
+    grep '^RESULT ' "$WORK/wrk-$target.txt" | sed 's/^RESULT //' >>"$RESULTS"
+done
+
+echo
+"$PY" - "$RESULTS" "$WORK/gunicorn.log" "${JSON:-}" <<'EOF'
+import json, sys
+
+results = [json.loads(line) for line in open(sys.argv[1])]
+log = open(sys.argv[2]).read()
+print(f"{'target':<8} {'req/s':>8} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+      f" {'socket errors':>14} {'non-2xx/3xx':>11} {'not 200':>8}")
+for r in results:
+    socket = sum(r["socket_errors"].values())
+    print(f"{r['target']:<8} {r['requests_per_s']:>8.1f} {r['p50_ms']:>8.1f} {r['p90_ms']:>8.1f}"
+          f" {r['p99_ms']:>8.1f} {r['max_ms']:>8.1f} {socket:>14} {r['non_2xx_3xx']:>11}"
+          f" {r['not_200']:>8}")
+    if socket or r["not_200"]:
+        print(f"         socket errors {r['socket_errors']}, statuses {r['statuses']}")
+print(f"gunicorn: {log.count('WORKER TIMEOUT')} worker timeouts, "
+      f"{log.count('Traceback')} tracebacks in its log")
+errors = sum(sum(r["socket_errors"].values()) + r["not_200"] for r in results)
+print("errors: 0 (goal met)" if errors == 0 else f"errors: {errors} (goal: 0)")
+if sys.argv[3]:
+    print(json.dumps({r.pop("target"): r for r in results}))
+EOF

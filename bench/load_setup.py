@@ -1,0 +1,86 @@
+"""bench/load.sh's Django side: credentials and targets for wrk, and their cleanup.
+
+    python bench/load_setup.py prepare OUT_FILE   # writes shell variables to OUT_FILE (0600)
+    python bench/load_setup.py cleanup OUT_FILE   # revokes the key, ends the session
+
+``prepare`` makes sure a ``bench-load`` user exists (no usable password), logs it in the way a
+browser would end up (a session in the configured session store), issues a read-only API key,
+and picks the region with the most file systems for the region page. The session and the key
+go to OUT_FILE only, never to the output: they are credentials.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
+
+USERNAME = "bench-load"
+KEY_NAME = "bench/load.sh"
+
+
+def prepare(out: Path) -> None:
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db.models import Count
+    from django.test import Client
+
+    from apps.accounts.models import ApiKey
+    from apps.regions import concerns
+    from apps.regions.models import Region
+
+    user, created = get_user_model().objects.get_or_create(username=USERNAME)
+    if created:
+        user.set_unusable_password()
+        user.save()
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    _, raw_key = ApiKey.issue(user, KEY_NAME, read_only=True)
+    busiest = (
+        Region.objects.shown()
+        .annotate(n=Count("efs_filesystems"))
+        .order_by("-n", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    counts = {c.key: c.subjects().count() for c in concerns.registered()}
+    variables = {
+        "LOAD_SESSION_COOKIE": f"{settings.SESSION_COOKIE_NAME}={session}",
+        "LOAD_API_KEY": raw_key,
+        "LOAD_REGION_PATH": f"/regions/{busiest}/" if busiest else "",
+        "LOAD_FLEET": " ".join(f"{k}={n}" for k, n in counts.items())
+        + f" regions={Region.objects.shown().count()}",
+    }
+    out.touch(mode=0o600)
+    out.write_text("".join(f"{k}={shlex.quote(v)}\n" for k, v in variables.items()))
+
+
+def cleanup(out: Path) -> None:
+    from django.conf import settings
+    from django.contrib.sessions.backends.base import SessionBase
+    from django.utils.module_loading import import_string
+
+    from apps.accounts.models import ApiKey
+
+    values = dict(shlex.split(line)[0].split("=", 1) for line in out.read_text().splitlines())
+    for key in ApiKey.objects.filter(user__username=USERNAME, name=KEY_NAME, revoked=None):
+        key.revoke()
+    store: type[SessionBase] = import_string(f"{settings.SESSION_ENGINE}.SessionStore")
+    store(values["LOAD_SESSION_COOKIE"].split("=", 1)[1]).delete()
+
+
+def main() -> None:
+    import django
+
+    django.setup()
+    action, out = sys.argv[1], Path(sys.argv[2])
+    {"prepare": prepare, "cleanup": cleanup}[action](out)
+
+
+if __name__ == "__main__":
+    main()
