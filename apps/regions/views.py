@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
 from apps.lib.status import Status, worst
 
@@ -79,10 +84,32 @@ def overview() -> list[Tile]:
     return tiles
 
 
+def cached_fragment(key: str, render_html: Callable[[], str]) -> SafeString:
+    """A page fragment rendered at most once per ``VIGIL_PAGE_CACHE_SECONDS`` (0: always).
+
+    What the home tiles and region panels show changes when a collection ends (once a minute at
+    most), while every open dashboard asks for them every 30 s: at fleet scale their queries and
+    rows cost ten times a bare page, so many viewers share one rendering for a few seconds.
+    """
+    seconds = settings.VIGIL_PAGE_CACHE_SECONDS
+    if seconds <= 0:
+        return mark_safe(render_html())
+    html = cache.get(key)
+    if html is None:
+        html = render_html()
+        cache.set(key, html, seconds)
+    return mark_safe(html)  # our own template's output, cached as such
+
+
 def home(request: HttpRequest) -> HttpResponse:
-    template = "regions/home.html#tiles" if request.htmx else "regions/home.html"
-    context = {"tiles": overview(), "concerns": concerns.registered()}
-    return render(request, template, context)
+    # The empty state differs for staff (a link to add an account): one fragment for each.
+    tiles = cached_fragment(
+        f"vigil:home:tiles:{int(request.user.is_staff)}",
+        lambda: render_to_string("regions/home.html#tiles", {"tiles": overview()}, request=request),
+    )
+    if request.htmx:
+        return HttpResponse(tiles)
+    return render(request, "regions/home.html", {"tiles_html": tiles})
 
 
 #: Rows a region panel shows, worst first, unless all are asked for (``?all=1``): past a few
@@ -96,22 +123,33 @@ def _rows_shown(request: HttpRequest) -> dict[str, Any]:
     return {"show_all": show_all, "rows_slice": ":" if show_all else f":{PANEL_ROWS}"}
 
 
+def _panel_html(request: HttpRequest, region: Region, concern: concerns.Concern) -> SafeString:
+    shown = _rows_shown(request)
+    return cached_fragment(
+        # Staff see "add" links: one fragment for staff and one for the others.
+        f"vigil:panel:{region.pk}:{concern.key}:{int(shown['show_all'])}:{int(request.user.is_staff)}",
+        lambda: render_to_string(
+            concern.region_template,
+            {"region": region, "panel": concern.region_context(region), **shown},
+            request=request,
+        ),
+    )
+
+
 def region_panel(request: HttpRequest, pk: int, concern: str) -> HttpResponse:
     """One concern's section of the region page alone, for htmx polling."""
     region = get_object_or_404(Region, pk=pk)
     found = next((c for c in concerns.registered() if c.key == concern), None)
     if found is None or not (found.region_template and found.region_context):
         raise Http404(f"No region panel for {concern!r}")
-    context = {"region": region, "panel": found.region_context(region), **_rows_shown(request)}
-    return render(request, found.region_template, context)
+    return HttpResponse(_panel_html(request, region, found))
 
 
 def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
     region = get_object_or_404(Region.objects.select_related("account"), pk=pk)
     panels = [
-        (concern, concern.region_template, concern.region_context(region))
+        (concern, _panel_html(request, region, concern))
         for concern in concerns.registered()
         if concern.region_template and concern.region_context
     ]
-    context = {"region": region, "panels": panels, **_rows_shown(request)}
-    return render(request, "regions/region.html", context)
+    return render(request, "regions/region.html", {"region": region, "panels": panels})

@@ -102,7 +102,9 @@ def test_a_big_region_shows_its_worst_subjects_first_and_links_to_all(logged_in_
     seed(filesystems=2 * (PANEL_ROWS + 5), regions=2, clusters=1, arrays=1, probes=1)
     url = page_url("region")
     page = logged_in_client.get(url)
-    rows = next(panel for c, _t, panel in page.context["panels"] if c.key == "efs")["rows"]
+    region = page.context["region"]
+    concern = next(c for c in page.context["panels"] if c[0].key == "efs")[0]
+    rows = concern.region_context(region)["rows"]
     severities = [row["fs"].status_enum.severity for row in rows]
     assert severities == sorted(severities, reverse=True)  # worst first
     html = page.content.decode()
@@ -112,3 +114,29 @@ def test_a_big_region_shows_its_worst_subjects_first_and_links_to_all(logged_in_
     everything = logged_in_client.get(url + "?all=1").content.decode()
     assert "worst of" not in everything
     assert all(f"/efs/filesystems/{row['fs'].pk}/" in everything for row in rows)
+
+
+def test_it_shares_one_rendering_of_the_tiles_and_panels_for_a_few_seconds(
+    logged_in_client, settings
+):
+    from django.core.cache import cache
+
+    settings.VIGIL_PAGE_CACHE_SECONDS = 10
+    cache.clear()
+    region = Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
+    first = logged_in_client.get("/")
+    assert "Lab" in first.content.decode()
+    Region.objects.create(kind=Region.Kind.SITE, code="annex", name="Annex")
+    # Within the time the tiles are cached, a viewer gets the same rendering, queried once.
+    again = logged_in_client.get("/")
+    assert "Annex" not in again.content.decode()
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as rendered:
+        logged_in_client.get(f"/regions/{region.pk}/")
+    with CaptureQueriesContext(connection) as shared:
+        logged_in_client.get(f"/regions/{region.pk}/")
+    assert len(shared) < len(rendered)  # the panels' queries ran once
+    cache.clear()  # as when the seconds are over
+    assert "Annex" in logged_in_client.get("/").content.decode()
