@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 
 from .models import Result, Target
 
 
 @admin.register(Target)
 class TargetAdmin(admin.ModelAdmin):
+    # A URL typed without a scheme means https:// (Django 6's default; 5.2 warns otherwise).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = ["__str__", "url", "region", "status", "enabled", "interval_s", "next_due"]
     list_filter = ["enabled", "status", "region"]
     search_fields = ["name", "url"]
