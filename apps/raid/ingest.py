@@ -108,18 +108,7 @@ def _save_array(host: Host, array: Array | None, facts: ArrayFacts, now: datetim
         array.save(update_fields=[*_COPIED, "region", "present", "last_seen"])
     Member.objects.filter(array=array).delete()
     Member.objects.bulk_create(
-        Member(
-            array=array,
-            position=position,
-            device=m.device,
-            role=m.role,
-            slot=m.slot,
-            flags=m.flags,
-            state=m.state,
-            domain=m.domain,
-            is_array=m.is_array,
-        )
-        for position, m in enumerate(facts.members)
+        Member.of(array, position, m) for position, m in enumerate(facts.members)
     )
     return array
 

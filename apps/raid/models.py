@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import secrets
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -23,6 +24,9 @@ from apps.lib.status import Status, worst
 from apps.regions.models import Region, Subject
 
 from .domains import validate_rules
+
+if TYPE_CHECKING:
+    from .report import MemberFacts
 
 TOKEN_PREFIX = "vgh_"
 TOKEN_LOOKUP_LENGTH = 8
@@ -239,3 +243,18 @@ class Member(models.Model):
 
     def __str__(self) -> str:
         return f"{self.device} in {self.array}"
+
+    @classmethod
+    def of(cls, array: Array, position: int, facts: MemberFacts) -> Member:
+        """The row for one member as a report saw it (unsaved)."""
+        return cls(
+            array=array,
+            position=position,
+            device=facts.device,
+            role=facts.role,
+            slot=facts.slot,
+            flags=facts.flags,
+            state=facts.state,
+            domain=facts.domain,
+            is_array=facts.is_array,
+        )

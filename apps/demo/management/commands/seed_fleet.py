@@ -473,7 +473,7 @@ class Command(BaseCommand):
                 )
                 arrays.append(array)
                 by_name[facts.name] = array
-                members += [(array, m) for m in facts.members]
+                members += [(array, pos, m) for pos, m in enumerate(facts.members)]
                 if facts.parent:
                     parents.append((array, facts.parent))
             for name, array in by_name.items():
@@ -489,20 +489,7 @@ class Command(BaseCommand):
             array.parent = by_host_name[(array.host_id, parent)]
         Array.objects.bulk_update([a for a, _ in parents], ["parent"], batch_size=500)
         Member.objects.bulk_create(
-            (
-                Member(
-                    array=array,
-                    position=position,
-                    device=m.device,
-                    role=m.role,
-                    slot=m.slot,
-                    flags=m.flags,
-                    state=m.state,
-                    domain=m.domain,
-                    is_array=m.is_array,
-                )
-                for position, (array, m) in enumerate(members)
-            ),
+            (Member.of(array, position, m) for array, position, m in members),
             batch_size=1000,
         )
         self.timings["RAID hosts, arrays, members"] = time.perf_counter() - t
