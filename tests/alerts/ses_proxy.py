@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ERRORS = {
@@ -21,6 +22,40 @@ ERRORS = {
     "error500": (500, "InternalFailure", "An internal error occurred."),
     "reject": (400, "MessageRejected", "Email address is not verified."),
 }
+
+
+def respond(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    headers: Iterable[tuple[str, str]],
+    payload: bytes,
+) -> None:
+    """Answer ``handler``'s request with ``payload`` and its length."""
+    handler.send_response(status)
+    for key, value in headers:
+        handler.send_header(key, value)
+    handler.send_header("Content-Length", str(len(payload)))
+    handler.end_headers()
+    handler.wfile.write(payload)
+
+
+def relay(
+    handler: BaseHTTPRequestHandler, upstream: str, method: str, body: bytes | None, timeout: float
+) -> None:
+    """Pass ``handler``'s request on to ``upstream`` and its answer (errors too) back."""
+    headers = {k: v for k, v in handler.headers.items() if k.lower() != "host"}
+    request = urllib.request.Request(
+        upstream + handler.path, data=body, headers=headers, method=method
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, data, answered = response.status, response.read(), response.headers
+    except urllib.error.HTTPError as exc:
+        status, data, answered = exc.code, exc.read(), exc.headers
+    hop_by_hop = {"content-length", "transfer-encoding", "connection"}
+    respond(
+        handler, status, ((k, v) for k, v in answered.items() if k.lower() not in hop_by_hop), data
+    )
 
 
 class SesFaultProxy:
@@ -46,14 +81,10 @@ class SesFaultProxy:
                     elif fault:
                         status, code, message = ERRORS[fault]
                         payload = json.dumps({"message": message}).encode()
-                        self.send_response(status)
-                        self.send_header("x-amzn-ErrorType", code)
-                        self.send_header("Content-Type", "application/json")
-                        self.send_header("Content-Length", str(len(payload)))
-                        self.end_headers()
-                        self.wfile.write(payload)
+                        headers = {"x-amzn-ErrorType": code, "Content-Type": "application/json"}
+                        respond(self, status, headers.items(), payload)
                         return
-                self._forward(body)
+                relay(self, proxy.upstream, "POST", body, timeout=30)
 
             def _wait_for_hang_up(self) -> None:
                 self.connection.settimeout(120)
@@ -63,24 +94,6 @@ class SesFaultProxy:
                 except OSError:
                     pass
                 self.close_connection = True
-
-            def _forward(self, body: bytes) -> None:
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                request = urllib.request.Request(
-                    proxy.upstream + self.path, data=body, headers=headers, method="POST"
-                )
-                try:
-                    with urllib.request.urlopen(request, timeout=30) as response:
-                        status, data, rheaders = response.status, response.read(), response.headers
-                except urllib.error.HTTPError as exc:
-                    status, data, rheaders = exc.code, exc.read(), exc.headers
-                self.send_response(status)
-                for key, value in rheaders.items():
-                    if key.lower() not in {"content-length", "transfer-encoding", "connection"}:
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
             def log_message(self, *args: object) -> None:
                 pass

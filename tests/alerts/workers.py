@@ -75,11 +75,13 @@ class RedisServer:
 
 
 class Worker:
-    """``celery -A config worker`` in its own process group, killed for real by the tests."""
+    """``celery -A config worker`` on ``queues``, in its own process group, killed for real by
+    the tests."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, queues: str = "alerts,default") -> None:
         self.env = env
         self.log = log
+        self.queues = queues
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -94,15 +96,16 @@ class Worker:
                 "config",
                 "worker",
                 "-Q",
-                "alerts,default",
+                self.queues,
                 "-c",
                 "1",
                 "-l",
                 "INFO",
                 "--without-gossip",
                 "--without-mingle",
+                "--without-heartbeat",
                 "-n",
-                f"faults{os.getpid()}@%h",
+                f"faults{os.getpid()}-{free_port()}@%h",
             ],
             cwd=ROOT,
             env=self.env,
@@ -110,7 +113,12 @@ class Worker:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        wait_for(lambda: " ready." in self.log.read_text(), 60, "the Celery worker to start")
+        wait_for(self._ready, 90, "the Celery worker to start")
+
+    def _ready(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"the worker exited:\n{self.log.read_text()[-3000:]}")
+        return " ready." in self.log.read_text()
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool: no warm shutdown, no chance to finish anything."""

@@ -218,3 +218,32 @@ def cloudwatch_calls(responder) -> int:
 def collected_end() -> datetime:
     """Where collection has reached, the same for every file system of the fleet."""
     return FileSystem.objects.values_list("collected_until", flat=True).distinct().get()
+
+
+def unknown_after_outage(broker: Celery, rc: RegionCollection, cloudwatch, minutes: int = 20):
+    """An outage of ``minutes`` while CloudWatch refused, then a cycle that finds every subject
+    unknown; the outage's start."""
+    cut = outage(minutes)
+    cloudwatch.throttling = True
+    run_cycle(broker, rc)
+    cloudwatch.throttling = False
+    deliver_all(broker)
+    assert set(statuses().values()) == {"unknown"}
+    return cut
+
+
+def start_slow_cycle(broker: Celery, rc: RegionCollection, responder, latency_s: float = 3.0):
+    """Queue a cycle whose CloudWatch answers take ``latency_s``; back once it has called."""
+    responder.faults.latency_s = latency_s
+    calls = cloudwatch_calls(responder)
+    collect_task(broker, rc)
+    wait_for(lambda: cloudwatch_calls(responder) > calls, 30, "the cycle to call CloudWatch")
+
+
+def assert_converged(rc: RegionCollection, aws_url: str, since: datetime) -> None:
+    """After the fault: the minutes since ``since`` stored as CloudWatch has them, statuses the
+    verdict on them, and no transition or notification lost or doubled."""
+    assert_rows_are_the_truth(since, collected_end())
+    assert_statuses_are_the_truth(rc)
+    assert_no_transition_lost()
+    assert_no_notification_lost_or_doubled(aws_url)

@@ -16,16 +16,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
-import urllib.error
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from tests.alerts.ses_proxy import relay, respond
 from tests.alerts.workers import Worker, free_port, wait_for
-from tests.conftest import ROOT
 
 
 def _pg_bin() -> Path:
@@ -156,10 +153,10 @@ class CloudWatchProxy:
                     if throttle:
                         self._throttle(protocol)
                         return
-                self._forward("POST", body)
+                relay(self, proxy.upstream, "POST", body, timeout=60)
 
             def do_GET(self) -> None:
-                self._forward("GET", None)
+                relay(self, proxy.upstream, "GET", None, timeout=60)
 
             def _throttle(self, protocol: str) -> None:
                 # awsQueryCompatible: the query protocol's code rides in x-amzn-query-error.
@@ -184,30 +181,7 @@ class CloudWatchProxy:
                         b"<RequestId>fault-proxy</RequestId></ErrorResponse>"
                     )
                     headers = {"Content-Type": "text/xml"}
-                self.send_response(400)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def _forward(self, method: str, body: bytes | None) -> None:
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                request = urllib.request.Request(
-                    proxy.upstream + self.path, data=body, headers=headers, method=method
-                )
-                try:
-                    with urllib.request.urlopen(request, timeout=60) as response:
-                        status, data, rheaders = response.status, response.read(), response.headers
-                except urllib.error.HTTPError as exc:
-                    status, data, rheaders = exc.code, exc.read(), exc.headers
-                self.send_response(status)
-                for key, value in rheaders.items():
-                    if key.lower() not in {"content-length", "transfer-encoding", "connection"}:
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                respond(self, 400, headers.items(), payload)
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -231,47 +205,7 @@ def _children(pid: int) -> list[int]:
 
 
 class FaultWorker(Worker):
-    """A real Celery worker (prefork, one pool process) consuming ``queues``."""
-
-    def __init__(self, env: dict[str, str], log: Path, queues: str) -> None:
-        super().__init__(env, log)
-        self.queues = queues
-
-    def start(self) -> None:
-        self.log.write_text("")
-        handle = self.log.open("a")
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                self.queues,
-                "-c",
-                "1",
-                "-l",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                "-n",
-                f"faults{os.getpid()}-{free_port()}@%h",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        wait_for(self._ready, 90, "the Celery worker to start")
-
-    def _ready(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"the worker exited:\n{self.log.read_text()[-3000:]}")
-        return " ready." in self.log.read_text()
+    """A real Celery worker (prefork, one pool process) whose pool process can die alone."""
 
     def kill_pool(self) -> int:
         """SIGKILL the pool process running the task; the parent lives and sees it lost."""

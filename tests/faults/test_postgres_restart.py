@@ -28,15 +28,15 @@ from .fleet import (
     assert_no_transition_lost,
     assert_rows_are_the_truth,
     assert_statuses_are_the_truth,
-    cloudwatch_calls,
-    collect_task,
     collected_end,
     create_fleet,
     create_region,
     deliver_all,
     outage,
     run_cycle,
+    start_slow_cycle,
     statuses,
+    unknown_after_outage,
 )
 from .processes import PrivatePostgres
 
@@ -93,19 +93,11 @@ def test_a_postgres_restart_costs_at_most_the_cycle_it_interrupts_and_loses_noth
         deliver_all(broker)
 
         # An outage of 20 minutes while CloudWatch refused: the subjects are unknown.
-        cut = outage(20)
-        cloudwatch.throttling = True
-        run_cycle(broker, rc)
-        cloudwatch.throttling = False
-        deliver_all(broker)
-        assert set(statuses().values()) == {"unknown"}
+        cut = unknown_after_outage(broker, rc, cloudwatch)
 
         # PostgreSQL restarts while the recovering cycle waits for CloudWatch: its writes
         # fail, and the cycle with them (it changed nothing: statuses are still unknown).
-        responder.faults.latency_s = 3.0
-        calls = cloudwatch_calls(responder)
-        collect_task(broker, rc)
-        wait_for(lambda: cloudwatch_calls(responder) > calls, 30, "the cycle to call CloudWatch")
+        start_slow_cycle(broker, rc, responder)
         postgres.restart()
         connections["default"].close()  # this process's connection died too
         responder.faults.latency_s = 0.0

@@ -14,20 +14,15 @@ from apps.alerts.models import Notification
 from tests.alerts.workers import wait_for
 
 from .fleet import (
-    assert_no_notification_lost_or_doubled,
-    assert_no_transition_lost,
-    assert_rows_are_the_truth,
-    assert_statuses_are_the_truth,
-    cloudwatch_calls,
-    collect_task,
-    collected_end,
+    assert_converged,
     create_fleet,
     create_region,
     database_url,
     deliver_all,
-    outage,
     run_cycle,
+    start_slow_cycle,
     statuses,
+    unknown_after_outage,
 )
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
@@ -43,19 +38,11 @@ def test_a_redis_restart_mid_cycle_delays_alerts_but_loses_none(
     deliver_all(broker)
 
     # An outage of 20 minutes while CloudWatch refused: the subjects are unknown.
-    cut = outage(20)
-    cloudwatch.throttling = True
-    run_cycle(broker, rc)
-    cloudwatch.throttling = False
-    deliver_all(broker)
-    assert set(statuses().values()) == {"unknown"}
+    cut = unknown_after_outage(broker, rc, cloudwatch)
     sent_before = Notification.objects.filter(state=Notification.State.SENT).count()
 
     # Redis goes away while the recovering cycle waits for CloudWatch.
-    responder.faults.latency_s = 3.0
-    calls = cloudwatch_calls(responder)
-    collect_task(broker, rc)
-    wait_for(lambda: cloudwatch_calls(responder) > calls, 30, "the cycle to call CloudWatch")
+    start_slow_cycle(broker, rc, responder)
     redis.stop()
     responder.faults.latency_s = 0.0
 
@@ -74,7 +61,4 @@ def test_a_redis_restart_mid_cycle_delays_alerts_but_loses_none(
     deliver_all(broker)  # beat's sweep, every 30 s in production
 
     assert Notification.objects.filter(state=Notification.State.SENT).count() == sent_before + 3
-    assert_rows_are_the_truth(cut, collected_end())
-    assert_statuses_are_the_truth(rc)
-    assert_no_transition_lost()
-    assert_no_notification_lost_or_doubled(aws)
+    assert_converged(rc, aws, since=cut)

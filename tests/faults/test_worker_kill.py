@@ -21,20 +21,15 @@ from tests.alerts.workers import wait_for
 
 from .conftest import TASK_TIME_LIMIT_S
 from .fleet import (
-    assert_no_notification_lost_or_doubled,
-    assert_no_transition_lost,
-    assert_rows_are_the_truth,
-    assert_statuses_are_the_truth,
-    cloudwatch_calls,
-    collect_task,
-    collected_end,
+    assert_converged,
     create_fleet,
     create_region,
     database_url,
     deliver_all,
-    outage,
     run_cycle,
+    start_slow_cycle,
     statuses,
+    unknown_after_outage,
 )
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
@@ -56,18 +51,10 @@ def test_a_worker_killed_mid_collection_loses_no_minute_transition_or_email(
     deliver_all(broker)
 
     # An outage of 20 minutes while CloudWatch refused: the subjects are unknown.
-    cut = outage(20)
-    cloudwatch.throttling = True
-    run_cycle(broker, rc)
-    cloudwatch.throttling = False
-    deliver_all(broker)
-    assert set(statuses().values()) == {"unknown"}
+    cut = unknown_after_outage(broker, rc, cloudwatch)
 
     # The cycle that would recover them dies while CloudWatch answers.
-    responder.faults.latency_s = 3.0
-    calls = cloudwatch_calls(responder)
-    collect_task(broker, rc)
-    wait_for(lambda: cloudwatch_calls(responder) > calls, 30, "the cycle to call CloudWatch")
+    start_slow_cycle(broker, rc, responder)
     if kill == "pool process":
         worker.kill_pool()
         # reject_on_worker_lost: the parent puts the message back and it comes again at once.
@@ -91,7 +78,4 @@ def test_a_worker_killed_mid_collection_loses_no_minute_transition_or_email(
 
     rc.refresh_from_db()
     assert rc.last_error == ""
-    assert_rows_are_the_truth(cut, collected_end())
-    assert_statuses_are_the_truth(rc)
-    assert_no_transition_lost()
-    assert_no_notification_lost_or_doubled(aws)
+    assert_converged(rc, aws, since=cut)
