@@ -11,6 +11,7 @@ run: $(VENV)/.base
 	$(BIN)/python -m config.run
 
 test: $(VENV)/.test system-deps
+	cd tests/js && npm ci --no-audit --no-fund --silent
 	$(BIN)/pytest
 
 lint: $(VENV)/.test
@@ -18,6 +19,7 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
 	@mkdir -p var
 	$(BIN)/python manage.py makemigrations --check --dry-run
+	shellcheck --shell=sh agents/vigil-raid-push agents/vigil-galera-push
 
 fmt: $(VENV)/.test
 	$(BIN)/ruff check --fix .
@@ -36,6 +38,10 @@ system-deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@# NodeSource's nodejs carries npm and conflicts with Debian's npm package: ask apt only when npm is missing.
+	@command -v npm >/dev/null || { echo "Installing Debian packages: npm"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
 
 # Debian ships venv's pip bootstrap apart (python3-venv): install it when venv fails.
 $(BIN)/uv:

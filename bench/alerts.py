@@ -5,8 +5,17 @@
 Measures, over N status changes written at a steady pace across 10 regions, the time from the
 transition being written to SES accepting the email that carries it (Notification.sent), as
 p50/p95; then counts the emails sent for a storm of M subjects of one region flipping between
-critical and ok ten times each. Starts its own redis-server, moto server and worker; uses a
-temporary SQLite database unless --database-url is given.
+critical and ok ten times each. Then, with Celery beat running its real schedule (the outbox
+sweep every VIGIL_ALERT_SWEEP_SECONDS, 30 s):
+
+- ``silence_end_s``: 100 subjects, each under a silence of its own ending at a different moment
+  over 90 s, start failing during it; from each silence's end to SES accepting the email about
+  it (p95; goal <= 60 s);
+- ``webhook_p95_s``: status changes routed to a webhook channel, from the change to the
+  request reaching a loopback receiver (p95; goal <= 2 s).
+
+Starts its own redis-server, moto server, worker and beat; uses a temporary SQLite database
+unless --database-url is given.
 """
 
 from __future__ import annotations
@@ -16,7 +25,6 @@ import email
 import json
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -29,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.alerts.workers import RedisServer, wait_for  # noqa: E402  (after the path)
+from tests.alerts.workers import Beat, RedisServer, stop_group, wait_for  # noqa: E402
 
 
 def main() -> None:
@@ -38,6 +46,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="transitions per second")
     parser.add_argument("--storm-subjects", type=int, default=50)
     parser.add_argument("--storm-flips", type=int, default=10)
+    parser.add_argument("--silenced-subjects", type=int, default=100)
+    parser.add_argument("--webhook-changes", type=int, default=200)
     parser.add_argument("--database-url", default="")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -62,9 +72,10 @@ def main() -> None:
         "EMAIL_BACKEND": "anymail.backends.amazon_ses.EmailBackend",
         "DEFAULT_FROM_EMAIL": "vigil@example.com",
         "VIGIL_DEMO": "false",
+        "VIGIL_OUTBOUND_ALLOW_LOOPBACK": "true",  # the webhook receiver is on loopback
     }
     os.environ.update(env)
-    worker = None
+    worker = beat = None
     try:
         import django
 
@@ -104,10 +115,14 @@ def main() -> None:
         latency = measure_latency(args.transitions, args.rate)
         storm_subjects = storm(args.storm_subjects, args.storm_flips, endpoint)
         storm_emails = len(storm_subjects)
+        beat = Beat(env, work)
+        beat.start()
+        silence_end = measure_silence_end(args.silenced_subjects)
+        webhook = measure_webhook(args.webhook_changes)
     finally:
-        if worker and worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGTERM)
-            worker.wait(30)
+        if beat:
+            beat.stop()
+        stop_group(worker, grace_s=30)
         moto.stop()
         redis.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -120,6 +135,13 @@ def main() -> None:
         "storm_subjects": args.storm_subjects,
         "storm_transitions": args.storm_subjects * args.storm_flips,
         "storm_emails": storm_emails,
+        "silenced_subjects": len(silence_end),
+        "silence_end_p50_s": round(statistics.median(silence_end), 3),
+        "silence_end_s": p95(silence_end),
+        "silence_end_max_s": round(max(silence_end), 3),
+        "webhook_changes": len(webhook),
+        "webhook_p50_s": round(statistics.median(webhook), 3),
+        "webhook_p95_s": p95(webhook),
         "database": "postgresql" if args.database_url.startswith("postgres") else "sqlite",
         "cores": os.cpu_count(),
     }
@@ -134,8 +156,22 @@ def main() -> None:
     )
     for line in storm_subjects:
         print(f"  {line[:110]}")
+    print(
+        f"silence end -> SES accepted the email about a subject still failing: "
+        f"p50 {result['silence_end_p50_s']} s, p95 {result['silence_end_s']} s, "
+        f"max {result['silence_end_max_s']} s "
+        f"over {result['silenced_subjects']} subjects (goal <= 60 s)"
+    )
+    print(
+        f"status change -> webhook receiver: p50 {result['webhook_p50_s']} s, "
+        f"p95 {result['webhook_p95_s']} s over {result['webhook_changes']} changes (goal <= 2 s)"
+    )
     if args.json:
         print(json.dumps(result))
+
+
+def p95(values: list[float]) -> float:
+    return round(statistics.quantiles(values, n=20)[18], 3)
 
 
 def _redis_has_consumer(port: int) -> bool:
@@ -210,6 +246,96 @@ def storm(subjects: int, flips: int, endpoint: str) -> list[str]:
         0.5,
     )
     return [_subject(raw) for raw in _emails(endpoint)[before:]]
+
+
+def measure_silence_end(subjects: int) -> list[float]:
+    """Each subject under its own silence, ending over 90 s; end -> email accepted by SES."""
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from apps import alerts
+    from apps.alerts.models import Notification, Silence
+    from apps.lib.status import Status, Verdict
+
+    author, _ = get_user_model().objects.get_or_create(username="bench")
+    gadgets = []
+    for r in range(10):
+        gadgets += _gadgets(f"quiet-{r}", subjects // 10, "held")
+    first_end = timezone.now() + timedelta(seconds=20)
+    spread = 90 / max(len(gadgets) - 1, 1)
+    silences = {}
+    for i, gadget in enumerate(gadgets):
+        silences[gadget.pk] = Silence.objects.create(
+            region=gadget.region,
+            content_type_id=_content_type_id(gadget),
+            object_id=gadget.pk,
+            ends=first_end + timedelta(seconds=i * spread),
+            author=author,
+        )
+        alerts.record(gadget, Verdict(Status.CRITICAL, "failing under a silence"))
+    assert Notification.objects.filter(state="silenced", transition__object_id__in=silences)
+    last_end = max(s.ends for s in silences.values())
+    wait_s = (last_end - timezone.now()).total_seconds() + 120
+    released = Notification.objects.filter(
+        transition__object_id__in=list(silences), transition__region__code__startswith="quiet-"
+    )
+    wait_for(lambda: not released.exclude(state="sent").exists(), wait_s, "released emails", 0.5)
+    return [
+        (n.sent - silences[n.transition.object_id].ends).total_seconds()
+        for n in released.select_related("transition")
+    ]
+
+
+def _content_type_id(model) -> int:
+    from django.contrib.contenttypes.models import ContentType
+
+    return ContentType.objects.get_for_model(type(model)).pk
+
+
+def measure_webhook(count: int, rate: float = 20.0) -> list[float]:
+    """Status changes routed to a webhook: change written -> request at the receiver."""
+    from apps import alerts
+    from apps.alerts.models import Channel, Rule
+    from apps.lib.status import Status, Verdict
+    from apps.regions.models import Region
+    from tests.alerts.receiver import Receiver
+
+    receiver = Receiver()
+    try:
+        hook = Channel.objects.create(
+            name="bench hook", kind="webhook", target=receiver.url, secret="bench-secret-0123456789"
+        )
+        gadgets = []
+        for r in range(10):
+            gadgets += _gadgets(f"hook-{r}", count // 10, "hooked")
+            rule = Rule.objects.create(
+                name=f"hook-{r}", region=Region.objects.get(code=f"hook-{r}")
+            )
+            rule.channels.add(hook)
+        written: dict[int, float] = {}  # transition id -> time.time() when written
+        started = time.monotonic()
+        for i, gadget in enumerate(gadgets):
+            transition = alerts.record(gadget, Verdict(Status.CRITICAL, f"hook change {i}"))
+            written[transition.pk] = transition.created.timestamp()
+            pause = started + (i + 1) / rate - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+
+        def arrived() -> dict[int, float]:
+            seen: dict[int, float] = {}
+            offset = time.time() - time.monotonic()
+            for request in list(receiver.requests):
+                for event in request.json["events"]:
+                    seen.setdefault(event["transition_id"], request.at + offset)
+            return seen
+
+        wait_for(lambda: len(arrived()) >= len(written), 120, "webhook deliveries", 0.5)
+        seen = arrived()
+        return [seen[pk] - created for pk, created in written.items()]
+    finally:
+        receiver.close()
 
 
 def _emails(endpoint: str) -> list[str]:

@@ -13,7 +13,10 @@ The file systems are created in it with boto3 and discovered with the product's 
 Then, as ``make run``'s worker would (``--workers`` processes), the real task
 ``collect_region`` runs once per account-region: GetMetricData over the window, rows saved,
 every file system judged. A first cycle (the 3 h first look-back) fills the history; the
-timed cycle is the steady one over the last ``--minutes``. Printed: API calls per
+timed cycle is the steady one over the last ``--minutes`` in which the hourly late look is
+due (the minutes of the last ``--late-minutes`` asked again in the same calls, gaps filled);
+it is run again without the look (most cycles), for the call count it must not exceed.
+Printed: API calls per
 account-region against ceil(queries / 500), metrics requested against a YACE-style request
 (Sum + SampleCount + Average of every metric), wall time, peak RSS, and a naive
 GetMetricStatistics-per-metric run measured on one region. Uses a temporary SQLite database
@@ -209,6 +212,9 @@ def main() -> None:
     parser.add_argument("--filesystems", type=int, default=1000)
     parser.add_argument("--regions", type=int, default=10)
     parser.add_argument("--minutes", type=int, default=5, help="the steady cycle's window")
+    parser.add_argument(
+        "--late-minutes", type=int, default=60, help="the late look (VIGIL_EFS_LATE_DATA_MINUTES)"
+    )
     parser.add_argument("--workers", type=int, default=2, help="collector processes")
     parser.add_argument("--throttle-every", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=0.0)
@@ -224,6 +230,7 @@ def main() -> None:
             "AWS_SECRET_ACCESS_KEY": "bench",
             "AWS_EC2_METADATA_DISABLED": "true",
             "VIGIL_DEMO": "false",
+            "VIGIL_EFS_LATE_DATA_MINUTES": str(args.late_minutes),
             "CELERY_BROKER_URL": "memory://",
             "LOG_LEVEL": "WARNING",
         }
@@ -294,10 +301,16 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     # First cycle: the 3 h look-back of newly discovered file systems (fills the history).
     first, first_wall = cycle(collections, args.workers)
     first_calls = control(control_port)["calls"]
-    # Steady cycle: every file system collected up to ``--minutes`` ago.
+    # Steady cycle: every file system collected up to ``--minutes`` ago, the late look due
+    # (it asks again for the minutes collected since the last look, an hour ago).
     now = timezone.now()
     start = align(now - timedelta(minutes=3)) - timedelta(minutes=args.minutes)
+    late = timedelta(minutes=args.late_minutes)
     FileSystem.objects.update(collected_until=start)
+    RegionCollection.objects.update(next_late_look=now, late_look_from=start - late)
+    # One minute of the look's span left empty, as if CloudWatch had sent it late: the look
+    # must fill it.
+    emptied = MetricMinute.objects.filter(ts=start - late / 2).delete()[0]
     control(control_port, "POST")
     rows_before = MetricMinute.objects.count()
     results, wall = cycle(collections, args.workers)
@@ -306,6 +319,16 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     cpu_s = results.pop("_cpu_s")
     first.pop("_cpu_s")
     load = os.getloadavg()[0]
+    late_rows = sum(r.get("late_rows", 0) for r in results.values())
+
+    # The same steady cycle with no late look due (most cycles): the floor the look must keep.
+    looked = args.late_minutes
+    FileSystem.objects.update(collected_until=start)
+    RegionCollection.objects.update(next_late_look=now + late)
+    control(control_port, "POST")
+    plain, plain_wall = cycle(collections, args.workers)
+    plain_cpu = plain.pop("_cpu_s")
+    plain_calls = sum(control(control_port)["calls"].values())
 
     refs = {
         code: [fs.ref() for fs in FileSystem.objects.filter(region__code=code)] for code in regions
@@ -329,7 +352,8 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
           f"(created in {create_s:.1f} s, discovered in {discovery_s:.1f} s)")  # fmt: skip
     print(f"first cycle (3 h look-back): {first_wall:.2f} s, "
           f"{sum(first_calls.values())} GetMetricData calls")  # fmt: skip
-    print(f"steady cycle ({args.minutes} min window, {args.workers} worker processes):")
+    print(f"steady cycle ({args.minutes} min window + the hourly {looked} min late look, "
+          f"{args.workers} worker processes):")  # fmt: skip
     print(f"  {'region':<16}{'queries':>8}{'calls':>7}{'ceil(q/500)':>12}{'throttled':>10}")
     for code in regions:
         print(f"  {code:<16}{queries[code]:>8}{counts['calls'].get(code, 0):>7}"
@@ -337,6 +361,10 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     print(
         f"  API calls {api_calls} (minimum {min_api_calls}); minute rows added {rows}; statuses {statuses}"
     )
+    print(f"  late look: {api_calls} calls with it, {plain_calls} without "
+          f"(minimum {min_api_calls}); gaps filled by it {late_rows} of {emptied} emptied; "
+          f"wall {wall:.2f} s with, {plain_wall:.2f} s without; collector CPU "
+          f"{cpu_s:.2f} s with, {plain_cpu:.2f} s without")  # fmt: skip
     print(f"  metrics requested {metrics_requested} vs YACE-style {yace}: "
           f"{metrics_requested / yace:.2f}x (goal <= 0.67x)")  # fmt: skip
     print(f"  wall {wall:.2f} s (goal 5 s on 2 cores), collector CPU {cpu_s:.2f} s, "
@@ -351,6 +379,12 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
             "regions": len(regions),
             "window_minutes": args.minutes,
             "api_calls": api_calls,
+            "api_calls_without_late_look": plain_calls,
+            "late_look_minutes": looked,
+            "late_rows": late_rows,
+            "late_rows_emptied": emptied,
+            "wall_without_late_look_s": round(plain_wall, 3),
+            "collector_cpu_without_late_look_s": round(plain_cpu, 3),
             "min_api_calls": min_api_calls,
             "api_calls_per_region": counts["calls"],
             "throttled": sum(counts["throttled"].values()),

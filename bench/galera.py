@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.galera.mysql import NodeAddress, poll_nodes  # noqa: E402
 from apps.galera.view import ClusterView, build_view, cluster_verdict  # noqa: E402
+from apps.lib.outbound import Policy  # noqa: E402
 from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster  # noqa: E402
 
 TIMEOUT_S = 3.0  # what apps/galera/tasks.py uses
@@ -37,6 +38,7 @@ def poll(addresses: list[NodeAddress]) -> ClusterView:
             MONITOR_PASSWORD,
             connect_timeout=TIMEOUT_S,
             read_timeout=TIMEOUT_S,
+            policy=Policy(allow_loopback=True),  # the cluster listens on loopback
         )
     )
     cluster_verdict(view, expected_data_nodes=3, expected_arbitrators=1)

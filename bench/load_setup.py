@@ -38,7 +38,7 @@ def prepare(out: Path) -> None:
         user.set_unusable_password()
         user.save()
     client = Client()
-    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    client.force_login(user, backend="apps.accounts.backends.RoleBackend")
     session = client.cookies[settings.SESSION_COOKIE_NAME].value
     _, raw_key = ApiKey.issue(user, KEY_NAME, read_only=True)
     busiest = (

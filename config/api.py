@@ -6,7 +6,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from apps.accounts.api import ApiKeyViewSet
+from apps.accounts.api import ApiKeyViewSet, AuditViewSet
 from apps.alerts.api import (
     ChannelViewSet,
     IncidentViewSet,
@@ -24,6 +24,7 @@ router = DefaultRouter()
 router.register("accounts", AccountViewSet, basename="account")
 router.register("regions", RegionViewSet, basename="region")
 router.register("keys", ApiKeyViewSet, basename="apikey")
+router.register("audit", AuditViewSet, basename="audit")
 router.register("efs/filesystems", FileSystemViewSet, basename="efs-filesystem")
 router.register("probes/targets", TargetViewSet, basename="probe-target")
 router.register("probes/results", ResultViewSet, basename="probe-result")
@@ -46,5 +47,6 @@ urlpatterns = [
     re_path(
         r"^raid/hosts/(?P<name>[A-Za-z0-9._-]+)/report/?$", raid_api.report, name="raid-report"
     ),
+    re_path(r"^galera/nodes/(?P<pk>[0-9]+)/report/?$", galera_api.report, name="galera-report"),
     path("", include(router.urls)),
 ]

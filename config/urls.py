@@ -19,6 +19,7 @@ urlpatterns = [
     path("raid/", include("apps.raid.urls")),
     path("galera/", include("apps.galera.urls")),
     path("healthz", account_views.healthz, name="healthz"),
+    path("favicon.ico", account_views.favicon, name="favicon"),
     path("metrics", include("apps.prometheus.urls")),
     path("admin/", admin.site.urls),
     path("api/", include(("config.api", "api"))),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -31,6 +32,42 @@ os.environ.update(
 )
 os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
+
+# What a test needs beyond Python and its database, read off the fixtures it uses and the modules
+# that start processes themselves. Each such test is marked with its service and with
+# ``services``, so that ``make check`` can run the rest alone (``pytest -m "not services"``) and
+# one can leave out one kind (``pytest -m "not galera"``).
+SERVICE_FIXTURES = {
+    "galera_cluster": "galera",
+    "nginx": "nginx",
+    "sshd": "sshd",
+    "browser_page": "browser",
+}
+SERVICE_MODULES = {
+    "tests/accounts/test_throttling.py": "redis",
+    "tests/alerts/test_rabbitmq.py": "rabbitmq",
+    "tests/alerts/test_worker_faults.py": "workers",
+    "tests/test_deploy.py": "compose",
+    "tests/raid/test_agent.py": "agents",
+    "tests/test_agents.py": "agents",
+    "tests/probes/test_command.py": "workers",
+}
+SERVICE_MARKS = {"browser", "faults", "e2e"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        needs = {
+            SERVICE_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SERVICE_FIXTURES
+        }
+        module = Path(str(item.fspath)).relative_to(ROOT).as_posix()
+        if module in SERVICE_MODULES:
+            needs.add(SERVICE_MODULES[module])
+        needs |= SERVICE_MARKS & {mark.name for mark in item.iter_markers()}
+        for name in sorted(needs):
+            item.add_marker(name)
+        if needs:
+            item.add_marker("services")
 
 
 @pytest.fixture(scope="session")
@@ -113,9 +150,37 @@ def _fresh_demo_mode() -> Iterator[None]:
     demo_enabled.cache_clear()
 
 
+def make_user(django_user_model, username: str, role: str | None) -> object:
+    """A user with the role's group (None: no group at all, which is a viewer)."""
+    from django.contrib.auth.models import Group
+
+    from apps.accounts.roles import GROUPS
+
+    made = django_user_model.objects.create_user(
+        username, f"{username}@example.com", "correct horse"
+    )
+    if role is not None:
+        made.groups.add(Group.objects.get(name=GROUPS[role]))
+    return made
+
+
 @pytest.fixture
 def user(django_user_model):
-    return django_user_model.objects.create_user("oncall", "oncall@example.com", "correct horse")
+    """The on-call engineer most tests act as: an admin (in the Admin group, not a superuser),
+    since most tests exercise what Vigil does, not who may do it (tests/accounts/test_roles.py
+    and the URL-conf walk in tests/test_security.py do that, with ``viewer`` and ``operator``)."""
+    return make_user(django_user_model, "oncall", "admin")
+
+
+@pytest.fixture
+def viewer(django_user_model):
+    """A user with no group and no staff flag: a viewer."""
+    return make_user(django_user_model, "viewer", None)
+
+
+@pytest.fixture
+def operator(django_user_model):
+    return make_user(django_user_model, "operator", "operator")
 
 
 @pytest.fixture
@@ -140,3 +205,126 @@ def api_key(user):
         return ApiKey.issue(user, "test key", read_only=read_only)[1]
 
     return issue
+
+
+HOSTS_FILE = Path("/etc/hosts")
+HOSTS_LOCK = Path("/tmp/vigil-tests-etc-hosts.lock")
+
+
+def _rewrite_hosts(change: Callable[[list[str]], list[str]]) -> None:
+    """Rewrite /etc/hosts through ``change`` (its lines), under a lock other test runs share,
+    atomically where the file can be replaced (else in place: a container's bind mount)."""
+    import fcntl
+    import tempfile
+
+    with HOSTS_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lines = change(HOSTS_FILE.read_text().splitlines())
+        text = "\n".join(lines) + "\n"
+        fd, temporary = tempfile.mkstemp(dir=HOSTS_FILE.parent, prefix=".hosts-vigil-")
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(text)
+            os.chmod(temporary, HOSTS_FILE.stat().st_mode & 0o777)
+            os.replace(temporary, HOSTS_FILE)
+        except OSError:
+            os.unlink(temporary)
+            HOSTS_FILE.write_text(text)
+
+
+@pytest.fixture
+def hosts_entry() -> Iterator[Callable[[str], str]]:
+    """``point(address)`` → a name of this test's own that resolves to ``address`` (through
+    /etc/hosts: there is no DNS server here); calling it again repoints the same name, as a DNS
+    record changed between save and connect would. Only our own line is ever touched."""
+    import uuid
+
+    name = f"vigil-test-{uuid.uuid4().hex[:12]}.example"
+    marker = f"# vigil test {name}"
+
+    def without_ours(lines: list[str]) -> list[str]:
+        return [line for line in lines if not line.endswith(marker)]
+
+    def point(address: str, label: str = "") -> str:
+        """``label`` (an A-label such as ``xn--fa-hia``) goes in front of the name."""
+        full = f"{label}.{name}" if label else name
+        _rewrite_hosts(lambda lines: [*without_ours(lines), f"{address} {full} {marker}"])
+        return full
+
+    yield point
+    _rewrite_hosts(without_ours)
+
+
+@pytest.fixture(scope="session")
+def galera_cluster():
+    """A real 3-node MariaDB Galera cluster plus garbd, started once per test session
+    (tests/galera/cluster.py; ``TEST_GALERA_PORT`` moves its ports)."""
+    from tests.galera.cluster import GaleraCluster
+
+    cluster = GaleraCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.teardown()
+
+
+@pytest.fixture
+def galera(galera_cluster):
+    """The cluster with 3 Synced nodes and garbd, whatever an earlier test left behind."""
+    galera_cluster.ensure_healthy()
+    return galera_cluster
+
+
+# --- The browser: one Debian chromium for the whole session, a fresh context per test ------
+
+CHROMIUM = "/usr/bin/chromium"
+# Without these, chromium keeps trying to reach Google's hosts from a closed network.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    """One chromium per test session (starting one costs about a second and 150 MB); each test
+    gets its own context (cookies, storage) from ``browser_page``."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def browser_page(chromium) -> Iterator[object]:
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+AXE_DIR = ROOT / "tests" / "js"
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core's script, from tests/js (``npm ci`` there, as ``make test`` does, if missing)."""
+    script = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=AXE_DIR, check=True
+        )
+    return script.read_text()

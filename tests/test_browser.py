@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -13,18 +12,6 @@ from apps.lib import aws
 from apps.regions import tasks
 from apps.regions.models import Account
 from tests.conftest import OUTPUT_DIR
-
-CHROMIUM = "/usr/bin/chromium"
-# Without these, chromium keeps trying to reach Google's hosts from a closed network.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -40,22 +27,6 @@ def demo_fleet(settings) -> Iterator[None]:
         tasks.discover_regions(Account.objects.get(is_demo=True).pk)
         yield
     aws.clear_cache()
-
-
-@pytest.fixture
-def browser_page() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM is not used meanwhile.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            yield page
-            browser.close()
-    finally:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 @pytest.fixture

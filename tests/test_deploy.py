@@ -22,7 +22,11 @@ def compose_command() -> list[str]:
 
 
 def test_it_has_a_compose_file_that_docker_compose_parses():
-    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DATABASE_URL"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY", "DATABASE_URL", "VIGIL_WEB_BIND", "VIGIL_WEB_PORT"}
+    }
     result = subprocess.run(
         [*compose_command(), "-f", "docker-compose.yml", "config"],
         cwd=ROOT,
@@ -34,6 +38,10 @@ def test_it_has_a_compose_file_that_docker_compose_parses():
     assert result.returncode == 0, result.stderr
     for service in ("web:", "worker:", "probes-worker:", "beat:", "redis:", "postgres:"):
         assert f"  {service}" in result.stdout
+    # The web port is published on loopback only, unless VIGIL_WEB_BIND says otherwise
+    # (compose v1 prints the short form, v2 the long one).
+    web = result.stdout.split("  web:")[1].split("\n  worker:")[0]
+    assert "127.0.0.1:8000:8000" in web or "host_ip: 127.0.0.1" in web
 
 
 def test_it_documents_every_setting_in_env_example():

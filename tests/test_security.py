@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from tests.conftest import ROOT
 from tests.efs.test_browser import collected_demo  # noqa: F401  (fixture)
-from tests.test_browser import admin, browser_page  # noqa: F401  (fixtures)
+from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
 
 PK = 7001
 HOST_NAME = "planted-host"
@@ -37,6 +37,7 @@ PUBLIC_ROUTES = {
     "login": "the login page itself",
     "admin:login": "the admin's login page (Django exempts it; it logs in like the login page)",
     "healthz": "load balancers and Docker probe it without a session; it says ok or not, no data",
+    "favicon": "browsers ask for it before logging in; the neutral icon, no status in it",
 }
 # Where a page may send an anonymous visitor: the login page, or the admin's for admin views.
 LOGIN_PAGES = ("/accounts/login/?", "/admin/login/?")
@@ -192,6 +193,7 @@ def test_it_lets_anyone_reach_the_public_routes(client):
     assert client.get("/accounts/login/").status_code == 200
     assert client.get("/admin/login/").status_code == 200
     assert client.get("/healthz").status_code == 200
+    assert client.get("/favicon.ico")["Content-Type"] == "image/svg+xml"
 
 
 # --- Planted secrets --------------------------------------------------------------------------
@@ -209,6 +211,9 @@ PLANTED = {
     "SECRET_KEY": "PLANTED-django-secret-key-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
     "database password": "PLANTED-database-password-e21",
     "user password": "PLANTED-user-password-8d4",
+    "webhook signing secret": "PLANTED-webhook-secret-61b0f",
+    "PagerDuty routing key": "PLANTEDpagerdutyKEY0123456789abc",
+    "Slack webhook URL": "PLANTEDslackWEBHOOKpath7e2",
 }
 
 
@@ -262,6 +267,10 @@ def planted(db, settings, monkeypatch, tmp_path, django_user_model):
         pk=PK, cluster=cluster, host="127.0.0.1", port=1, password_env="GALERA_PLANTED_PASSWORD"
     )
     Node.objects.create(cluster=cluster, host="127.0.0.1", port=2, password_file="galera-b")
+    pushing = Node.objects.create(cluster=cluster, host="127.0.0.1", port=3, mode=Node.Mode.PUSH)
+    secrets["Galera node push token"] = pushing.issue_token()
+    pushing.refresh_from_db()
+    secrets["Galera node push token hash"] = pushing.token_hash
     host = Host.objects.create(
         pk=PK, name=HOST_NAME, region=region, collection=Host.Collection.SSH,
         ssh_address="127.0.0.1", ssh_port=1,
@@ -282,6 +291,17 @@ def planted(db, settings, monkeypatch, tmp_path, django_user_model):
     )
     channel = Channel.objects.create(pk=PK, name="On call", target="oncall@example.com")
     Rule.objects.create(pk=PK, name="Everything", min_severity="warning").channels.add(channel)
+    # Secrets of the other kinds, saved the way the page saves them (audit trail included),
+    # then sent to a port where nothing listens, so their failures are logged too.
+    for kind, target, secret in (
+        ("webhook", "http://127.0.0.1:9/hook", secrets["webhook signing secret"]),
+        ("pagerduty", "http://127.0.0.1:9/v2/enqueue", secrets["PagerDuty routing key"]),
+        ("slack", "", f"http://127.0.0.1:9/services/{secrets['Slack webhook URL']}"),
+    ):
+        extra = Channel(name=f"planted {kind}", kind=kind, target=target, secret=secret)
+        extra.full_clean()
+        extra.save()
+        Rule.objects.get(pk=PK).channels.add(extra)
     Silence.objects.create(pk=PK, ends=timezone.now() + timedelta(hours=1), author=superuser)
     alerts.record(fs, Verdict(Status.CRITICAL, "Burst credits exhausted"))
     key, raw = ApiKey.issue(superuser, "planted key", read_only=False)
@@ -314,6 +334,9 @@ def test_it_never_shows_or_logs_a_planted_secret(client, planted, caplog, settin
     # The work that uses the secrets, failing as it would against hosts that do not answer.
     poll_cluster(PK)
     collect_host(PK)
+    from apps.alerts import delivery
+
+    delivery.send_due()  # the webhook, PagerDuty and Slack channels fail: nothing listens
     # A failed login with a planted password, then a wrong and a right API key.
     client.post("/accounts/login/", {"username": "planted-admin", "password": secrets["API key"]})
     client.get("/api/regions/", headers={"Authorization": f"Bearer {secrets['API key']}x"})
@@ -517,3 +540,159 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
     page.wait_for_function("window.__csp.length > 0")
     assert "script-src" in page.evaluate("window.__csp[0]")
     assert len(violations) == 9
+
+
+# --- Roles: every unsafe route, walked as each role --------------------------------------------
+
+# Unsafe routes a viewer may use, each with the reason.
+VIEWER_MAY = {
+    "logout": "anyone may log out",
+    "accounts:preferences": "everyone sets their own colour scheme and time zone",
+    "accounts:api-keys": "everyone manages their own API keys (a viewer's are read-only)",
+    "accounts:revoke-api-key": "everyone may revoke their own API keys",
+    "api:apikey-list": "everyone manages their own API keys (a viewer's are read-only)",
+    "api:apikey-detail": "everyone may revoke their own API keys",
+}
+# What an operator may change besides; everything else of the API and the pages is refused.
+OPERATOR_MAY = {
+    "alerts:acknowledge",
+    "alerts:new-silence",
+    "alerts:expire-silence",
+    "alerts:resend",
+    "api:channel-resend",
+    "probes:target-enable",
+    "probes:presets",
+    "probes:add",
+    "probes:edit",
+    "api:incident-acknowledge",
+    "api:silence-list",
+    "api:silence-detail",
+    "api:probe-target-list",
+    "api:probe-target-detail",
+    "admin:password_change",  # their own password, in the admin site they may now open
+}
+OPERATOR_ADMIN_PAGES = ("admin:alerts_silence_", "admin:probes_target_")
+UNSAFE = ("post", "put", "patch", "delete")
+
+
+def _refused(response, route: Route) -> bool:
+    """403; 405 (no such request at all); 401 (a route that takes no session, such as the RAID
+    push); or, in the admin site, its login page."""
+    if response.status_code in (401, 403, 405):
+        return True
+    to_login = response.status_code == 302 and response["Location"].startswith("/admin/login/")
+    return route.name.startswith("admin:") and to_login
+
+
+def _unsafe_routes(routes: list[Route]) -> list[Route]:
+    """Routes that can change something: the API, Vigil's pages, and the admin's
+    add/change/delete pages (the admin's other pages only show)."""
+    shown_only = set(PUBLIC_ROUTES) | {"prometheus:metrics", "api:schema", "api:docs"}
+    chosen = []
+    for route in routes:
+        if route.name in shown_only:
+            continue
+        if route.url.startswith("/admin/") and not route.name.endswith(
+            ("_add", "_change", "_delete")
+        ):
+            continue
+        chosen.append(route)
+    return chosen
+
+
+def _answers(client, route: Route, headers: dict[str, str]) -> dict[str, object]:
+    methods = UNSAFE if route.url.startswith("/api/") else ("post",)
+    return {m: getattr(client, m)(route.url, headers=headers) for m in methods}
+
+
+@pytest.fixture
+def roles_walk(planted, settings, django_user_model):
+    """The planted objects, the URL conf's routes with their values, and a user per role."""
+    from django.contrib.auth.models import Group
+
+    from apps.accounts.models import ApiKey
+    from apps.efs.models import FileSystem
+
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": dict.fromkeys(("read", "write", "user_read", "user_write")),
+    }
+    values = {
+        **PLAIN_VALUES,
+        "content_type": str(_content_type_pk(FileSystem)),
+        "object_id": str(PK),
+        "pk": str(PK),
+    }
+    users = {}
+    for role, group in (("viewer", None), ("operator", "Operator"), ("admin", "Admin")):
+        users[role] = django_user_model.objects.create_user(f"walk-{role}", password="pw")
+        if group:
+            users[role].groups.add(Group.objects.get(name=group))
+    demoted = django_user_model.objects.create_user("walk-demoted", password="pw")
+    demoted.groups.add(Group.objects.get(name="Admin"))
+    _, demoted_key = ApiKey.issue(demoted, "made while an admin", read_only=False)
+    demoted.groups.clear()  # now a viewer: the read-write key must act as one
+    keys = {
+        "viewer's read-only key": ApiKey.issue(users["viewer"], "ro", read_only=True)[1],
+        "demoted viewer's read-write key": demoted_key,
+    }
+    return _unsafe_routes(walk(values)), users, keys
+
+
+@pytest.mark.django_db
+def test_it_refuses_every_unsafe_route_to_a_viewer_and_a_viewers_keys(client, roles_walk):
+    routes, users, keys = roles_walk
+    client.force_login(users["viewer"])
+    allowed = []
+    for route in routes:
+        if route.name in VIEWER_MAY:
+            continue
+        for method, response in _answers(client, route, {}).items():
+            if not _refused(response, route):
+                allowed.append(f"viewer {method.upper()} {route.url}: {response.status_code}")
+    client.logout()
+    for what, key in keys.items():
+        header = {"Authorization": f"Bearer {key}"}
+        for route in routes:
+            if not route.url.startswith("/api/") or route.name in VIEWER_MAY:
+                continue
+            for method, response in _answers(client, route, header).items():
+                if response.status_code not in (403, 405):
+                    allowed.append(f"{what} {method.upper()} {route.url}: {response.status_code}")
+    assert "\n".join(allowed) == ""
+    # The walk did reach the writes: a viewer's refusal names the permission it lacks.
+    refusal = client.post("/api/accounts/", headers={"Authorization": f"Bearer {keys[what]}"})
+    assert refusal.json() == {
+        "error": "Your role (viewer) may not do this: it needs regions.add_account"
+    }
+
+
+@pytest.mark.django_db
+def test_it_lets_an_operator_change_silences_targets_and_acknowledgements_only(client, roles_walk):
+    routes, users, _ = roles_walk
+    client.force_login(users["operator"])
+    wrong = []
+    for route in routes:
+        if route.name in VIEWER_MAY:
+            continue
+        may = route.name in OPERATOR_MAY or route.name.startswith(OPERATOR_ADMIN_PAGES)
+        for method, response in _answers(client, route, {}).items():
+            refused = _refused(response, route)
+            if refused == may and response.status_code != 405:
+                verdict = "refused" if refused else "allowed"
+                wrong.append(f"{verdict}: {method.upper()} {route.url} {response.status_code}")
+    assert wrong == []
+
+
+@pytest.mark.django_db
+def test_it_lets_an_admin_change_everything_the_api_and_the_pages_offer(client, roles_walk):
+    routes, users, _ = roles_walk
+    client.force_login(users["admin"])
+    refused = []
+    for route in routes:
+        if route.name.startswith("admin:"):
+            continue  # the admin site's own refusals (read-only admins) are its design
+        for method, response in _answers(client, route, {}).items():
+            if response.status_code == 403:
+                refused.append(f"{method.upper()} {route.url}: {response.content[:120]!r}")
+    assert refused == []

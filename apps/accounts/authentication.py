@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from .audit import attribute_to
 from .models import ApiKey
 
 
@@ -24,6 +25,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if key is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key")
         key.touch()
+        attribute_to(key.user, via=f"API key {key.display_prefix}…")
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:

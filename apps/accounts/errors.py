@@ -9,8 +9,12 @@ from django.views import defaults
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from apps.lib.keep import HistoryKept
+
 
 def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, HistoryKept):  # apps.lib.keep: deleting it would lose history
+        return Response({"error": str(exc)}, status=409)
     response = exception_handler(exc, context)
     if response is None:
         return None

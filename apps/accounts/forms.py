@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 
@@ -12,3 +14,9 @@ class ApiKeyForm(forms.Form):
         initial="1",
         widget=forms.RadioSelect,
     )
+
+    def __init__(self, *args: Any, read_only_only: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if read_only_only:  # a viewer: read-write is not offered (and refused if posted)
+            self.fields["read_only"].widget.choices = [("1", "Read-only")]
+            self.fields["read_only"].help_text = "A viewer's keys are read-only."

@@ -4,6 +4,10 @@ A key is shown once when issued and stored only as a SHA-256 digest (keys are lo
 tokens, so a slow password hash buys nothing). Its first characters say what it may do:
 ``vgr_`` read-only, ``vgw_`` read-write; the next 8 characters are a lookup prefix kept in
 clear so a key is found with one indexed query and then compared in constant time.
+
+A key never carries more than its owner's role: requests made with it are checked against the
+owner's permissions as they are at that moment. A viewer may only hold read-only keys, and
+nobody more than ``VIGIL_API_KEYS_PER_USER`` live ones.
 """
 
 from __future__ import annotations
@@ -17,9 +21,15 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from .audit import track
+
 READ_ONLY_PREFIX = "vgr_"
 READ_WRITE_PREFIX = "vgw_"
 LOOKUP_LENGTH = 8
+
+
+class KeyRefused(ValueError):
+    """A key that may not be issued; the message says why, for the page and the API."""
 
 
 def _digest(raw_key: str) -> str:
@@ -60,7 +70,22 @@ class ApiKey(models.Model):
     def issue(
         cls, user: settings.AUTH_USER_MODEL, name: str, *, read_only: bool
     ) -> tuple[ApiKey, str]:
-        """Create a key and return it with the raw key, which is never available again."""
+        """Create a key and return it with the raw key, which is never available again.
+
+        Raises ``KeyRefused`` for a read-write key of a viewer, or past the per-user limit.
+        """
+        from .roles import VIEWER, role_of
+
+        if not read_only and role_of(user) == VIEWER:
+            raise KeyRefused(
+                "A viewer's keys are read-only: ask an admin for the operator or admin role."
+            )
+        limit = settings.VIGIL_API_KEYS_PER_USER
+        if cls.objects.filter(user=user, revoked=None).count() >= limit:
+            raise KeyRefused(
+                f"You have {limit} live API keys, the most one user may hold "
+                "(VIGIL_API_KEYS_PER_USER): revoke one first."
+            )
         kind = READ_ONLY_PREFIX if read_only else READ_WRITE_PREFIX
         while True:
             lookup = secrets.token_hex(LOOKUP_LENGTH // 2)
@@ -99,3 +124,50 @@ class ApiKey(models.Model):
         if self.revoked is None:
             self.revoked = timezone.now()
             self.save(update_fields=["revoked"])
+
+
+track(ApiKey, exclude=["last_used"], secrets=["hashed"])
+
+
+class Preference(models.Model):
+    """A person's own display settings: colour scheme and time zone (not configuration)."""
+
+    class Theme(models.TextChoices):
+        AUTO = "auto", "Follow the system"
+        LIGHT = "light", "Light"
+        DARK = "dark", "Dark"
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, models.CASCADE, related_name="vigil_preference"
+    )
+    theme = models.CharField(max_length=5, choices=Theme.choices, default=Theme.AUTO)
+    time_zone = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="An IANA zone such as Europe/Berlin; empty: the browser's.",
+    )
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.theme}, {self.time_zone or 'browser time zone'}"
+
+    SESSION_KEY = "vigil_preference"
+
+    @classmethod
+    def of_request(cls, request: object) -> tuple[str, str]:
+        """(theme, time zone) of the request's user, read once per session and kept in it."""
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return cls.Theme.AUTO.value, ""
+        session = getattr(request, "session", None)
+        kept = session.get(cls.SESSION_KEY) if session is not None else None
+        if not (isinstance(kept, list) and len(kept) == 2):
+            found = cls.objects.filter(user=user).values_list("theme", "time_zone").first()
+            kept = list(found or (cls.Theme.AUTO.value, ""))
+            if session is not None:
+                session[cls.SESSION_KEY] = kept
+        return kept[0], kept[1]
+
+    def remember(self, request: object) -> None:
+        """Save, and update the session's copy (other sessions read it on their next login)."""
+        self.save()
+        request.session[self.SESSION_KEY] = [self.theme, self.time_zone]  # type: ignore[attr-defined]

@@ -1,14 +1,40 @@
-"""Who may do what through the API: read-only keys may only read."""
+"""Who may do what through the API: the caller's role, and read-only keys may only read.
+
+``RolePermissions`` is every view's default (``REST_FRAMEWORK["DEFAULT_PERMISSION_CLASSES"]``),
+so a new viewset is protected the day it is added:
+
+- reads (GET, HEAD, OPTIONS) need a login or an API key;
+- a read-only key (``vgr_``) may only read;
+- every other request needs a Django permission of the key's owner (or the session's user),
+  checked before the body is even parsed (403, never a 400 that tells what would be valid):
+  POST ``<app>.add_<model>``, PUT/PATCH ``<app>.change_<model>``, DELETE ``<app>.delete_<model>``
+  for the view's queryset model (as DRF's ``DjangoModelPermissions``), or what the view or
+  its ``@action(..., required_perms=[...])`` declares in ``required_perms`` (``()``: any
+  logged-in user, e.g. for one's own API keys). DRF sets an action's keywords on the view, so
+  a viewset with such an action has ``required_perms = None`` as a class attribute.
+
+A view with ``read_perms`` needs them for reads too (the audit trail: admins only).
+
+A key carries its owner's role as it is when the key is used: demoting a user demotes their
+keys at once.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rest_framework import permissions
 from rest_framework.request import Request
 
 from .models import ApiKey
+from .roles import role_of
+
+METHOD_ACTIONS = {"POST": "add", "PUT": "change", "PATCH": "change", "DELETE": "delete"}
 
 
 class ApiKeyScope(permissions.IsAuthenticated):
+    """A login or an API key; a read-only key only reads."""
+
     message = "This API key is read-only"
 
     def has_permission(self, request: Request, view: object) -> bool:
@@ -19,3 +45,42 @@ class ApiKeyScope(permissions.IsAuthenticated):
             self.message = "This API key is read-only"
             return request.method in permissions.SAFE_METHODS
         return True
+
+
+def required_perms(request: Request, view: Any) -> tuple[str, ...]:
+    """The permissions an unsafe request to ``view`` needs (see the module's docstring)."""
+    declared = getattr(view, "required_perms", None)
+    if declared is not None:
+        return tuple(declared)
+    queryset = getattr(view, "queryset", None)
+    action = METHOD_ACTIONS.get(request.method or "")
+    if queryset is None or action is None:
+        # Nothing says what this request changes: only an admin (who holds every permission).
+        return ("accounts.undeclared_write",)
+    meta = queryset.model._meta
+    return (f"{meta.app_label}.{action}_{meta.model_name}",)
+
+
+class RolePermissions(ApiKeyScope):
+    #: A subclass for a function view (``@permission_classes``) may name its permissions here.
+    perms: tuple[str, ...] | None = None
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if not super().has_permission(request, view):
+            return False
+        if request.method in permissions.SAFE_METHODS:
+            needed = tuple(getattr(view, "read_perms", ()))
+            if request.user.has_perms(needed):
+                return True
+            self.message = (
+                f"Your role ({role_of(request.user)}) may not read this: "
+                f"it needs {', '.join(needed)}"
+            )
+            return False
+        needed = self.perms if self.perms is not None else required_perms(request, view)
+        if request.user.has_perms(needed):
+            return True
+        self.message = (
+            f"Your role ({role_of(request.user)}) may not do this: it needs {', '.join(needed)}"
+        )
+        return False

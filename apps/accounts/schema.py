@@ -40,15 +40,17 @@ def _error(description: str) -> OpenApiResponse:
 class AutoSchema(openapi.AutoSchema):
     """drf-spectacular's, plus the answers any operation may give besides its success.
 
-    401 without a valid key, 403 for a read-only key's write, 429 over the rate limit, 404 for an
-    unknown id, 400 for invalid input or query parameters, 304 for a conditional GET.
+    401 without a valid key, 403 for a read-only key's write (or a role's), 429 over the rate
+    limit, 404 for an unknown id, 400 for invalid input or query parameters, 409 for a DELETE
+    of something that holds history (``apps.lib.keep``), 415 for a body in a media type the
+    operation does not parse, 304 for a conditional GET.
     """
 
     def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
         errors = {
             "401": _error("No API key, or an invalid or revoked one"),
-            "403": _error("Not allowed, e.g. a write with a read-only key"),
+            "403": _error("Not allowed: a read-only key's write, or one the role may not make"),
             "429": _error("Over the rate limit; retry after Retry-After seconds"),
         }
         if "{" in self.path:
@@ -56,6 +58,10 @@ class AutoSchema(openapi.AutoSchema):
         has_query = any(p.get("in") == "query" for p in self._get_parameters())
         if self.method != "GET" or has_query:
             errors["400"] = _error("Invalid input or query parameter")
+        if self.method in ("POST", "PUT", "PATCH"):
+            errors["415"] = _error("Unsupported media type: send JSON (or a form)")
+        if self.method == "DELETE":
+            errors["409"] = _error("Not deleted: it holds history; disable it instead")
         for code, response in errors.items():
             if code not in responses:
                 responses[code] = self._get_response_for_code(response, code, direction=direction)

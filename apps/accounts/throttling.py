@@ -3,7 +3,9 @@
 The caller is the API key (its id), else a RAID host's push token, else the session's user,
 else the client address. Reads and writes have separate budgets, ``VIGIL_API_RATE_READ`` and
 ``VIGIL_API_RATE_WRITE`` (DRF's ``DEFAULT_THROTTLE_RATES["read"]``/``["write"]``, read on each
-request so tests and benchmarks can change them).
+request so tests and benchmarks can change them). A second pair of budgets counts per user,
+whatever key or session they use (``VIGIL_API_RATE_USER_READ``/``_WRITE``): ten keys do not
+buy ten budgets.
 
 Counting is one atomic ``cache.incr`` per request in a fixed window (a minute for ``…/min``),
 not DRF's default list of timestamps, which is rewritten whole on every request and loses
@@ -40,6 +42,14 @@ def caller(request: Request) -> str:
     return f"addr:{request.META.get('REMOTE_ADDR', '')}"
 
 
+def owner(request: Request) -> str | None:
+    """Whose per-user budget a request spends: the key's owner or the session's user."""
+    user = request.user
+    if user is not None and user.is_authenticated:
+        return f"user:{user.pk}"
+    return None
+
+
 class _FixedWindowThrottle(SimpleRateThrottle):
     reads: bool
     cache_format = "vigil:throttle:%(scope)s:%(ident)s"
@@ -47,10 +57,16 @@ class _FixedWindowThrottle(SimpleRateThrottle):
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
 
+    def identity(self, request: Request) -> str | None:
+        return caller(request)
+
     def get_cache_key(self, request: Request, view: Any) -> str | None:
         if (request.method in SAFE_METHODS) != self.reads:
             return None
-        return self.cache_format % {"scope": self.scope, "ident": caller(request)}
+        ident = self.identity(request)
+        if ident is None:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": ident}
 
     def allow_request(self, request: Request, view: Any) -> bool:
         if self.rate is None:
@@ -90,3 +106,21 @@ class WriteThrottle(_FixedWindowThrottle):
 
     scope = "write"
     reads = False
+
+
+class UserReadThrottle(ReadThrottle):
+    """Reads per user, all keys and the session together: ``VIGIL_API_RATE_USER_READ``."""
+
+    scope = "user_read"
+
+    def identity(self, request: Request) -> str | None:
+        return owner(request)
+
+
+class UserWriteThrottle(WriteThrottle):
+    """Writes per user, all keys and the session together: ``VIGIL_API_RATE_USER_WRITE``."""
+
+    scope = "user_write"
+
+    def identity(self, request: Request) -> str | None:
+        return owner(request)

@@ -2,31 +2,43 @@
 
 from __future__ import annotations
 
+from auditlog.models import LogEntry
 from django.contrib.auth.decorators import login_not_required
+from django.core.paginator import Paginator
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
+from .audit import changes
 from .forms import ApiKeyForm
-from .models import ApiKey
+from .models import ApiKey, KeyRefused
+from .roles import VIEWER, requires, role_of
 
 
 def api_keys(request: HttpRequest) -> HttpResponse:
+    """One's own keys: anyone logged in; a viewer is offered (and given) read-only keys only."""
     new_key = None
+    viewer = role_of(request.user) == VIEWER
+    refused = ""
     if request.method == "POST":
-        form = ApiKeyForm(request.POST)
+        form = ApiKeyForm(request.POST, read_only_only=viewer)
         if form.is_valid():
-            key, new_key = ApiKey.issue(
-                request.user, form.cleaned_data["name"], read_only=form.cleaned_data["read_only"]
-            )
-            form = ApiKeyForm()
+            try:
+                _, new_key = ApiKey.issue(
+                    request.user,
+                    form.cleaned_data["name"],
+                    read_only=form.cleaned_data["read_only"],
+                )
+            except KeyRefused as error:
+                refused = str(error)
+            else:
+                form = ApiKeyForm(read_only_only=viewer)
     else:
-        form = ApiKeyForm()
+        form = ApiKeyForm(read_only_only=viewer)
     keys = ApiKey.objects.filter(user=request.user)
-    return render(
-        request, "accounts/api_keys.html", {"form": form, "keys": keys, "new_key": new_key}
-    )
+    context = {"form": form, "keys": keys, "new_key": new_key, "refused": refused}
+    return render(request, "accounts/api_keys.html", context, status=403 if refused else 200)
 
 
 @require_POST
@@ -40,3 +52,41 @@ def healthz(request: HttpRequest) -> HttpResponse:
     """For load balancers and Docker healthchecks: the process answers and the DB connects."""
     connection.ensure_connection()
     return HttpResponse("ok", content_type="text/plain")
+
+
+AUDIT_PAGE_ROWS = 100
+
+
+@requires("auditlog.view_logentry")
+@require_safe
+def audit(request: HttpRequest) -> HttpResponse:
+    """The audit trail, newest first (admins): ``?actor=<username>``, ``?model=app.model``."""
+    entries = LogEntry.objects.select_related("actor", "content_type").order_by("-timestamp", "-pk")
+    actor = request.GET.get("actor", "").strip()
+    if actor:
+        entries = entries.filter(actor__username=actor)
+    model = request.GET.get("model", "").strip()
+    if "." in model:
+        app_label, _, name = model.partition(".")
+        entries = entries.filter(content_type__app_label=app_label, content_type__model=name)
+    page = Paginator(entries, AUDIT_PAGE_ROWS).get_page(request.GET.get("page"))
+    rows = [(entry, changes(entry)) for entry in page]
+    return render(
+        request,
+        "accounts/audit.html",
+        {"page": page, "rows": rows, "actor": actor, "model": model},
+    )
+
+
+@login_not_required
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico`` for clients that ask without reading the page's icon link: the neutral
+    icon (the page's link carries the worst status, for those logged in)."""
+    from django.contrib.staticfiles import finders
+
+    path = finders.find("img/favicon-none.svg")
+    with open(path, "rb") as icon:
+        response = HttpResponse(icon.read(), content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

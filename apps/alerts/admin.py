@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from apps.lib.keep import KeepHistoryAdmin
+
+from .forms import ChannelForm
 from .models import Channel, Incident, Notification, Rule, Silence, Transition
 
 
@@ -40,9 +43,12 @@ class NotificationAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Channel)
-class ChannelAdmin(admin.ModelAdmin):
+class ChannelAdmin(KeepHistoryAdmin, admin.ModelAdmin):
+    """Validated as on the page (``Channel.clean``); the secret is never rendered back."""
+
+    form = ChannelForm
     list_display = ["name", "kind", "target", "disabled", "last_success", "last_error"]
-    readonly_fields = ["last_success", "last_error", "last_error_at"]
+    readonly_fields = ["last_success", "last_error", "last_error_at", "config_error"]
 
 
 @admin.register(Rule)

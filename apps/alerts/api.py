@@ -17,6 +17,7 @@ from apps.accounts.conditional import AppendOnlyList, ConditionalGet
 from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.regions.models import STATUS_CHOICES
 
+from .integrations import validate as validate_channel
 from .models import Channel, Incident, Rule, Silence, Transition
 
 MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
@@ -105,6 +106,16 @@ class SilenceSerializer(serializers.ModelSerializer):
 
 
 class ChannelSerializer(serializers.ModelSerializer):
+    secret = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        help_text="Webhook signing secret, PagerDuty routing key or Slack webhook URL. Never "
+        "returned; omit it on an update to keep the saved one.",
+    )
+    has_secret = serializers.SerializerMethodField()
+
     class Meta:
         model = Channel
         fields = [
@@ -112,13 +123,39 @@ class ChannelSerializer(serializers.ModelSerializer):
             "name",
             "kind",
             "target",
+            "secret",
+            "has_secret",
             "disabled",
             "created",
             "last_error",
             "last_error_at",
             "last_success",
+            "config_error",
+            "config_error_at",
         ]
-        read_only_fields = ["created", "last_error", "last_error_at", "last_success"]
+        read_only_fields = [
+            "created",
+            "last_error",
+            "last_error_at",
+            "last_success",
+            "config_error",
+            "config_error_at",
+        ]
+
+    def get_has_secret(self, channel: Channel) -> bool:
+        return bool(channel.secret)
+
+    def validate(self, data: dict) -> dict:
+        """The kind's checks (addresses, URLs through the outbound guard, the secret), as the
+        page and the admin make them: a 400 naming the field and the rule."""
+        instance = self.instance
+        kind = data.get("kind", instance.kind if instance else Channel.Kind.EMAIL)
+        target = data.get("target", instance.target if instance else "")
+        secret = data.get("secret", instance.secret if instance else "")
+        errors = validate_channel(kind, target, secret)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
 
 
 class RuleSerializer(serializers.ModelSerializer):
@@ -183,9 +220,10 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     filterset_class = IncidentFilter
     ordering_fields = ["id", "opened", "closed", "status"]
     ordering = ["-opened", "-pk"]
+    required_perms = None  # the model's, but for the actions that declare theirs
 
     @extend_schema(request=None, responses=IncidentSerializer)
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], required_perms=["alerts.acknowledge_incident"])
     def acknowledge(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """Acknowledge an open incident: reminders stop until it gets worse."""
         incident = self.get_object()
@@ -229,19 +267,34 @@ class SilenceViewSet(
         serializer.save(author=self.request.user)
 
     def perform_destroy(self, instance: Silence) -> None:
+        from .views import end_silence
+
         if instance.ends > timezone.now():
-            instance.ends = timezone.now()
-            instance.save(update_fields=["ends"])
+            end_silence(instance)  # and send what it held that is still open
+
+
+class ResendSerializer(serializers.Serializer):
+    resent = serializers.IntegerField(help_text="Notifications put back in the outbox")
 
 
 class ChannelViewSet(ConditionalGet, viewsets.ModelViewSet):
-    """Where alerts go, with each channel's last success and last error."""
+    """Where alerts go, with each channel's last success and last error. Secrets are write-only."""
 
     serializer_class = ChannelSerializer
     queryset = Channel.objects.all()
     filterset_fields = ["kind", "disabled", "name"]
     ordering_fields = ["id", "name", "created", "last_success", "last_error_at"]
     ordering = ["name", "pk"]
+    required_perms = None  # the model's, but for the actions that declare theirs
+
+    @extend_schema(request=None, responses=ResendSerializer)
+    @action(detail=True, methods=["post"], required_perms=["alerts.resend_notification"])
+    def resend(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """Send again every notification this channel did not deliver (failed or refused)."""
+        from .views import resend
+
+        channel = self.get_object()
+        return Response({"resent": resend(channel.failed_notifications())})
 
 
 class RuleFilter(FilterSet):

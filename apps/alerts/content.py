@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.template.loader import render_to_string
 from django.urls import reverse
 
 from apps.regions import concerns
@@ -35,6 +36,30 @@ def subject_url(transition: Transition) -> str:
 def headline(transition: Transition) -> str:
     """The reason's first clause: what fits in a phone's subject line."""
     return transition.reason.split(";")[0].strip()
+
+
+def summary_line(transition: Transition) -> str:
+    """``CRITICAL eu-central-1 Galera prod-db: quorum lost``: one change on one line."""
+    word = WORDS.get(transition.new_status, transition.new_status.upper())
+    return (
+        f"{word} {transition.region.code} {concern_label(transition.concern)} "
+        f"{transition.subject_label}: {headline(transition)}"
+    )
+
+
+#: One short subject template per kind of email (``emails/subject-<name>.txt``).
+SUBJECTS = ("alert", "recovery", "reminder", "flapping", "grouped", "undeliverable")
+
+
+def subject_name(kind: str, grouped: bool, new_status: str) -> str:
+    """Which subject template an email uses."""
+    if kind == Notification.Kind.UNDELIVERABLE:
+        return "undeliverable"
+    if grouped:
+        return "grouped"
+    if kind in (Notification.Kind.REMINDER, Notification.Kind.FLAPPING):
+        return str(kind)
+    return "recovery" if new_status == "ok" else "alert"
 
 
 _IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
@@ -134,7 +159,7 @@ def context(notifications: Sequence[Notification]) -> dict[str, Any]:
         for i in items:
             i["flap_changes"] = _flap_changes(i["transition"])
         changes = items[0]["flap_changes"]
-    return {
+    ctx = {
         "kind": first.kind,
         "items": items,
         "first": items[0],
@@ -144,4 +169,21 @@ def context(notifications: Sequence[Notification]) -> dict[str, Any]:
         "flap_minutes": flap_minutes,
         "settle_minutes": settings.VIGIL_ALERT_SETTLE_MINUTES,
         "base_url": settings.VIGIL_BASE_URL.rstrip("/"),
+        "undeliverable_channel": _undelivered_channel(first),
     }
+    name = subject_name(first.kind, ctx["grouped"], items[0]["transition"].new_status)
+    ctx["subject"] = " ".join(render_to_string(f"emails/subject-{name}.txt", ctx).split())
+    return ctx
+
+
+def _undelivered_channel(notification: Notification) -> str:
+    """For an undeliverable notice: the channel the alert could not reach."""
+    if notification.kind != Notification.Kind.UNDELIVERABLE:
+        return ""
+    original = (
+        Notification.objects.filter(transition=notification.transition, escalated__isnull=False)
+        .exclude(kind=Notification.Kind.UNDELIVERABLE)
+        .select_related("channel")
+        .first()
+    )
+    return original.channel.name if original else "another channel"

@@ -8,8 +8,10 @@ after an email to a channel about a region the next one is held (``held``), gath
 changed meanwhile: a lone alert goes out at once, news of other subjects a second later, and
 the same subjects changing again in a storm wait longer, so a storm becomes a few emails.
 
-The one window left: SES accepted a message and the worker died before writing "sent"; that
-notification is sent again after the lease (at least once, never zero times).
+Each recipient of a channel is sent separately and recorded as soon as it has the message, so
+one bad address fails alone and a retry skips those who have it. The one window left: SES (or
+a webhook) accepted a message and the worker died before recording it; that recipient gets it
+again after the lease (at least once, never zero times; webhooks carry ids to drop repeats).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from django.conf import settings
 from django.db.models import Exists, F, Max, OuterRef, Q
 from django.utils import timezone
 
+from .integrations import CONFIGURATION, RECIPIENT, TRANSPORTS, TransportError
 from .models import Channel, Notification
-from .transports import TRANSPORTS, TransportError
 
 log = logging.getLogger(__name__)
 
@@ -129,38 +131,107 @@ def _finish(notifications: list[Notification], **changes) -> int:
     return done
 
 
+def _record(n: Notification, **changes) -> bool:
+    """Write per-recipient progress, only while ``n`` is still ours (its lease)."""
+    return bool(
+        Notification.objects.filter(
+            pk=n.pk, state=Notification.State.PENDING, lease_until=n.lease_until
+        ).update(**changes)
+    )
+
+
+def _send(transport, recipient: str, todo: list[Notification]) -> str:
+    try:
+        return transport.send(recipient, todo)
+    except TransportError:
+        raise
+    except Exception as exc:  # a bug of ours: keep it visible and retry, never drop it
+        log.exception("Could not deliver through %s", transport.channel)
+        raise TransportError(f"Vigil error: {type(exc).__name__}: {exc}") from exc
+
+
 def deliver(notifications: list[Notification]) -> None:
+    """Send ``notifications`` (one batch) to each recipient of their channel, one by one.
+
+    A recipient who has it is recorded at once (``delivered``), one who refuses it for good in
+    ``refused``; a retry sends only to the others. When every recipient has it or refused it,
+    the notification is sent (failed if nobody has it); otherwise it is retried with backoff,
+    and a configuration failure is shown to admins on every page (``Channel.config_error``).
+    """
     channel = Channel.objects.get(pk=notifications[0].channel_id)
     now = timezone.now()
     group_key = f"{notifications[0].pk}" if len(notifications) > 1 else ""
-    try:
-        transport = TRANSPORTS[channel.kind](channel)
+    transport = TRANSPORTS[channel.kind](channel)
+    recipients = transport.recipients()
+    errors: list[TransportError] = []
+    message_ids: list[str] = []
+    if not recipients:
+        errors.append(TransportError("The channel has no email address", failure=RECIPIENT))
+    for recipient in recipients:
+        todo = [
+            n for n in notifications if recipient not in n.delivered and recipient not in n.refused
+        ]
+        if not todo:
+            continue
         try:
-            message_id = transport.notify(notifications)
-        except TransportError:
-            raise
-        except Exception as exc:  # a bug of ours: keep it visible and retry, never drop it
-            log.exception("Could not deliver through %s", channel)
-            raise TransportError(f"Vigil error: {type(exc).__name__}: {exc}") from exc
-    except TransportError as exc:
-        Channel.objects.filter(pk=channel.pk).update(last_error=exc.message, last_error_at=now)
-        if exc.permanent:
-            log.warning("Permanent failure on %s: %s", channel, exc.message)
-            _finish(notifications, state=Notification.State.FAILED, last_error=exc.message)
+            message_ids.append(_send(transport, recipient, todo))
+        except TransportError as exc:
+            errors.append(exc)
+            if exc.failure == RECIPIENT:
+                for n in todo:
+                    n.refused = {**n.refused, recipient: exc.message[:500]}
+                    _record(n, refused=n.refused)
+            elif exc.failure == CONFIGURATION:
+                break  # Vigil's own setup: the other recipients would be refused alike
+            continue
+        for n in todo:
+            n.delivered = [*n.delivered, recipient]
+            _record(n, delivered=n.delivered)
+
+    error_text = "; ".join(dict.fromkeys(e.message for e in errors))[:2000]
+    config = next((e for e in errors if e.failure == CONFIGURATION), None)
+    channel_changes: dict = {}
+    if errors:
+        channel_changes.update(last_error=error_text, last_error_at=now)
+        log.warning("Delivery through %s failed: %s", channel, error_text)
+    if config is not None:
+        channel_changes.update(config_error=config.message[:2000], config_error_at=now)
+    elif message_ids:
+        channel_changes.update(config_error="", config_error_at=None)
+    if message_ids:
+        channel_changes.update(last_success=now)
+    if channel_changes:
+        Channel.objects.filter(pk=channel.pk).update(**channel_changes)
+
+    retry = next((e for e in errors if e.failure != RECIPIENT), None)
+    for n in notifications:
+        left = [r for r in recipients if r not in n.delivered and r not in n.refused]
+        if left and retry is not None:
+            delay = BACKOFF_SECONDS[min(n.attempts, len(BACKOFF_SECONDS)) - 1]
+            _finish(
+                [n],
+                last_error=error_text,
+                failure=retry.failure,
+                next_attempt=now + timedelta(seconds=delay),
+            )
+        elif n.delivered:
+            refused = "; ".join(f"{r}: {why}" for r, why in n.refused.items())
+            _finish(
+                [n],
+                state=Notification.State.SENT,
+                sent=now,
+                message_id=",".join(filter(None, message_ids))[:255],
+                group_key=group_key,
+                last_error=refused[:2000],
+                failure=Notification.Failure.RECIPIENT if n.refused else "",
+            )
         else:
-            for n in notifications:
-                delay = BACKOFF_SECONDS[min(n.attempts, len(BACKOFF_SECONDS)) - 1]
-                _finish([n], last_error=exc.message, next_attempt=now + timedelta(seconds=delay))
-        return
-    _finish(
-        notifications,
-        state=Notification.State.SENT,
-        sent=now,
-        message_id=message_id[:255],
-        group_key=group_key,
-        last_error="",
-    )
-    Channel.objects.filter(pk=channel.pk).update(last_success=now)
+            _finish(
+                [n],
+                state=Notification.State.FAILED,
+                last_error=error_text or "Refused by every recipient",
+                failure=Notification.Failure.RECIPIENT,
+            )
 
 
 def next_release(now=None) -> tuple[datetime, tuple[int, int]] | None:

@@ -63,10 +63,40 @@ class RuleForm(forms.ModelForm):
         data = super().clean()
         if bool(data.get("content_type")) != bool(data.get("object_id")):
             raise forms.ValidationError("A subject needs both its type and its id.")
+        if data.get("enabled") and not data.get("channels") and not self.instance.is_default:
+            self.add_error(
+                "channels",
+                "Choose at least one channel: an enabled rule without one sends nothing.",
+            )
         return data
 
 
 class ChannelForm(forms.ModelForm):
+    """A channel of any kind. The secret is never rendered back: left empty when editing, the
+    saved one is kept; the model's ``clean`` checks target and secret for the kind."""
+
+    secret = forms.CharField(
+        required=False,
+        strip=True,
+        max_length=500,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text=Channel._meta.get_field("secret").help_text,
+    )
+
     class Meta:
         model = Channel
-        fields = ["name", "kind", "target", "disabled"]
+        fields = ["name", "kind", "target", "secret", "disabled"]
+        widgets = {"target": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.secret:
+            self.fields[
+                "secret"
+            ].help_text = "A secret is saved (not shown). Leave empty to keep it; type a new one to replace it."
+
+    def clean_secret(self) -> str:
+        value = self.cleaned_data.get("secret", "")
+        if not value and self.instance.pk:
+            return self.instance.secret  # kept: the form never shows it
+        return value

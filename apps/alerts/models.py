@@ -15,12 +15,21 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.accounts.audit import track
+from apps.lib.keep import KeepsHistory
 from apps.lib.status import Status
 from apps.regions.models import STATUS_CHOICES, Region
 
 
 def severity(status: str) -> int:
     return Status(status).severity
+
+
+def subject_history(subject: models.Model) -> list[str]:
+    """A subject's status changes and incidents, in words (``apps.lib.keep``)."""
+    ref = {"content_type": ContentType.objects.get_for_model(subject), "object_id": subject.pk}
+    changes = Transition.objects.filter(**ref).count()
+    return [f"{changes} status changes"] if changes else []
 
 
 class SubjectRef(models.Model):
@@ -80,6 +89,7 @@ class Incident(SubjectRef):
 
     class Meta:
         ordering = ["-opened"]
+        permissions = [("acknowledge_incident", "Can acknowledge an incident")]
         constraints = [
             models.UniqueConstraint(
                 fields=["content_type", "object_id"],
@@ -97,28 +107,79 @@ class Incident(SubjectRef):
         return f"{self.subject_label}: {self.status} since {self.opened:%Y-%m-%d %H:%M}"
 
 
-class Channel(models.Model):
+class Channel(KeepsHistory, models.Model):
+    """Where alerts go. Each kind is a transport of ``apps.alerts.integrations``.
+
+    ``target`` is what may be shown (email addresses, a webhook's URL, PagerDuty's events URL);
+    ``secret`` is never shown, logged or returned once saved (a webhook's signing secret, a
+    PagerDuty routing key, a Slack incoming-webhook URL, whose path is its credential).
+    """
+
     class Kind(models.TextChoices):
         EMAIL = "email", "Email"
+        WEBHOOK = "webhook", "Webhook"
+        SLACK = "slack", "Slack"
+        PAGERDUTY = "pagerduty", "PagerDuty"
 
     name = models.CharField(max_length=100)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.EMAIL)
-    target = models.TextField(help_text="Email: one or more addresses, comma-separated.")
+    target = models.TextField(
+        blank=True,
+        help_text="Email: addresses, comma-separated. Webhook: the URL. PagerDuty: the Events "
+        "API v2 URL (empty: PagerDuty's). Slack: nothing (the webhook URL is the secret).",
+    )
+    secret = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Webhook: the signing secret. PagerDuty: the integration's routing key. "
+        "Slack: the incoming-webhook URL. Never shown again once saved.",
+    )
     disabled = models.BooleanField(default=False)
     created = models.DateTimeField(default=timezone.now, editable=False)
     last_error = models.TextField(blank=True, editable=False)
     last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_success = models.DateTimeField(null=True, blank=True, editable=False)
+    # Vigil's own configuration refused a send (an unverified sender, access denied, a missing
+    # configuration set): retried with backoff, shown to admins on every page until a send works.
+    config_error = models.TextField(blank=True, editable=False)
+    config_error_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
 
+    disable_hint = "disable it (disabled: true)"
+
     def __str__(self) -> str:
         return f"{self.name} ({self.get_kind_display()})"
+
+    def deletion_blockers(self) -> list[str]:
+        sent = self.notifications.exclude(state=Notification.State.PENDING).count()
+        pending = self.notifications.filter(state=Notification.State.PENDING).count()
+        return [
+            *([f"{sent} notifications sent"] if sent else []),
+            *([f"{pending} pending notifications"] if pending else []),
+        ]
 
     @property
     def recipients(self) -> list[str]:
         return [a.strip() for a in self.target.replace(";", ",").split(",") if a.strip()]
+
+    def clean(self) -> None:
+        """The kind's own check of target and secret (the page, the admin; the API calls
+        ``integrations.validate`` itself): a ``ValidationError`` per field, in words."""
+        from django.core.exceptions import ValidationError
+
+        from .integrations import validate
+
+        errors = validate(self.kind, self.target, self.secret)
+        if errors:
+            raise ValidationError(errors)
+
+    def failed_notifications(self) -> models.QuerySet[Notification]:
+        """What did not reach someone: failed, or refused by one of its recipients."""
+        return self.notifications.filter(
+            Q(state=Notification.State.FAILED) | ~Q(refused={})
+        ).exclude(state=Notification.State.PENDING)
 
 
 class Rule(models.Model):
@@ -180,9 +241,14 @@ class Silence(models.Model):
     author = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="+")
     comment = models.TextField(blank=True)
     created = models.DateTimeField(default=timezone.now, editable=False)
+    # Set once what it held back has been handed to the outbox after it ended (routing.py).
+    released = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-ends"]
+        indexes = [
+            models.Index(fields=["ends"], condition=Q(released=None), name="silence_unreleased")
+        ]
 
     def __str__(self) -> str:
         return f"silence until {self.ends:%Y-%m-%d %H:%M} by {self.author}"
@@ -205,6 +271,12 @@ class Notification(models.Model):
         TRANSITION = "transition", "Status change"
         REMINDER = "reminder", "Reminder"
         FLAPPING = "flapping", "Flapping summary"
+        UNDELIVERABLE = "undeliverable", "Not delivered elsewhere"
+
+    class Failure(models.TextChoices):
+        RECIPIENT = "recipient", "The recipient refused it (not retried)"
+        CONFIGURATION = "configuration", "Vigil's configuration (retried)"
+        TRANSIENT = "transient", "Transient (retried)"
 
     class State(models.TextChoices):
         PENDING = "pending", "Waiting to be sent"
@@ -215,7 +287,7 @@ class Notification(models.Model):
 
     transition = models.ForeignKey(Transition, models.CASCADE, related_name="notifications")
     channel = models.ForeignKey(Channel, models.CASCADE, related_name="notifications")
-    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.TRANSITION)
+    kind = models.CharField(max_length=15, choices=Kind.choices, default=Kind.TRANSITION)
     sequence = models.PositiveIntegerField(
         default=0, help_text="0 for the change, n for reminder n"
     )
@@ -228,9 +300,16 @@ class Notification(models.Model):
     sent = models.DateTimeField(null=True, blank=True)
     message_id = models.CharField(max_length=255, blank=True)
     group_key = models.CharField(max_length=64, blank=True, help_text="Sent in one email with")
+    # Per recipient, so one bad address fails alone and a retry skips who already has it.
+    delivered = models.JSONField(default=list, blank=True)
+    refused = models.JSONField(default=dict, blank=True, help_text="recipient: why")
+    failure = models.CharField(max_length=15, choices=Failure.choices, blank=True)
+    # The undeliverable check handed it to another channel of the default rule (routing.py).
+    escalated = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]
+        permissions = [("resend_notification", "Can send a notification again")]
         constraints = [
             models.UniqueConstraint(
                 fields=["transition", "channel", "kind", "sequence"], name="notify_once"
@@ -244,3 +323,29 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of {self.transition} to {self.channel}: {self.state}"
+
+
+track(
+    Channel,
+    exclude=["last_error", "last_error_at", "last_success", "config_error", "config_error_at"],
+    secrets=["secret"],
+)
+track(Rule, m2m=["channels"])
+track(Silence, exclude=["released"])
+
+
+class SentMessage(models.Model):
+    """An email as it left Vigil, kept in demo mode for the "Sent messages" page
+    (``apps.alerts.mailbox.OneLineBackend``): what on-call would get, without a mail server."""
+
+    to = models.TextField()
+    subject = models.CharField(max_length=998)
+    text = models.TextField(blank=True)
+    html = models.TextField(blank=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.to}: {self.subject}"

@@ -94,15 +94,37 @@ def _flap_notice_sent_recently(transition: Transition) -> bool:
     ).exists()
 
 
-def enqueue(transition: Transition) -> list[Notification]:
+def told_about(incident: Incident) -> list[Channel]:
+    """Channels that were sent (or are sending) something about ``incident``."""
+    return list(
+        Channel.objects.filter(
+            disabled=False,
+            notifications__transition__content_type_id=incident.content_type_id,
+            notifications__transition__object_id=incident.object_id,
+            notifications__transition__created__gte=incident.opened,
+            notifications__state__in=[
+                Notification.State.SENT,
+                Notification.State.PENDING,
+                Notification.State.FAILED,
+            ],
+        ).distinct()
+    )
+
+
+def enqueue(transition: Transition, incident: Incident | None = None) -> list[Notification]:
     """The outbox rows this transition owes, one per channel.
 
+    A recovery also goes to every channel told about the incident it closes, whatever its
+    rules say of this last change (critical → warning → ok closes a PagerDuty incident too).
     A subject of a hidden region (disabled, or a demo site out of demo mode) keeps its
     history but pages nobody.
     """
     if not Region.objects.shown().filter(pk=transition.region_id).exists():
         return []
     channels = channels_for(transition)
+    if transition.is_recovery and incident is not None:
+        known = {c.pk for c in channels}
+        channels += [c for c in told_about(incident) if c.pk not in known]
     if not channels:
         return []
     kind, state = Notification.Kind.TRANSITION, Notification.State.PENDING
@@ -127,8 +149,8 @@ def enqueue(transition: Transition) -> list[Notification]:
 
 
 def on_transition(transition: Transition) -> list[Notification]:
-    update_incident(transition)
-    return enqueue(transition)
+    incident = update_incident(transition)
+    return enqueue(transition, incident)
 
 
 def queue_reminders(now: datetime) -> int:
@@ -179,3 +201,130 @@ def release_settled(now: datetime) -> int:
         transition__created__gt=now - quiet - timedelta(days=1),
     ).exclude(Exists(newer))
     return settled.update(state=Notification.State.PENDING, next_attempt=now)
+
+
+def _flap_state(transition: Transition) -> tuple[str, str]:
+    """(kind, state) of a change sent late, by the same flap rules as ``enqueue``."""
+    if _flapping(transition):
+        if _flap_notice_sent_recently(transition):
+            return Notification.Kind.TRANSITION, Notification.State.SUPPRESSED
+        return Notification.Kind.FLAPPING, Notification.State.PENDING
+    return Notification.Kind.TRANSITION, Notification.State.PENDING
+
+
+def held_by(silence: Silence):
+    """Open incidents ``silence`` is holding back: they match it, and a notification about
+    them was silenced while it ran (what recovered since is closed, so not here)."""
+    silenced = Notification.objects.filter(
+        state=Notification.State.SILENCED,
+        created__gte=silence.starts,
+        created__lte=silence.ends,
+        transition__content_type=OuterRef("content_type"),
+        transition__object_id=OuterRef("object_id"),
+    )
+    incidents = Incident.objects.filter(closed=None).filter(Exists(silenced))
+    if silence.region_id:
+        incidents = incidents.filter(region_id=silence.region_id)
+    if silence.concern:
+        incidents = incidents.filter(concern=silence.concern)
+    if silence.content_type_id:
+        incidents = incidents.filter(
+            content_type_id=silence.content_type_id, object_id=silence.object_id
+        )
+    return incidents.select_related("region", "last_transition")
+
+
+def _send_late(transition: Transition, now: datetime) -> int:
+    """The silenced notifications of an incident's latest change, handed back to the outbox
+    (one per channel), as if written now: they group with the others released now."""
+    rows = Notification.objects.filter(
+        transition=transition,
+        kind=Notification.Kind.TRANSITION,
+        sequence=0,
+        state=Notification.State.SILENCED,
+    )
+    kind, state = _flap_state(transition)
+    return rows.update(kind=kind, state=state, created=now, next_attempt=now)
+
+
+def release_silence(silence: Silence, now: datetime) -> int:
+    """Once ``silence`` has ended: each incident it held that is still open is sent once."""
+    released = 0
+    if not Silence.objects.filter(pk=silence.pk, released=None, ends__lte=now).update(released=now):
+        return 0  # another worker released it, or it has not ended
+    shown = set(Region.objects.shown().values_list("pk", flat=True))
+    for incident in held_by(silence):
+        if incident.region_id not in shown or active_silence(incident, now):
+            continue  # another silence still holds it, and releases it when it ends
+        released += _send_late(incident.last_transition, now)
+    return released
+
+
+def release_ended_silences(now: datetime) -> int:
+    """Every silence that ended (or was ended early) and is not released yet."""
+    ended = Silence.objects.filter(released=None, ends__lte=now).order_by("ends")
+    return sum(release_silence(silence, now) for silence in ended)
+
+
+def region_turned_on(region_id: int, now: datetime) -> int:
+    """A region shown again: each open incident whose latest change was never routed (it
+    happened while the region was hidden) is sent once; what recovered meanwhile is closed."""
+    if not Region.objects.shown().filter(pk=region_id).exists():
+        return 0
+    queued = 0
+    unrouted = Incident.objects.filter(closed=None, region_id=region_id).exclude(
+        Exists(Notification.objects.filter(transition=OuterRef("last_transition")))
+    )
+    for incident in unrouted.select_related("last_transition"):
+        transition = incident.last_transition
+        kind, state = _flap_state(transition)
+        if active_silence(incident, now):
+            state = Notification.State.SILENCED
+        for channel in channels_for(transition):
+            _, created = Notification.objects.get_or_create(
+                transition=transition,
+                channel=channel,
+                kind=kind,
+                sequence=0,
+                defaults={"state": state, "created": now, "next_attempt": now},
+            )
+            queued += created
+    return queued
+
+
+def escalate_undeliverable(now: datetime) -> int:
+    """The daily check: what no one received after ``VIGIL_ALERT_UNDELIVERABLE_HOURS`` goes to
+    the default rule's other channels (each once), saying where it could not go."""
+    cutoff = now - timedelta(hours=settings.VIGIL_ALERT_UNDELIVERABLE_HOURS)
+    default = Rule.objects.filter(is_default=True, enabled=True).first()
+    if default is None:
+        return 0
+    fallback = list(default.channels.filter(disabled=False))
+    stuck = (
+        Notification.objects.filter(
+            state__in=[Notification.State.PENDING, Notification.State.FAILED],
+            escalated=None,
+            created__lte=cutoff,
+            created__gt=cutoff - timedelta(days=2),  # a daily check, with a day to spare
+        )
+        .exclude(kind=Notification.Kind.UNDELIVERABLE)
+        .select_related("transition", "channel")
+    )
+    queued = 0
+    for notification in stuck:
+        others = [c for c in fallback if c.pk != notification.channel_id]
+        if not others:
+            continue  # nowhere else to go: it stays listed on its channel's page
+        won = Notification.objects.filter(pk=notification.pk, escalated=None).update(escalated=now)
+        if not won:
+            continue
+        for channel in others:
+            _, created = Notification.objects.get_or_create(
+                transition=notification.transition,
+                channel=channel,
+                kind=Notification.Kind.UNDELIVERABLE,
+                sequence=0,
+                defaults={"created": now, "next_attempt": now},
+            )
+            queued += created
+    return queued

@@ -38,7 +38,7 @@ def _jsonable(figures: dict) -> dict:
     return out
 
 
-def _wake_sender() -> None:
+def wake_sender() -> None:
     """Ask a worker to deliver now. If the broker is down the periodic sweep delivers later."""
     from .tasks import send_alerts
 
@@ -78,6 +78,6 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
             created=now,
         )
         if routing.on_transition(created):
-            transaction.on_commit(_wake_sender)
+            transaction.on_commit(wake_sender)
     subject.status, subject.reason, subject.status_changed = new, verdict.reason, now
     return created

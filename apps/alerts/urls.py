@@ -10,9 +10,17 @@ urlpatterns = [
     path("incidents/<int:pk>/acknowledge/", views.acknowledge, name="acknowledge"),
     path("history/<int:content_type>/<int:object_id>/", views.history, name="history"),
     path("channels/", views.channels, name="channels"),
-    path("channels/<int:pk>/", views.edit_channel, name="edit-channel"),
+    path("channels/<int:pk>/", views.channel, name="channel"),
+    path(
+        "channels/<int:pk>/resend/<int:notification>/",
+        views.resend_notification,
+        name="resend",
+    ),
     path("rules/new/", views.edit_rule, name="new-rule"),
     path("rules/<int:pk>/", views.edit_rule, name="edit-rule"),
+    path("sent/", views.sent_messages, name="sent"),
+    path("sent/<int:pk>/html/", views.sent_message_html, name="sent-html"),
     path("silences/new/", views.new_silence, name="new-silence"),
+    path("silences/<int:pk>/", views.silence, name="silence"),
     path("silences/<int:pk>/expire/", views.expire_silence, name="expire-silence"),
 ]

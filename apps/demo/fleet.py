@@ -255,6 +255,7 @@ def filesystem_verdict_now(
         samples,
         now,
         throughput_mode=plan.profile.throughput_mode,
+        performance_mode=plan.profile.performance_mode,
         standard_bytes=plan.profile.standard_gib * 2**30,
     )
 

@@ -8,6 +8,14 @@ import botocore.session
 from django.conf import settings
 
 DEMO_ACCOUNT_NAME = "Demo account"
+#: The demo AWS region that holds the full picture: EFS beside a Galera cluster, the seed's RAID
+#: host and keep-alive probes of the local demo servers, on one region page.
+DEMO_REGION = "eu-west-1"
+#: The one place outside AWS in the demo, to show that sites exist.
+OUTSIDE_SITE_CODE = "demo-site"
+OUTSIDE_SITE_NAME = "Demo site: on-premises (outside AWS)"
+#: Sites of earlier versions' demo, removed once empty (their subjects moved to DEMO_REGION).
+FORMER_DEMO_SITES = ("demo-galera", "demo-storage")
 
 
 def has_configured_credentials() -> bool:
@@ -52,6 +60,43 @@ def set_up_demo_fleet() -> None:
     for concern in concerns.registered():
         if concern.demo_setup is not None:
             concern.demo_setup()
+    remove_former_demo_sites()
+
+
+def remove_former_demo_sites() -> None:
+    """Delete the demo account's former per-concern sites once no subject is left in them
+    (hide them instead while their status history is kept)."""
+    from apps.regions.models import Region
+
+    for site in Region.objects.filter(
+        account__is_demo=True, kind=Region.Kind.SITE, code__in=FORMER_DEMO_SITES
+    ):
+        if _holds_subjects(site):
+            continue
+        if site.deletion_blockers():
+            Region.objects.filter(pk=site.pk).update(enabled=False)
+        else:
+            site.delete()
+
+
+def _holds_subjects(region) -> bool:
+    from apps.regions import concerns
+
+    return any(c.subjects().filter(region=region).exists() for c in concerns.registered())
+
+
+def demo_region(fallback_code: str = OUTSIDE_SITE_CODE, fallback_name: str = OUTSIDE_SITE_NAME):
+    """The demo AWS region that shows every concern together (``DEMO_REGION``).
+
+    Before the demo account's regions are discovered (in tests that set up one concern alone),
+    the subjects go to a demo site instead, as in a version without regions.
+    """
+    from apps.regions.models import Region
+
+    region = Region.objects.filter(
+        account__is_demo=True, kind=Region.Kind.AWS, code=DEMO_REGION, enabled=True
+    ).first()
+    return region or demo_site(fallback_code, fallback_name)
 
 
 def demo_site(code: str, name: str):

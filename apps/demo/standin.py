@@ -4,15 +4,15 @@ moto answers DescribeRegions from a fixed list in which every opt-in region is "
 A demo account that has opted in to Hong Kong and Bahrain is more instructive, so the stand-in
 replaces that list with a handful of regions and their opt-in status while it runs. This is a
 change to the stand-in, not to Vigil: the product code sees an ordinary AWS endpoint.
+
+moto is imported only when a stand-in is built (demo mode and tests): it takes over a second
+to import and tens of MB in every process, which a production web or worker process never needs.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-
-from moto.ec2.models.availability_zones_and_regions import Region, RegionsAndZonesBackend
-from moto.server import ThreadedMotoServer
 
 DEMO_REGIONS = {
     "us-east-1": "opt-in-not-required",
@@ -34,11 +34,15 @@ class AwsStandIn:
     """``with AwsStandIn(port=0) as url:`` — a loopback AWS endpoint for the demo account."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        from moto.server import ThreadedMotoServer
+
         self._server = ThreadedMotoServer(ip_address=host, port=port, verbose=False)
-        self._saved_regions: list[Region] | None = None
+        self._saved_regions: list[object] | None = None
         self.url = ""
 
     def start(self) -> str:
+        from moto.ec2.models.availability_zones_and_regions import Region, RegionsAndZonesBackend
+
         self._saved_regions = RegionsAndZonesBackend.regions
         RegionsAndZonesBackend.regions = [
             Region(code, f"ec2.{code}.amazonaws.com", status)
@@ -53,6 +57,8 @@ class AwsStandIn:
         return self.url
 
     def stop(self) -> None:
+        from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBackend
+
         self._server.stop()
         if self._saved_regions is not None:
             RegionsAndZonesBackend.regions = self._saved_regions

@@ -15,5 +15,19 @@ class FileSystemAdmin(admin.ModelAdmin):
 
 @admin.register(RegionCollection)
 class RegionCollectionAdmin(admin.ModelAdmin):
-    list_display = ["region", "next_due", "last_success", "last_error", "api_calls"]
-    readonly_fields = ["last_success", "last_error", "last_error_at", "api_calls"]
+    list_display = [
+        "region",
+        "next_due",
+        "last_success",
+        "last_error",
+        "api_calls",
+        "dropped_values",
+    ]
+    readonly_fields = [
+        "last_success",
+        "last_error",
+        "last_error_at",
+        "api_calls",
+        "dropped_values",
+        "dropped_note",
+    ]

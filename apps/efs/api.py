@@ -1,4 +1,5 @@
-"""EFS file systems through the API (read-only): list with filters, current figures, series."""
+"""EFS file systems through the API (read-only): list with filters, current figures (the
+stored mode comparison among them: ``cost_*``), series, and the live mode comparison."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from apps.accounts.conditional import ConditionalGet
 from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, as_utc
 from apps.regions.models import STATUS_CHOICES
 
-from . import charts, history
+from . import charts, history, pricing
 from .models import FileSystem
 
 MAX_POINTS = 20_000
@@ -45,6 +46,7 @@ class FileSystemSerializer(serializers.ModelSerializer):
             "size_total_bytes",
             "size_standard_bytes",
             "size_ia_bytes",
+            "size_archive_bytes",
             "tags",
             "created_at",
             "deleted",
@@ -118,6 +120,84 @@ class FileSystemViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
         samples = history.load_samples([fs.pk], start, end, resolution)[fs.pk]
         data = charts.series(samples, start, end, step)
         return Response({"filesystem": fs.pk, "resolution": resolution, **data})
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "provision",
+                str,
+                enum=["p95", "peak"],
+                description="Provisioned at the peak (default) or the p95",
+            ),
+            OpenApiParameter(
+                "price",
+                OpenApiTypes.NUMBER,
+                description="Dollars per provisioned MiB/s-month (default: the price table)",
+            ),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    @action(detail=True)
+    def modes(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """What the file system would cost a month in each throughput mode (cheapest first,
+        dollars; a GB is 2^30 bytes) and whether each would have carried the last 30 days'
+        p95 and peak (provisioned at the peak unless ``provision=p95``); ``comparison`` is null
+        with less than an hour of data."""
+        fs = self.get_object()
+        provision = request.query_params.get("provision") or "peak"
+        if provision not in ("p95", "peak"):
+            raise ValidationError({"provision": "p95 or peak"})
+        price = None
+        if (raw := request.query_params.get("price")) not in (None, ""):
+            try:
+                price = float(raw)
+            except ValueError:
+                price = -1.0
+            if not 0 <= price < 10_000:
+                raise ValidationError({"price": "dollars per MiB/s-month, 0 to 10,000"})
+        c = pricing.comparisons(
+            [fs], timezone.now(), provision=provision, price_per_mibps=price
+        ).get(fs.pk)
+        return Response({"filesystem": fs.pk, "comparison": None if c is None else _comparison(c)})
+
+
+def _comparison(c) -> dict:
+    w = c.workload
+    best = c.best
+    return {
+        "modes": [
+            {
+                "mode": r.mode,
+                "monthly_usd": round(r.monthly_usd, 2),
+                "fits": r.fits,
+                "available": r.available,
+                "storage_usd": round(r.storage_usd, 2),
+                "throughput_usd": round(r.throughput_usd, 2),
+                "provisioned_mibps": r.provisioned_mibps,
+            }
+            for r in c.rows
+        ],
+        "best_mode": best.mode if best else None,
+        "current_mode": c.current_mode,
+        "current_usd": None if c.current_usd is None else round(c.current_usd, 2),
+        "saving_usd": None if c.saving_usd is None else round(c.saving_usd, 2),
+        "reason": c.reason,
+        "provision": c.provision,
+        "prices_region": c.prices_region,
+        "prices_note": c.prices_note,
+        "notes": list(c.notes),
+        "workload": {
+            "hours_of_data": round(w.hours_of_data, 1),
+            "read_gb_month": round(w.read_gib, 1),
+            "write_gb_month": round(w.write_gib, 1),
+            "mean_mibps": w.mean_mibps,
+            "p95_mibps": w.p95_mibps,
+            "peak_mibps": w.peak_mibps,
+            "standard_gb": w.standard_gib,
+            "ia_gb": w.ia_gib,
+            "archive_gb": w.archive_gib,
+        },
+    }
 
 
 def _when(value: str | None, name: str) -> datetime | None:

@@ -26,6 +26,9 @@ SERIES: tuple[tuple[str, str, str, str], ...] = (
     ("throughput_utilisation_pct", "Of permitted", "throughput_utilisation_pct", "%"),
     ("burst_credit_balance", "Burst credits", "burst_credit_balance", "bytes"),
     ("client_connections", "Clients", "client_connections", "count"),
+    ("average_read_kib", "Read size", "average_read_kib", "KiB"),
+    ("average_write_kib", "Write size", "average_write_kib", "KiB"),
+    ("average_metadata_kib", "Metadata size", "average_metadata_kib", "KiB"),
 )
 
 
@@ -67,7 +70,8 @@ def charts(
     step: timedelta,
     forecast: CreditForecast | None = None,
 ) -> dict[str, dict]:
-    """The file system page's charts: ops/s, MiB/s, PercentIOLimit, credits (+ forecast)."""
+    """The file system page's charts: ops/s, MiB/s, average request sizes, PercentIOLimit,
+    client connections, credits (+ forecast)."""
     xs, figures = grid(samples, start, end, step)
 
     def chart(parts: list[tuple[str, str, str, bool]], scale: float = 1.0) -> dict:
@@ -96,7 +100,15 @@ def charts(
                 ("Permitted", "permitted_mibps", "MiB/s", True),
             ]
         ),
+        "opsize": chart(
+            [
+                ("Read", "average_read_kib", "KiB", False),
+                ("Write", "average_write_kib", "KiB", False),
+                ("Metadata", "average_metadata_kib", "KiB", False),
+            ]
+        ),
         "iolimit": chart([("PercentIOLimit", "io_limit_pct", "%", False)]),
+        "clients": chart([("Clients", "client_connections", "connections", False)]),
     }
     credits = chart([("Burst credits", "burst_credit_balance", "GiB", False)], GIB)
     line = forecast.line() if forecast is not None else []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -19,11 +19,17 @@ from django.db import transaction
 from apps import alerts
 from apps.lib.status import Status, Verdict
 
-from . import cloudwatch, history
+from . import cloudwatch, history, pricing
 from .efs_api import FileSystemInfo
 from .forecast import Thresholds, filesystem_verdict
 from .models import FileSystem, RegionCollection
-from .queries import collection_window, plan_requests, samples_from_responses
+from .queries import (
+    Dropped,
+    collection_window,
+    plan_requests,
+    samples_from_responses,
+    with_late_look,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +42,7 @@ DISCOVERED_FIELDS = (
     "size_total_bytes",
     "size_standard_bytes",
     "size_ia_bytes",
+    "size_archive_bytes",
     "created_at",
 )
 
@@ -61,6 +68,7 @@ def save_discovery(rc: RegionCollection, found: list[FileSystemInfo], now: datet
             "size_total_bytes": info.size_total_bytes,
             "size_standard_bytes": info.size_standard_bytes,
             "size_ia_bytes": info.size_ia_bytes,
+            "size_archive_bytes": info.size_archive_bytes,
             "created_at": info.created_at,
         }
         fs = existing.get(info.id)
@@ -79,6 +87,19 @@ class Outcome:
     api_calls: int = 0
     queries: int = 0
     rows: int = 0
+    dropped: list[Dropped] = field(default_factory=list)  # values CloudWatch sent, not kept
+    #: Minutes that were empty when first collected and had data on the late look.
+    late_rows: int = 0
+
+    @property
+    def dropped_values(self) -> int:
+        return sum(d.count for d in self.dropped)
+
+    def dropped_note(self, limit: int = 1000) -> str:
+        """What was dropped, for the collection's record: "fs-1 PercentIOLimit Maximum: 2
+        not a number; …"."""
+        note = "; ".join(str(d) for d in self.dropped)
+        return note if len(note) <= limit else note[: limit - 1] + "…"
 
 
 def collect_metrics(
@@ -86,10 +107,19 @@ def collect_metrics(
 ) -> Outcome:
     """Collect every live file system of the region over its window (settled, starting at
     its last collected end, back-fill bounded), oldest sub-window first, saving each
-    sub-window as it lands so a back-fill shows progress and survives a crash."""
+    sub-window as it lands so a back-fill shows progress and survives a crash.
+
+    Every ``VIGIL_EFS_LATE_DATA_MINUTES`` the window also reaches back to the minutes
+    collected since the last such look (``rc.late_look_from``), in the same calls: of those,
+    only the minutes with no row yet are saved, so a gap that CloudWatch filled late is filled
+    and nothing else is rewritten. Each minute thus gets one more look, an hour or so after it
+    was first collected, while most cycles ask only for their new minutes."""
     settle = timedelta(minutes=settings.VIGIL_EFS_SETTLE_MINUTES)
     backfill = timedelta(hours=settings.VIGIL_EFS_BACKFILL_HOURS)
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
+    late = timedelta(minutes=settings.VIGIL_EFS_LATE_DATA_MINUTES)
+    look = late > timedelta(0) and rc.next_late_look <= now
+    looked = False
     groups: dict = {}
     for fs in FileSystem.objects.filter(region=rc.region, deleted__isnull=True):
         window = collection_window(now, fs.collected_until, settle=settle, backfill=backfill)
@@ -107,7 +137,10 @@ def collect_metrics(
             FileSystem.objects.filter(pk__in=pks).update(
                 backfill_from=window.start, backfill_to=window.end
             )
-        requests = plan_requests([fs.ref() for fs in members], window)
+        steady = not is_backfill and any(fs.collected_until for fs in members)
+        asked = with_late_look(window, rc.late_look_from) if look and steady else window
+        looked = looked or (look and steady)
+        requests = plan_requests([fs.ref() for fs in members], asked)
         if not requests:
             continue
         outcome.queries += sum(len(r.queries) for r in requests if r.window == requests[0].window)
@@ -121,16 +154,53 @@ def collect_metrics(
             )
             for problem in got.problems:
                 log.warning("EFS %s: %s", rc.region, problem)
+            for dropped in got.dropped:
+                log.warning(
+                    "EFS %s %s: dropped %d %s value(s) of %s (never stored or charted)",
+                    rc.region,
+                    dropped.filesystem_id,
+                    dropped.count,
+                    dropped.reason,
+                    dropped.metric,
+                )
+            outcome.dropped += got.dropped
+            samples = {by_id[fid].pk: s for fid, s in got.samples.items() if fid in by_id}
+            if piece.start < window.start:  # the late look: fill only what is still a gap
+                samples, filled = _still_gaps(samples, pks, piece.start, window.start)
+                outcome.late_rows += filled
             with transaction.atomic():
-                outcome.rows += history.save_samples(
-                    {by_id[fid].pk: s for fid, s in got.samples.items() if fid in by_id}
-                )
-                FileSystem.objects.filter(pk__in=pks).update(
-                    collected_until=piece.end, last_error="", last_error_at=None
-                )
+                outcome.rows += history.save_samples(samples)
+                if piece.end > window.start:
+                    FileSystem.objects.filter(pk__in=pks).update(
+                        collected_until=piece.end, last_error="", last_error_at=None
+                    )
         if is_backfill:
             FileSystem.objects.filter(pk__in=pks).update(backfill_from=None, backfill_to=None)
+    fresh = [w.start for w in groups]
+    if fresh and (looked or rc.late_look_from is None):
+        # The minutes collected from here on wait for the next look.
+        rc.late_look_from = min(fresh)
+        rc.next_late_look = now + late
+        RegionCollection.objects.filter(pk=rc.pk).update(
+            late_look_from=rc.late_look_from, next_late_look=rc.next_late_look
+        )
     return outcome
+
+
+def _still_gaps(samples: dict, pks: list[int], start: datetime, end: datetime) -> tuple[dict, int]:
+    """``samples`` without the minutes of [start, end) that already have a row; and how many
+    minutes with data are left there (gaps that late data fills)."""
+    have = history.minutes_present(pks, start, end)
+    kept, filled = {}, 0
+    for pk, rows in samples.items():
+        kept[pk] = []
+        for s in rows:
+            if s.timestamp < end and (pk, s.timestamp) in have:
+                continue
+            if s.timestamp < end and s.has_data():
+                filled += 1
+            kept[pk].append(s)
+    return kept, filled
 
 
 def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
@@ -148,7 +218,8 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
     with transaction.atomic():  # one commit for the region, not one per file system
         for fs in filesystems:
             verdict = judge(fs, samples[fs.pk], now, th, rc.last_error)
-            FileSystem.objects.filter(pk=fs.pk).update(figures=_jsonable(verdict.figures))
+            figures = {**pricing.kept(fs.figures), **_jsonable(verdict.figures)}
+            FileSystem.objects.filter(pk=fs.pk).update(figures=figures)
             alerts.record(fs, verdict)
             counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
     return counts
@@ -160,6 +231,7 @@ def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: 
         samples,
         now,
         throughput_mode=fs.throughput_mode,
+        performance_mode=fs.performance_mode,
         standard_bytes=None if has_storage else fs.size_standard_bytes,
         thresholds=th,
     )

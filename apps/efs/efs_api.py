@@ -26,6 +26,7 @@ class FileSystemInfo:
     size_ia_bytes: int | None
     created_at: datetime | None
     tags: dict[str, str] = field(default_factory=dict)
+    size_archive_bytes: int | None = None
 
 
 def describe_file_systems(
@@ -59,6 +60,7 @@ def _info(fs: dict) -> FileSystemInfo:
         size_total_bytes=size.get("Value"),
         size_standard_bytes=size.get("ValueInStandard"),
         size_ia_bytes=size.get("ValueInIA"),
+        size_archive_bytes=size.get("ValueInArchive"),
         created_at=created,
         tags=tags,
     )

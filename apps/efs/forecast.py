@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from apps.efs.limits import headroom, headroom_figures
 from apps.efs.metrics import (
     MIB,
     Sample,
@@ -204,13 +205,16 @@ def filesystem_verdict(
     now: datetime,
     *,
     throughput_mode: str = "bursting",
+    performance_mode: str = "generalPurpose",
     standard_bytes: float | None = None,
     thresholds: Thresholds = Thresholds(),
 ) -> Verdict:
     """Status of one file system from its recent samples (at least ``forecast_window`` of
     them for the credit forecast). ``throughput_mode`` is the EFS API's ``bursting``,
     ``provisioned`` or ``elastic``; credit rules apply only to ``bursting``. The Standard
-    size comes from ``standard_bytes`` or else the latest StorageBytes Standard sample.
+    size comes from ``standard_bytes`` or else the latest StorageBytes Standard sample. The
+    figures include the headroom under the mode's limits (``limits.headroom``) of the latest
+    minute with operations.
     """
     th = thresholds
     ordered = sorted((s for s in samples if s.has_data()), key=lambda s: s.timestamp)
@@ -218,6 +222,8 @@ def filesystem_verdict(
         return Verdict(Status.UNKNOWN, "no data yet", {})
     last = ordered[-1]
     figures = _figures(ordered, throughput_mode, standard_bytes)
+    with_ops = next((s for s in reversed(ordered) if s.total_count is not None), None)
+    figures.update(headroom_figures(headroom(with_ops, performance_mode, throughput_mode)))
     silent = now - last.timestamp
     if silent >= th.stale_after:
         minutes = int(silent.total_seconds() // 60)

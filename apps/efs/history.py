@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Avg, BigIntegerField, Count, Func, Max, Min, Sum
+from django.db.models import Avg, BigIntegerField, Count, F, FloatField, Func, Max, Min, Sum, Value
+from django.db.models.functions import Coalesce, Greatest
 
-from .metrics import MIB, VALUE_FIELDS, Sample
+from .costs import BILLING_MINIMUM_BYTES, HourTotals
+from .metrics import MIB, VALUE_FIELDS, Sample, percentile
 from .models import FileSystem, MetricHour, MetricMinute
 
 MINUTE = "minute"
@@ -79,6 +81,16 @@ def save_samples(samples_by_pk: dict[int, Iterable[Sample]]) -> int:
     return len(rows)
 
 
+def minutes_present(
+    filesystem_ids: Sequence[int], start: datetime, end: datetime
+) -> set[tuple[int, datetime]]:
+    """(file system, minute) of every row in [start, end): what the late look leaves alone."""
+    rows = MetricMinute.objects.filter(
+        filesystem_id__in=filesystem_ids, ts__gte=start, ts__lt=end
+    ).values_list("filesystem_id", "ts")
+    return {(pk, ts.astimezone(UTC)) for pk, ts in rows.iterator(chunk_size=5000)}
+
+
 #: What a verdict reads (forecast.filesystem_verdict): fewer columns, a faster cycle.
 VERDICT_FIELDS = (
     "percent_io_limit",
@@ -86,6 +98,13 @@ VERDICT_FIELDS = (
     "metered_bytes",
     "permitted_throughput",
     "storage_standard_bytes",
+    # the headroom under the mode's limits (limits.headroom)
+    "total_count",
+    "data_read_bytes",
+    "data_read_count",
+    "data_write_bytes",
+    "data_write_count",
+    "metadata_count",
 )
 
 
@@ -115,27 +134,6 @@ def load_samples(
     return out
 
 
-def metered_rates(filesystem_id: int, start: datetime, end: datetime, now: datetime) -> list[float]:
-    """Metered MiB/s of every minute of ``[start, end)`` that has MeteredIOBytes, and of every
-    hour before the minute retention (over the minutes it had): the throughput advice's input,
-    read as bare numbers (a fortnight is ~10,000 rows)."""
-    kept = now - timedelta(days=settings.VIGIL_EFS_MINUTE_RETENTION_DAYS)
-    rates: list[float] = []
-    if kept > start:
-        hours = MetricHour.objects.filter(
-            filesystem_id=filesystem_id, ts__gte=start, ts__lt=kept, metered_bytes__isnull=False
-        ).values_list("metered_bytes", "minutes")
-        rates += [b / MIB / (max(1, n) * 60) for b, n in hours]
-    minutes = MetricMinute.objects.filter(
-        filesystem_id=filesystem_id,
-        ts__gte=max(start, kept),
-        ts__lt=end,
-        metered_bytes__isnull=False,
-    ).values_list("metered_bytes", flat=True)
-    rates += [b / MIB / 60 for b in minutes]
-    return rates
-
-
 #: What the file system page's charts draw (``charts.charts``): fewer aggregates to compute.
 CHART_FIELDS = (
     "data_read_bytes",
@@ -148,6 +146,7 @@ CHART_FIELDS = (
     "percent_io_limit",
     "burst_credit_balance",
     "permitted_throughput",
+    "client_connections",
 )
 
 
@@ -285,3 +284,115 @@ def _hour_row(filesystem_id: int, hour: datetime, minutes: list[tuple]) -> Metri
         else:
             values[name] = sum(known) / len(known)
     return MetricHour(filesystem_id=filesystem_id, ts=hour, minutes=len(minutes), **values)
+
+
+# --- Usage for the cost model (costs.workload_from) -------------------------------------------
+
+
+def _billed(bytes_field: str, count_field: str):
+    """Bytes Elastic bills for a row: at least 4 KiB per request (``costs.billed_bytes``)."""
+    zero = Value(0.0, output_field=FloatField())
+    return Greatest(
+        Coalesce(F(bytes_field), zero),
+        Coalesce(F(count_field), zero) * BILLING_MINIMUM_BYTES,
+        output_field=FloatField(),
+    )
+
+
+def _billed_read():
+    return _billed("data_read_bytes", "data_read_count") + _billed(
+        "metadata_bytes", "metadata_count"
+    )
+
+
+def usage(
+    filesystem_ids: Sequence[int], start: datetime, end: datetime, now: datetime
+) -> dict[int, tuple[list[HourTotals], float, float]]:
+    """Per file system: its hours of ``[start, end)`` that had MeteredIOBytes, in time order
+    (metered bytes, and reads and writes as Elastic bills them), and the p95 and peak of its
+    per-minute metered MiB/s. Hours before the minute retention come from the hour rows; the
+    p95 and peak from the minutes kept (hourly averages when none are), computed in the
+    database with window functions so that a region's file systems cost three queries."""
+    kept = max(start, minute_retention_start(now))
+    out: dict[int, tuple[list[HourTotals], float, float]] = {}
+    hours: dict[int, list[tuple[datetime, HourTotals]]] = {pk: [] for pk in filesystem_ids}
+    old = (
+        MetricHour.objects.filter(
+            filesystem_id__in=filesystem_ids,
+            ts__gte=start,
+            ts__lt=kept,
+            metered_bytes__isnull=False,
+        )
+        .annotate(read=_billed_read(), write=_billed("data_write_bytes", "data_write_count"))
+        .values_list("filesystem_id", "ts", "minutes", "metered_bytes", "read", "write")
+    )
+    for pk, ts, minutes, metered, read, write in old.iterator(chunk_size=5000):
+        hours[pk].append((ts, HourTotals(max(1, minutes), metered, read, write)))
+    recent = (
+        MetricMinute.objects.filter(
+            filesystem_id__in=filesystem_ids, ts__gte=kept, ts__lt=end, metered_bytes__isnull=False
+        )
+        .annotate(bucket=EpochBucket("ts", 3600))
+        .values("filesystem_id", "bucket")
+        .annotate(
+            n=Count("metered_bytes"),
+            metered=Sum("metered_bytes"),
+            read=Sum(_billed_read()),
+            write=Sum(_billed("data_write_bytes", "data_write_count")),
+        )
+        .values_list("filesystem_id", "bucket", "n", "metered", "read", "write")
+    )
+    for pk, bucket, n, metered, read, write in recent.iterator(chunk_size=5000):
+        hours[pk].append((datetime.fromtimestamp(bucket, UTC), HourTotals(n, metered, read, write)))
+    ranks = _minute_percentiles(filesystem_ids, kept, end)
+    for pk in filesystem_ids:
+        ordered = [h for _, h in sorted(hours[pk], key=lambda item: item[0])]
+        if not ordered:
+            continue
+        if pk in ranks:
+            p95, peak = ranks[pk]
+        else:
+            rates = [h.metered_bytes / MIB / (h.minutes * 60) for h in ordered]
+            p95, peak = percentile(rates, 95), max(rates)
+        out[pk] = (ordered, p95, peak)
+    return out
+
+
+def _minute_percentiles(
+    filesystem_ids: Sequence[int], start: datetime, end: datetime
+) -> dict[int, tuple[float, float]]:
+    """(p95, peak) of the per-minute metered MiB/s of each file system over [start, end):
+    the two rows around the 95th percentile's rank (interpolated as ``metrics.percentile``
+    does) and the last row, picked by ROW_NUMBER in the database (SQLite and PostgreSQL)."""
+    if not filesystem_ids or start >= end:
+        return {}
+    q = connection.ops.quote_name
+    adapt = connection.ops.adapt_datetimefield_value
+    marks = ", ".join(["%s"] * len(filesystem_ids))
+    sql = (
+        "SELECT fs, rn, n, v FROM ("
+        f"SELECT {q('filesystem_id')} AS fs, {q('metered_bytes')} AS v, "
+        f"ROW_NUMBER() OVER (PARTITION BY {q('filesystem_id')} ORDER BY {q('metered_bytes')}) AS rn, "
+        f"COUNT(*) OVER (PARTITION BY {q('filesystem_id')}) AS n "
+        f"FROM {q(MetricMinute._meta.db_table)} "
+        f"WHERE {q('filesystem_id')} IN ({marks}) AND {q('ts')} >= %s AND {q('ts')} < %s "
+        f"AND {q('metered_bytes')} IS NOT NULL"
+        ") ranked WHERE rn = ((n - 1) * 95) / 100 + 1 OR rn = ((n - 1) * 95 + 99) / 100 + 1 "
+        "OR rn = n"
+    )
+    picked: dict[int, dict[int, float]] = {}
+    counts: dict[int, int] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*filesystem_ids, adapt(start), adapt(end)])
+        for fs, rn, n, value in cursor.fetchall():
+            picked.setdefault(fs, {})[rn] = value / MIB / 60
+            counts[fs] = n
+    out = {}
+    for fs, values in picked.items():
+        n = counts[fs]
+        rank = (n - 1) * 95 / 100
+        low = (n - 1) * 95 // 100
+        high = ((n - 1) * 95 + 99) // 100
+        p95 = values[low + 1] + (values[high + 1] - values[low + 1]) * (rank - low)
+        out[fs] = (p95, values[n])
+    return out

@@ -96,6 +96,42 @@ def average_op_kib(sum_bytes: float | None, count: float | None) -> float | None
     return sum_bytes / KIB / count
 
 
+@dataclass(frozen=True)
+class OpSizes:
+    """Average request sizes (KiB) over some samples, and the share of requests under the
+    4 KiB metering minimum they imply: ``None`` where there were no requests."""
+
+    read_kib: float | None
+    write_kib: float | None
+    metadata_kib: float | None
+
+    @property
+    def small(self) -> list[str]:
+        """The kinds whose average is under 4 KiB: each of them is metered as 4 KiB [4]."""
+        limit = METERING_MINIMUM_BYTES / KIB
+        kinds = (
+            ("read", self.read_kib),
+            ("write", self.write_kib),
+            ("metadata", self.metadata_kib),
+        )
+        return [name for name, kib in kinds if kib is not None and kib < limit]
+
+
+def op_sizes(samples: list[Sample]) -> OpSizes:
+    """Average read, write and metadata request sizes over ``samples`` (gaps skipped):
+    the Sums added over the SampleCounts added, the console's formula [3] on a longer period."""
+
+    def average(bytes_of, count_of) -> float | None:
+        pairs = [(b, n) for s in samples if (b := bytes_of(s)) is not None and (n := count_of(s))]
+        return average_op_kib(sum(b for b, _ in pairs), sum(n for _, n in pairs)) if pairs else None
+
+    return OpSizes(
+        average(lambda s: s.data_read_bytes, lambda s: s.data_read_count),
+        average(lambda s: s.data_write_bytes, lambda s: s.data_write_count),
+        average(lambda s: s.metadata_bytes, lambda s: s.metadata_count),
+    )
+
+
 def permitted_mibps(sample: Sample) -> float | None:
     """PermittedThroughput in MiB/s (``e2 = m2/1048576`` at a one-minute period [3])."""
     value = sample.permitted_throughput
@@ -128,6 +164,7 @@ class MinuteFigures:
     permitted_mibps: float | None
     average_read_kib: float | None
     average_write_kib: float | None
+    average_metadata_kib: float | None
     io_limit_pct: float | None
     throughput_utilisation_pct: float | None
     burst_credit_balance: float | None
@@ -151,6 +188,7 @@ def minute_figures(sample: Sample) -> MinuteFigures:
         permitted_mibps=permitted_mibps(sample),
         average_read_kib=average_op_kib(sample.data_read_bytes, sample.data_read_count),
         average_write_kib=average_op_kib(sample.data_write_bytes, sample.data_write_count),
+        average_metadata_kib=average_op_kib(sample.metadata_bytes, sample.metadata_count),
         io_limit_pct=sample.percent_io_limit,
         throughput_utilisation_pct=throughput_utilisation_pct(sample),
         burst_credit_balance=sample.burst_credit_balance,
@@ -290,87 +328,3 @@ def human_duration(seconds: float) -> str:
 def human_mibps(value: float) -> str:
     """'4.9 MiB/s' below 10, '250 MiB/s' above."""
     return f"{value:.1f} MiB/s" if value < 10 else f"{value:.0f} MiB/s"
-
-
-# --- Advice: bursting vs provisioned ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ThroughputAdvice:
-    """Metered throughput over a window against the bursting baseline, and what provisioning
-    would cost. In Provisioned mode you pay only for the part above the baseline your Standard
-    storage would give [4]; bursting costs nothing extra but needs credits when above baseline.
-    """
-
-    samples: int
-    mean_mibps: float
-    p95_mibps: float
-    peak_mibps: float
-    baseline_mibps: float
-    burst_mibps: float
-    needed_provisioned_mibps: float
-    provisioned_monthly_cost: float
-    bursting_monthly_cost: float
-    recommendation: str
-
-
-def throughput_advice(
-    samples: list[Sample],
-    standard_bytes: float,
-    *,
-    price_per_mibps_month: float = 6.0,
-    pct: float = 95.0,
-) -> ThroughputAdvice | None:
-    """Advice from the metered MiB/s of ``samples`` (e.g. the last 14 days); gaps are skipped.
-
-    Returns None when no sample has MeteredIOBytes. The provisioned figure is the p95 rounded
-    up to a whole MiB/s, costed as the part above baseline; it is recommended only when the
-    window's mean is above baseline (credits then drain whatever the starting balance).
-    """
-    rates = [r for s in samples if (r := mib_per_second(s.metered_bytes, s.period_s)) is not None]
-    return advice_from_rates(
-        rates, standard_bytes, price_per_mibps_month=price_per_mibps_month, pct=pct
-    )
-
-
-def advice_from_rates(
-    rates: list[float],
-    standard_bytes: float,
-    *,
-    price_per_mibps_month: float = 6.0,
-    pct: float = 95.0,
-) -> ThroughputAdvice | None:
-    """``throughput_advice`` from the metered MiB/s of each period (no gaps among them)."""
-    if not rates:
-        return None
-    mean = sum(rates) / len(rates)
-    p95 = percentile(rates, pct)
-    peak = max(rates)
-    base = baseline_mibps(standard_bytes)
-    burst = burst_mibps(standard_bytes)
-    needed = float(max(1, math.ceil(p95)))
-    cost = max(0.0, needed - base) * price_per_mibps_month
-    if p95 <= base:
-        text = f"stay in bursting: p{pct:g} {human_mibps(p95)} is within the {human_mibps(base)} baseline"
-    elif mean <= base:
-        text = (
-            f"stay in bursting: p{pct:g} {human_mibps(p95)} is above the {human_mibps(base)} "
-            f"baseline but the mean {human_mibps(mean)} is below it, so credits are earned back"
-        )
-    else:
-        text = (
-            f"the mean {human_mibps(mean)} is above the {human_mibps(base)} baseline, so credits "
-            f"drain; provisioning {needed:.0f} MiB/s (p{pct:g}) would cost ${cost:,.2f}/month"
-        )
-    return ThroughputAdvice(
-        samples=len(rates),
-        mean_mibps=mean,
-        p95_mibps=p95,
-        peak_mibps=peak,
-        baseline_mibps=base,
-        burst_mibps=burst,
-        needed_provisioned_mibps=needed,
-        provisioned_monthly_cost=cost,
-        bursting_monthly_cost=0.0,
-        recommendation=text,
-    )

@@ -37,6 +37,7 @@ class FileSystem(Subject):
     size_total_bytes = models.BigIntegerField(null=True, blank=True)
     size_standard_bytes = models.BigIntegerField(null=True, blank=True)
     size_ia_bytes = models.BigIntegerField(null=True, blank=True)
+    size_archive_bytes = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(null=True, blank=True, help_text="Created in AWS.")
     discovered = models.DateTimeField(default=timezone.now, editable=False)
     deleted = models.DateTimeField(
@@ -93,6 +94,20 @@ class RegionCollection(models.Model):
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
     api_calls = models.PositiveIntegerField(default=0, help_text="GetMetricData calls last run.")
+    next_late_look = models.DateTimeField(
+        default=timezone.now, help_text="When collection next asks again for recent minutes."
+    )
+    late_look_from = models.DateTimeField(
+        null=True, blank=True, help_text="Minutes from here on have not had their late look."
+    )
+    dropped_values = models.PositiveIntegerField(
+        default=0,
+        help_text="Values CloudWatch sent last run that were dropped, never stored: NaN, "
+        "negative, duplicate or out-of-window timestamps.",
+    )
+    dropped_note = models.CharField(
+        max_length=1000, blank=True, help_text="Which file systems and metrics, and why."
+    )
 
     def __str__(self) -> str:
         return f"EFS collection in {self.region}"

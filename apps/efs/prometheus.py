@@ -1,8 +1,9 @@
 """EFS file systems for ``/metrics``: each one's stored current figures, in one query.
 
 The figures are those the last collection judged (``FileSystem.figures``, keys suffixed with
-their unit); Prometheus gets them in base units (bytes, seconds). A figure the collection did
-not have is left out, never exported as 0.
+their unit); Prometheus gets them in base units (bytes, seconds; money in US dollars a month).
+A figure the collection did not have is left out, never exported as 0. The throughput-mode
+comparison (``pricing``, refreshed every few hours) adds a ``mode`` label.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from apps.prometheus.families import Gauges, SubjectStatuses
 
 MIB = 1024 * 1024
 LABELS = ("region", "account", "filesystem_id", "name")
+MODES = ("bursting", "elastic", "provisioned")
 
 # (metric, figures key, scale to base units, help)
 FIGURES = (
@@ -74,6 +76,28 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
         "vigil_efs_last_data_timestamp_seconds",
         "When the latest minute with CloudWatch data began (Unix time).",
     )
+    gauges.declare(
+        "vigil_efs_monthly_cost_dollars",
+        "What the file system costs a month in its throughput mode now, at last 30 days' use.",
+    )
+    gauges.declare(
+        "vigil_efs_cheapest_mode_saving_dollars",
+        "What the cheapest throughput mode that carries the workload saves a month against now.",
+    )
+    by_mode = Gauges((*LABELS, "mode"))
+    by_mode.declare(
+        "vigil_efs_mode_monthly_cost_dollars",
+        "What the file system would cost a month in each throughput mode (storage included).",
+    )
+    by_mode.declare(
+        "vigil_efs_mode_fits",
+        "1 when the throughput mode would have carried the last 30 days' p95 and peak "
+        "without throttling, 0 when not.",
+    )
+    by_mode.declare(
+        "vigil_efs_cheapest_mode",
+        "1 for the cheapest throughput mode that carries the workload (one sample a file system).",
+    )
     rows = subjects.values_list(
         "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"
     ).order_by()
@@ -83,6 +107,17 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
         figures = figures or {}
         for metric, key, scale, _ in FIGURES:
             gauges.add(metric, labels, figures.get(key), scale)
+        gauges.add("vigil_efs_monthly_cost_dollars", labels, figures.get("cost_current_usd"))
+        gauges.add("vigil_efs_cheapest_mode_saving_dollars", labels, figures.get("cost_saving_usd"))
+        for mode in MODES:
+            with_mode = (*labels, mode)
+            by_mode.add(
+                "vigil_efs_mode_monthly_cost_dollars", with_mode, figures.get(f"cost_{mode}_usd")
+            )
+            if figures.get(f"cost_{mode}_usd") is not None:
+                by_mode.add("vigil_efs_mode_fits", with_mode, figures.get(f"cost_{mode}_fits"))
+        if (best := figures.get("cost_best_mode")) in MODES:
+            by_mode.add("vigil_efs_cheapest_mode", (*labels, best), 1)
         if last := figures.get("last_data_at"):
             gauges.add(
                 "vigil_efs_last_data_timestamp_seconds",
@@ -90,3 +125,4 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
                 datetime.fromisoformat(last).timestamp(),
             )
     yield from gauges
+    yield from by_mode

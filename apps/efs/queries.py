@@ -188,6 +188,27 @@ def collection_window(
     return Window(start, end) if start < end else None
 
 
+#: The late look reaches back at most this far: 500 queries of 201 minutes fill a call's
+#: 100,800 points, so a window of up to 180 minutes keeps every cycle at ceil(queries / 500).
+LATE_LOOK_LONGEST = timedelta(minutes=180)
+
+
+def with_late_look(
+    window: Window,
+    since: datetime | None,
+    *,
+    longest: timedelta = LATE_LOOK_LONGEST,
+    period_s: int = PERIOD_S,
+) -> Window:
+    """``window`` reaching back to ``since`` (at most ``longest`` before its end), to ask once
+    more for minutes collected since then that may have been empty (CloudWatch delivers some
+    data after the settle delay). One window, so the same calls carry it."""
+    if since is None:
+        return window
+    start = max(align(since, period_s), align(window.end - longest, period_s))
+    return Window(min(window.start, start), window.end)
+
+
 def split_window(
     window: Window,
     queries_per_call: int,
@@ -258,11 +279,30 @@ def plan_requests(
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """Values CloudWatch sent for one file system and metric that were not kept, and why."""
+
+    filesystem_id: str
+    metric: str  # "PercentIOLimit Maximum"
+    reason: str  # "not a number", "negative", "duplicate timestamp", "outside the window"
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.filesystem_id} {self.metric}: {self.count} {self.reason}"
+
+
+@dataclass(frozen=True)
 class Collected:
-    """Wide samples per file system (ascending, gaps as None) and any trouble reported."""
+    """Wide samples per file system (ascending, gaps as None), any trouble reported, and the
+    values that were dropped (never stored or charted: the period is a gap)."""
 
     samples: dict[str, tuple[Sample, ...]]
     problems: tuple[str, ...] = field(default_factory=tuple)
+    dropped: tuple[Dropped, ...] = field(default_factory=tuple)
+
+    @property
+    def dropped_count(self) -> int:
+        return sum(d.count for d in self.dropped)
 
 
 def samples_from_responses(
@@ -277,9 +317,21 @@ def samples_from_responses(
     With ``window``, every file system gets a sample for each period of it, all-None when
     CloudWatch had nothing (so "asked, nothing came" is recorded); without, only periods
     that have a value appear. A value never arrives as zero unless CloudWatch said zero.
+
+    A value is dropped and counted (``Collected.dropped``), never kept, when it is not a
+    finite number (NaN), is negative (no EFS metric is), shares its timestamp with another
+    value of the same query (which one would be true?), lies outside ``window`` or off its
+    period boundaries, or has no timestamp to go with it.
     """
-    values: dict[str, dict[datetime, dict[str, float]]] = {fs: {} for fs in filesystem_ids}
+    seen: dict[tuple[str, MetricSpec, datetime], list[float]] = {}
+    dropped: dict[tuple[str, str, str], int] = {}
     problems: list[str] = []
+    filesystem_ids = list(filesystem_ids)
+
+    def drop(filesystem_id: str, spec: MetricSpec, reason: str, count: int = 1) -> None:
+        key = (filesystem_id, f"{spec.metric} {spec.stat}", reason)
+        dropped[key] = dropped.get(key, 0) + count
+
     for response in responses:
         for result in response.get("MetricDataResults", []):
             qid = result.get("Id", "")
@@ -292,13 +344,26 @@ def samples_from_responses(
             if status not in ("Complete", "PartialData"):
                 text = "; ".join(m.get("Value", "") for m in result.get("Messages", []))
                 problems.append(f"{qid}: {status}" + (f": {text}" if text else ""))
-            rows = values.setdefault(filesystem_id, {})
-            for stamp, value in zip(
-                result.get("Timestamps", []), result.get("Values", []), strict=True
-            ):
-                rows.setdefault(_utc(stamp), {})[spec.field] = float(value)
+            stamps, values = result.get("Timestamps", []), result.get("Values", [])
+            if len(values) > len(stamps):
+                drop(filesystem_id, spec, "without a timestamp", len(values) - len(stamps))
+            for stamp, value in zip(stamps, values, strict=False):
+                reason = _unusable(stamp, value, window, period_s)
+                if reason:
+                    drop(filesystem_id, spec, reason)
+                    continue
+                seen.setdefault((filesystem_id, spec, _utc(stamp)), []).append(float(value))
         for message in response.get("Messages", []):
             problems.append(f"{message.get('Code', '')}: {message.get('Value', '')}".strip(": "))
+
+    values: dict[str, dict[datetime, dict[str, float]]] = {fs: {} for fs in filesystem_ids}
+    for (filesystem_id, spec, stamp), found in seen.items():
+        rows = values.setdefault(filesystem_id, {})
+        if len(found) > 1:
+            drop(filesystem_id, spec, "duplicate timestamp", len(found))
+            rows.setdefault(stamp, {})
+            continue
+        rows.setdefault(stamp, {})[spec.field] = found[0]
 
     samples = {}
     for filesystem_id, rows in values.items():
@@ -311,7 +376,28 @@ def samples_from_responses(
         samples[filesystem_id] = tuple(
             Sample(timestamp=t, period_s=period_s, **rows.get(t, {})) for t in sorted(stamps)
         )
-    return Collected(samples, tuple(problems))
+    return Collected(
+        samples,
+        tuple(problems),
+        tuple(Dropped(fs, metric, why, n) for (fs, metric, why), n in sorted(dropped.items())),
+    )
+
+
+def _unusable(stamp: object, value: object, window: Window | None, period_s: int) -> str | None:
+    """Why a value cannot be kept, or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return "not a number"
+    if value < 0:
+        return "negative"
+    try:
+        moment = _utc(stamp)  # type: ignore[arg-type]
+    except (TypeError, ValueError, AttributeError, OverflowError):
+        return "without a timestamp"
+    if window is not None and not window.start <= moment < window.end:
+        return "outside the window"
+    if int(moment.timestamp()) % period_s or moment.microsecond:
+        return "outside the window"  # between period boundaries: no minute it belongs to
+    return None
 
 
 def _utc(stamp: datetime | str) -> datetime:

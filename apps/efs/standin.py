@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .fleet import PROFILES, Profile, minute_values
+from .fleet import PROFILES, Profile, minute_values, sizes
 from .queries import MAX_DATAPOINTS_PER_CALL, MAX_QUERIES_PER_CALL, NAMESPACE, SPECS
 
 PROFILE_TAG = "vigil:demo-profile"
@@ -176,11 +176,12 @@ def _lookup(account: str, region: str, fs_id: str) -> tuple[Profile, int, int] |
 
 _installed: FleetResponder | None = None
 _original = None
+_original_size = None
 
 
 def install(responder: FleetResponder | None = None) -> FleetResponder:
     """Route GetMetricData calls for tagged EFS file systems to ``responder`` (idempotent)."""
-    global _installed, _original
+    global _installed, _original, _original_size
     from moto.cloudwatch.exceptions import CloudWatchException
     from moto.cloudwatch.responses import CloudWatchResponse
     from moto.core.responses import ActionResult
@@ -201,13 +202,37 @@ def install(responder: FleetResponder | None = None) -> FleetResponder:
             raise CloudWatchException(exc.code, exc.message) from None
 
     CloudWatchResponse.get_metric_data = get_metric_data
+    _install_sizes()
     return _installed
 
 
+def _install_sizes() -> None:
+    """DescribeFileSystems' ``SizeInBytes`` of a tagged file system: its profile's Standard,
+    IA and Archive bytes (moto says 0 for every file system and has no ``ValueInArchive``)."""
+    global _original_size
+    from moto.efs.models import FileSystem
+
+    _original_size = FileSystem.size_in_bytes
+
+    def size_in_bytes(self: FileSystem) -> dict[str, Any]:
+        original = _original_size.fget(self)
+        tags = {
+            t["Key"]: t["Value"] for t in self._context.list_tags_for_resource(self.file_system_id)
+        }
+        profile = PROFILES.get(tags.get(PROFILE_TAG, ""))
+        return original if profile is None else {**original, **sizes(profile)}
+
+    FileSystem.size_in_bytes = property(size_in_bytes)
+
+
 def uninstall() -> None:
-    global _installed, _original
+    global _installed, _original, _original_size
     from moto.cloudwatch.responses import CloudWatchResponse
 
     if _original is not None:
         CloudWatchResponse.get_metric_data = _original
-    _installed, _original = None, None
+    if _original_size is not None:
+        from moto.efs.models import FileSystem
+
+        FileSystem.size_in_bytes = _original_size
+    _installed, _original, _original_size = None, None, None

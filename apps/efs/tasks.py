@@ -18,7 +18,7 @@ from django.utils import timezone
 from apps.lib import aws, leases
 from apps.regions.models import Region
 
-from . import collect, efs_api, history
+from . import collect, efs_api, history, pricing
 from .models import FileSystem, RegionCollection
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,7 @@ def collect_region(collection_id: int, region: str | None = None) -> dict | None
             outcome = collect.collect_metrics(rc, now)
             rc.last_success, rc.last_error, rc.last_error_at = now, "", None
             rc.api_calls = outcome.api_calls
+            rc.dropped_values, rc.dropped_note = outcome.dropped_values, outcome.dropped_note()
         except (ClientError, BotoCoreError) as exc:
             rc.last_error, rc.last_error_at = aws.describe_error(exc), now
             FileSystem.objects.filter(region=rc.region, deleted__isnull=True).update(
@@ -71,6 +72,9 @@ def collect_region(collection_id: int, region: str | None = None) -> dict | None
             for fs in FileSystem.objects.filter(region=rc.region):
                 history.rollup(fs, now)
             rc.next_rollup = now + timedelta(hours=1)
+        # The stalest mode comparisons, a share of the region a cycle (see pricing.REFRESH).
+        interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
+        pricing.price_region(rc, now, spread=interval)
         rc.save(
             update_fields=[
                 "next_discovery",
@@ -79,11 +83,15 @@ def collect_region(collection_id: int, region: str | None = None) -> dict | None
                 "last_error",
                 "last_error_at",
                 "api_calls",
+                "dropped_values",
+                "dropped_note",
             ]
         )
         counts = collect.judge_region(rc, now)
         return {
             "api_calls": outcome.api_calls if outcome else 0,
             "rows": outcome.rows if outcome else 0,
+            "dropped": outcome.dropped_values if outcome else 0,
+            "late_rows": outcome.late_rows if outcome else 0,
             "statuses": counts,
         }

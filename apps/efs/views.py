@@ -1,4 +1,5 @@
-"""The EFS section of the region page and the file system page (charts, advice, back-fill)."""
+"""The EFS section of the region page and the file system page (charts, headroom, the
+throughput-mode comparison, back-fill)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
+from django.views.decorators.http import require_safe
 
 from apps.regions.models import Region
 
-from . import charts, history
+from . import charts, history, limits, pricing
 from .forecast import credit_forecast, credit_points
-from .metrics import GIB, advice_from_rates
+from .metrics import GIB, op_sizes
 from .models import FileSystem, RegionCollection
 
 RANGES = {
@@ -24,7 +26,7 @@ RANGES = {
     "7d": timedelta(days=7),
     "30d": timedelta(days=30),
 }
-ADVICE_WINDOW = timedelta(days=14)
+PROVISION = ("p95", "peak")
 
 
 def table_row(fs: FileSystem) -> dict[str, Any]:
@@ -56,12 +58,13 @@ def region_panel_context(region: Region) -> dict[str, Any]:
     return {"rows": [table_row(fs) for fs in filesystems], "collection": collection}
 
 
-def _price(request: HttpRequest) -> float:
+def _price(request: HttpRequest) -> float | None:
+    """A provisioned price typed on the page, or None (the settings' or the table's)."""
     try:
         price = float(request.GET.get("price", ""))
     except ValueError:
-        return settings.VIGIL_EFS_PRICE_PER_MIBPS_MONTH
-    return price if 0 <= price < 10_000 else settings.VIGIL_EFS_PRICE_PER_MIBPS_MONTH
+        return None
+    return price if 0 <= price < 10_000 else None
 
 
 def step_label(seconds: int) -> str:
@@ -73,6 +76,7 @@ def step_label(seconds: int) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
+@require_safe
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
     now = timezone.now()
@@ -90,7 +94,13 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         ]
         forecast = credit_forecast(credit_points(recent), now, window=window)
     price = _price(request)
-    standard = (fs.figures or {}).get("standard_bytes") or fs.size_standard_bytes or 0
+    provision = request.GET.get("provision", "peak")
+    if provision not in PROVISION:
+        provision = "peak"
+    comparison = pricing.comparisons([fs], now, provision=provision, price_per_mibps=price).get(
+        fs.pk
+    )
+    standard, ia, archive = pricing.storage_bytes(fs)
     context = {
         "fs": fs,
         "row": table_row(fs),
@@ -101,13 +111,18 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "charts": charts.charts(samples, start, now, timedelta(seconds=step), forecast),
         "has_data": bool(samples),
         "forecast": forecast,
-        "advice": advice_from_rates(
-            history.metered_rates(fs.pk, now - ADVICE_WINDOW, now, now),
-            standard,
-            price_per_mibps_month=price,
-        ),
+        "sizes": op_sizes(samples),
+        "headroom": limits.headroom_from_figures(fs.figures or {}),
+        "storage": {"standard": standard, "ia": ia, "archive": archive},
+        "comparison": comparison,
+        "provision": provision,
         "price": price,
         "progress_pct": None if fs.backfill_progress is None else fs.backfill_progress * 100,
     }
+    from apps.lib.chartdata import csv_response
+
+    download = csv_response(request, context["charts"], f"{fs.filesystem_id}-{range_key}")
+    if download is not None:
+        return download
     template = "efs/filesystem.html#summary" if request.htmx else "efs/filesystem.html"
     return render(request, template, context)

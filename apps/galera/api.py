@@ -1,22 +1,176 @@
-"""Galera clusters and nodes (read-write), and their poll snapshots (read-only).
+"""Galera clusters and nodes (read-write), their poll snapshots (read-only), and the push.
 
 A node's password is never stored, and the API never returns where it comes from either:
 ``password_env`` / ``password_file`` are write-only, ``password_source`` says only which
 kind is set.
+
+``POST /api/galera/nodes/<id>/report`` takes a pushing node's ``SHOW GLOBAL STATUS LIKE
+'wsrep_%'`` text (``text/plain``, or JSON ``{"status": ..., "provider_options": ...}``),
+authenticated by the node's own token (``Authorization: Bearer vgn_…``) or a read-write API key
+of someone who may change Galera nodes (an admin). The body is read with ``apps.lib.bodies``
+(at most ``VIGIL_PUSH_MAX_BYTES``, 413 beyond); an unreadable text is answered 400 naming the
+line and nothing is stored. The cluster is judged on its next tick, like a poll, with this
+report in place of a connection.
 """
 
 from __future__ import annotations
 
-import django_filters
-from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import serializers, viewsets
+from typing import Any
 
+import django_filters
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import parsers, serializers, viewsets
+from rest_framework.decorators import (
+    api_view,
+    authentication_classes,
+    parser_classes,
+    permission_classes,
+)
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.authentication import ApiKeyAuthentication
 from apps.accounts.conditional import AppendOnlyList, ConditionalGet
 from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.accounts.permissions import RolePermissions
+from apps.accounts.schema import ErrorSerializer
+from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
+from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Cluster, Node, Snapshot, validate_password_env, validate_password_file
+from .push import read_report
+from .view import NodeResult, classify, storable
 from .views import headroom_words
+from .wsrep import ParseError
+
+# --- push ------------------------------------------------------------------------------------
+
+
+class NodeTokenAuthentication(PushTokenAuthentication):
+    """``Authorization: Bearer vgn_…``: a token that may only push one node's status."""
+
+    model = Node
+    refused = "Invalid or replaced node token"
+
+
+class NodeTokenScheme(OpenApiAuthenticationExtension):
+    """Documents the node token in the OpenAPI schema."""
+
+    target_class = "apps.galera.api.NodeTokenAuthentication"
+    name = "nodeToken"
+
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A Galera node's own push token (vgn_…), shown once on its cluster page.",
+        }
+
+
+class CanPushNodeReport(RolePermissions):
+    """A node's own token, or a read-write API key (or session) holding ``galera.change_node``."""
+
+    perms = ("galera.change_node",)
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        if isinstance(request.auth, PushToken):
+            pk = getattr(view, "kwargs", {}).get("pk")
+            self.message = "This token belongs to another node"
+            subject = request.auth.subject
+            return isinstance(subject, Node) and str(subject.pk) == str(pk)
+        return super().has_permission(request, view)
+
+
+def _report_fields(data: object) -> tuple[str, str]:
+    """The texts of a report; ValueError saying what is wrong with its shape."""
+    if not isinstance(data, dict):
+        raise ValueError("Send a JSON object with 'status' and optional 'provider_options'")
+    status = data.get("status")
+    if not isinstance(status, str) or not status.strip():
+        raise ValueError("'status' must be the text of SHOW GLOBAL STATUS LIKE 'wsrep_%'")
+    options = data.get("provider_options") or ""
+    if not isinstance(options, str):
+        raise ValueError("'provider_options' must be the text of wsrep_provider_options")
+    return status, options
+
+
+@extend_schema(
+    request=inline_serializer(
+        "GaleraReport",
+        {
+            "status": serializers.CharField(
+                help_text="SHOW GLOBAL STATUS LIKE 'wsrep_%' (mariadb -B -N, table or \\G)"
+            ),
+            "provider_options": serializers.CharField(
+                required=False, help_text="wsrep_provider_options, unless a row of 'status'"
+            ),
+        },
+    ),
+    responses={
+        200: inline_serializer(
+            "GaleraReportAccepted",
+            {
+                "node": serializers.IntegerField(),
+                "cluster": serializers.IntegerField(),
+                "state": serializers.CharField(),
+                "detail": serializers.CharField(),
+            },
+        ),
+        409: OpenApiResponse(ErrorSerializer, description="The node is polled, or disabled"),
+        411: OpenApiResponse(ErrorSerializer, description="A chunked body the server cannot end"),
+        413: OpenApiResponse(ErrorSerializer, description="The body is over the size limit"),
+        415: OpenApiResponse(ErrorSerializer, description="Neither JSON nor text/plain"),
+    },
+    description="Push a Galera node's wsrep status (what agents/vigil-galera-push sends). "
+    "Authenticate with the node's token (Bearer vgn_…) or a read-write API key of an admin "
+    "(galera.change_node). The node must be in push mode. An unreadable text is answered 400 "
+    "naming the line; nothing is stored then. The cluster is judged on its next tick.",
+)
+@api_view(["POST"])
+@authentication_classes([NodeTokenAuthentication, ApiKeyAuthentication])
+@permission_classes([CanPushNodeReport])
+@parser_classes([parsers.JSONParser, PlainTextParser])
+def report(request: Request, pk: int) -> Response:
+    node = Node.objects.select_related("cluster").filter(pk=pk).first()
+    if node is None:
+        return Response({"error": f"No Galera node {pk}"}, status=404)
+    if node.mode != Node.Mode.PUSH:
+        return Response({"error": f"Node {node.label} is polled; set its mode to push"}, 409)
+    if not node.cluster.enabled:
+        return Response({"error": f"Cluster {node.cluster} is disabled"}, status=409)
+    try:
+        payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES, text_field="status")
+        status_text, options_text = _report_fields(payload)
+        status, options = read_report(status_text, options_text)
+    except BodyRefused as exc:
+        return Response({"error": str(exc)}, status=exc.status)
+    except ParseError as exc:
+        return Response({"error": f"unreadable wsrep status: {storable(str(exc), 500)}"}, 400)
+    except ValueError as exc:
+        return Response({"error": str(exc)}, status=400)
+    seen = classify(NodeResult(node.label, status=status, options=options))
+    Node.objects.filter(pk=node.pk).update(
+        reported_at=timezone.now(),
+        report_status=status_text,
+        report_options=options_text,
+        state=str(seen.state),
+        detail=storable(seen.detail),
+    )
+    body: dict[str, Any] = {
+        "node": node.pk,
+        "cluster": node.cluster_id,
+        "state": str(seen.state),
+        "detail": seen.detail,
+    }
+    return Response(body)
+
+
+# --- read and configure ----------------------------------------------------------------------
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -50,6 +204,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             "headroom",
             "flow_control_paused",
             "suspect_timeout_s",
+            "cert_failures_per_minute",
             "created",
         ]
         read_only_fields = [
@@ -66,6 +221,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             "simultaneous",
             "flow_control_paused",
             "suspect_timeout_s",
+            "cert_failures_per_minute",
             "created",
         ]
 
@@ -79,7 +235,8 @@ class NodeSerializer(serializers.ModelSerializer):
         required=False,
         allow_blank=True,
         max_length=100,
-        help_text="Name of the environment variable holding the password. Never returned.",
+        help_text="Name of the environment variable holding the password. Never returned. "
+        "Changing host or port forgets it unless the same request gives it again.",
     )
     password_file = serializers.CharField(
         write_only=True,
@@ -89,6 +246,11 @@ class NodeSerializer(serializers.ModelSerializer):
         help_text="A file in VIGIL_GALERA_SECRETS_DIR holding the password. Never returned.",
     )
     password_source = serializers.SerializerMethodField(help_text='"env", "file" or "none".')
+    token = serializers.CharField(
+        source="token_hint",
+        read_only=True,
+        help_text="Push mode: the start of the node's token (vgn_…), never the token.",
+    )
 
     class Meta:
         model = Node
@@ -105,10 +267,13 @@ class NodeSerializer(serializers.ModelSerializer):
             "tls",
             "tls_ca",
             "tls_verify",
+            "mode",
+            "token",
+            "reported_at",
             "state",
             "detail",
         ]
-        read_only_fields = ["state", "detail"]
+        read_only_fields = ["state", "detail", "reported_at"]
 
     def get_password_source(self, node: Node) -> str:
         if node.password_env:
@@ -132,13 +297,29 @@ class NodeSerializer(serializers.ModelSerializer):
         return value
 
     def validate(self, attrs: dict) -> dict:
+        given = "password_env" in attrs or "password_file" in attrs
+        moved = self.instance is not None and (
+            attrs.get("host", self.instance.host) != self.instance.host
+            or attrs.get("port", self.instance.port) != self.instance.port
+        )
         env = attrs.get("password_env", getattr(self.instance, "password_env", ""))
         path = attrs.get("password_file", getattr(self.instance, "password_file", ""))
+        if moved and given:  # the reference not given again goes (Node.save clears it too)
+            env, path = attrs.get("password_env", ""), attrs.get("password_file", "")
+            attrs.setdefault("password_env", env)
+            attrs.setdefault("password_file", path)
         if env and path:
             raise serializers.ValidationError(
                 "Give the password's environment variable or its file, not both."
             )
         return attrs
+
+    def update(self, instance: Node, validated_data: dict) -> Node:
+        # A host or port change forgets the password reference unless this request gives one.
+        instance.password_given = "password_env" in validated_data or (
+            "password_file" in validated_data
+        )
+        return super().update(instance, validated_data)
 
 
 class ClusterFilter(FilterSet):
@@ -166,7 +347,7 @@ class NodeFilter(FilterSet):
 
     class Meta:
         model = Node
-        fields = ["host", "port", "state"]
+        fields = ["host", "port", "state", "mode"]
 
 
 class NodeViewSet(ConditionalGet, viewsets.ModelViewSet):
@@ -196,6 +377,7 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "simultaneous",
             "split_brain",
             "flow_control_paused",
+            "cert_failures_per_minute",
             "nodes",
         ]
 

@@ -2,7 +2,8 @@
 
 A node's password is never stored: ``password_env`` names an environment variable and
 ``password_file`` a file (a Docker/Kubernetes secret) that holds it; it is read when the
-node is polled.
+node is polled. A node whose host or port changes forgets both, unless the same change gives
+one again (``Node.password_given``): a password must not follow a node to a new host.
 """
 
 from __future__ import annotations
@@ -19,10 +20,16 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from apps.lib import leases
+from apps.accounts.audit import SUBJECT_FIELDS, track
+from apps.lib import leases, outbound
+from apps.lib.keep import KeepsHistory
+from apps.lib.pushtoken import PushTokenHolder
 from apps.regions.models import STATUS_CHOICES, Region, Subject
 
+from .secretsdir import shares_secrets
+
 POLL_LEASE = timedelta(seconds=60)
+TOKEN_PREFIX = "vgn_"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PASSWORD_ENV_PREFIX = "GALERA_"
 
@@ -40,8 +47,23 @@ def validate_password_env(value: str) -> None:
         )
 
 
+def secrets_dir_problem() -> str | None:
+    """Why ``VIGIL_GALERA_SECRETS_DIR`` may not be used, or None (``secretsdir``)."""
+    shared = shares_secrets(settings.VIGIL_GALERA_SECRETS_DIR, os.environ, os.path.expanduser("~"))
+    if not shared:
+        return None
+    return (
+        f"VIGIL_GALERA_SECRETS_DIR ({settings.VIGIL_GALERA_SECRETS_DIR}) must be a directory "
+        f"of Galera passwords only, but it holds or lies in: {', '.join(shared)}"
+    )
+
+
 def secrets_path(value: str) -> Path:
-    """The password file, which must lie inside ``VIGIL_GALERA_SECRETS_DIR``."""
+    """The password file, which must lie inside ``VIGIL_GALERA_SECRETS_DIR``, a directory that
+    holds no other secret."""
+    problem = secrets_dir_problem()
+    if problem:
+        raise ValidationError(problem)
     root = Path(settings.VIGIL_GALERA_SECRETS_DIR).resolve()
     path = (root / value).resolve()
     if not path.is_relative_to(root):
@@ -57,7 +79,7 @@ class PasswordUnavailable(Exception):
     """The environment variable or secrets file named by a node cannot be read."""
 
 
-class Cluster(Subject):
+class Cluster(KeepsHistory, Subject):
     """One Galera cluster, polled every ``interval_s`` through its nodes' SQL ports."""
 
     concern = "galera"
@@ -88,6 +110,7 @@ class Cluster(Subject):
     simultaneous = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
     flow_control_paused = models.FloatField(null=True, blank=True, editable=False)
     suspect_timeout_s = models.FloatField(null=True, blank=True, editable=False)
+    cert_failures_per_minute = models.FloatField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -96,8 +119,16 @@ class Cluster(Subject):
         ]
         indexes = [models.Index(fields=["enabled", "next_due"])]
 
+    disable_hint = "turn it off (enabled: false)"
+
     def __str__(self) -> str:
         return self.name
+
+    def deletion_blockers(self) -> list[str]:
+        from apps.alerts.models import subject_history
+
+        snapshots = self.snapshots.count()
+        return [*([f"{snapshots} poll snapshots"] if snapshots else []), *subject_history(self)]
 
     @property
     def expected_size(self) -> int:
@@ -110,12 +141,19 @@ class Cluster(Subject):
         return leases.claim_due(due, now)
 
 
-class Node(models.Model):
-    """A data node of a cluster, polled over MySQL (garbd has no SQL port: not a Node)."""
+class Node(PushTokenHolder):
+    """A data node of a cluster, polled over MySQL or pushing its status with its own token
+    (garbd has no SQL port: not a Node)."""
+
+    token_prefix = TOKEN_PREFIX
+
+    class Mode(models.TextChoices):
+        POLL = "poll", "Polled by Vigil"
+        PUSH = "push", "Pushes to the API"
 
     cluster = models.ForeignKey(Cluster, models.CASCADE, related_name="nodes")
     name = models.CharField(max_length=100, blank=True, help_text="Empty to show host:port.")
-    host = models.CharField(max_length=255)
+    host = models.CharField(max_length=255, validators=[outbound.validate_host])
     port = models.PositiveIntegerField(default=3306)
     user = models.CharField(max_length=80, default="vigil_monitor")
     password_env = models.CharField(
@@ -134,12 +172,24 @@ class Node(models.Model):
     tls = models.BooleanField("TLS", default=False)
     tls_ca = models.CharField("TLS CA file", max_length=500, blank=True)
     tls_verify = models.BooleanField("verify TLS certificate", default=True)
+    mode = models.CharField(
+        max_length=4,
+        choices=Mode.choices,
+        default=Mode.POLL,
+        help_text="Push: the node runs vigil-galera-push with its own token; Vigil never "
+        "connects to it.",
+    )
     recorded_sample = models.CharField(
         max_length=100, blank=True, editable=False, help_text="Demo: a file in demo_samples/."
     )
     # The last poll of this node.
     state = models.CharField(max_length=20, blank=True, editable=False)
     detail = models.TextField(blank=True, editable=False)
+    # The last push of a pushing node: SHOW GLOBAL STATUS LIKE 'wsrep_%' as text, and
+    # wsrep_provider_options when it came apart from it.
+    reported_at = models.DateTimeField(null=True, blank=True, editable=False)
+    report_status = models.TextField(blank=True, editable=False)
+    report_options = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["cluster", "pk"]
@@ -147,8 +197,36 @@ class Node(models.Model):
             models.UniqueConstraint(fields=["cluster", "host", "port"], name="galera_node_unique")
         ]
 
+    #: Set by a form or serializer whose request gave a password reference: a move keeps it.
+    password_given = False
+
     def __str__(self) -> str:
         return self.label
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.moved and not self.password_given and (self.password_env or self.password_file):
+            self.password_env = self.password_file = ""
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {
+                    *kwargs["update_fields"],
+                    "password_env",
+                    "password_file",
+                }
+        super().save(*args, **kwargs)
+        self._loaded_address = (self.host, self.port)
+        self.password_given = False
+
+    @classmethod
+    def from_db(cls, db: Any, field_names: Any, values: Any) -> Node:
+        node = super().from_db(db, field_names, values)
+        node._loaded_address = (node.__dict__.get("host"), node.__dict__.get("port"))
+        return node
+
+    @property
+    def moved(self) -> bool:
+        """Whether host or port differ from what was loaded from the database."""
+        loaded = getattr(self, "_loaded_address", None)
+        return loaded is not None and loaded != (self.host, self.port)
 
     @property
     def label(self) -> str:
@@ -209,6 +287,9 @@ class Snapshot(models.Model):
         default=False, help_text="The nodes' views disagreed on this poll (confirmed or not)."
     )
     flow_control_paused = models.FloatField(null=True, blank=True)
+    cert_failures_per_minute = models.FloatField(
+        null=True, blank=True, help_text="Certification failures per minute, all nodes."
+    )
     # {label: {state, detail, local_state_comment, recv_queue_avg, send_queue_avg, ...}}
     nodes = models.JSONField(default=dict)
 
@@ -218,3 +299,28 @@ class Snapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster} at {self.created:%Y-%m-%d %H:%M:%S}"
+
+
+track(
+    Cluster,
+    exclude=[
+        *SUBJECT_FIELDS,
+        "next_due",
+        "polled_at",
+        "cluster_size",
+        "primary",
+        "data_nodes",
+        "arbitrators",
+        "one_by_one",
+        "simultaneous",
+        "flow_control_paused",
+        "suspect_timeout_s",
+        "cert_failures_per_minute",
+    ],
+)
+# password_env / password_file name where the password is, they are not it: recorded as they are.
+track(
+    Node,
+    exclude=["state", "detail", "reported_at", "report_status", "report_options"],
+    secrets=["token_hash"],
+)

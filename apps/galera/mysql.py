@@ -9,19 +9,32 @@ variable; both need only the USAGE privilege::
 Connect and read timeouts are short and nodes are polled concurrently, so a dead or
 black-holed node costs one timeout, not one per node. Errors never escape: they come back
 as a ``NodeResult`` with the error text (the server's own message for wrong credentials).
+
+The node's address passes the outbound guard (``apps.lib.outbound``): the name is resolved once,
+each address judged, and PyMySQL is handed the connected socket (TLS still checks the name).
+And the server never gets the password (``GuardedConnection``): PyMySQL would answer a switch to
+``mysql_clear_password`` or ``dialog`` with the plaintext, and ``sha256_password`` or a full
+``caching_sha2_password`` exchange sends it encrypted with a key the server itself chose (or in
+clear over TLS): those happen only over TLS whose certificate and host name were verified.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+import ssl as ssl_module
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import pymysql
+from pymysql.constants import CLIENT, CR
 
 from apps.galera.view import NodeResult
 from apps.galera.wsrep import ParseError, WsrepStatus, parse_provider_options
+from apps.lib import outbound
+
+log = logging.getLogger(__name__)
 
 STATUS_QUERY = "SHOW GLOBAL STATUS LIKE 'wsrep\\_%'"
 OPTIONS_QUERY = "SHOW GLOBAL VARIABLES LIKE 'wsrep\\_provider\\_options'"
@@ -46,6 +59,80 @@ class NodeAddress:
         return self.name or f"{self.host}:{self.port}"
 
 
+#: Authentication methods that hand the password itself to the server: never.
+CLEARTEXT_PLUGINS = {
+    b"mysql_clear_password": "sends the password in clear",
+    b"dialog": "sends the password in clear",
+    b"mysql_old_password": "uses the broken pre-4.1 password hash",
+}
+#: Methods whose full exchange gives the server the password: only over verified TLS.
+FULL_PASSWORD_PLUGINS = (b"sha256_password", b"caching_sha2_password")
+_PERFORM_FULL_AUTHENTICATION = 4  # caching_sha2_password: "the fast path failed, send it"
+
+
+class PasswordRefused(pymysql.err.OperationalError):
+    """The server asked for the password in a way Vigil does not give it."""
+
+
+class GuardedConnection(pymysql.connections.Connection):
+    """PyMySQL's connection, which never gives the password to a server it has not verified.
+
+    Refused always: a switch to ``mysql_clear_password``, ``dialog`` or ``mysql_old_password``.
+    Without TLS whose certificate and host name are verified: ``sha256_password`` (a greeting
+    that asks for it is answered with ``mysql_native_password``'s scramble instead, so the
+    server may switch, and is then refused) and a full ``caching_sha2_password`` exchange (its
+    scrambled fast path, like ``mysql_native_password``'s, never reveals the password).
+    """
+
+    _verified_tls = False
+    _authenticating = False
+
+    def _request_authentication(self) -> None:
+        ctx = getattr(self, "ctx", None)
+        self._verified_tls = bool(
+            self.ssl
+            and self.server_capabilities & CLIENT.SSL
+            and ctx is not None
+            and ctx.verify_mode == ssl_module.CERT_REQUIRED
+            and ctx.check_hostname
+        )
+        if self._auth_plugin_name == "sha256_password" and not self._verified_tls:
+            self._auth_plugin_name = "mysql_native_password"
+        self._authenticating = True
+        try:
+            super()._request_authentication()
+        finally:
+            self._authenticating = False
+
+    def _process_auth(self, plugin_name: bytes, auth_packet: Any, handler: Any = None) -> Any:
+        why = CLEARTEXT_PLUGINS.get(plugin_name)
+        if why is None and plugin_name == b"sha256_password" and not self._verified_tls:
+            why = "sends the password to the server, which is only allowed over verified TLS"
+        if why:
+            self._refuse(plugin_name.decode(errors="replace"), why)
+        return super()._process_auth(plugin_name, auth_packet, handler)
+
+    def _read_packet(self, packet_type: Any = pymysql.protocol.MysqlPacket) -> Any:
+        packet = super()._read_packet(packet_type)
+        if (
+            self._authenticating
+            and not self._verified_tls
+            and packet.is_extra_auth_data()
+            and packet._data[1:2] == bytes([_PERFORM_FULL_AUTHENTICATION])
+        ):
+            self._refuse(
+                "caching_sha2_password",
+                "asked for the full exchange, which sends the password: only over verified TLS",
+            )
+        return packet
+
+    def _refuse(self, plugin: str, why: str) -> None:
+        raise PasswordRefused(
+            CR.CR_AUTH_PLUGIN_CANNOT_LOAD,
+            f"refused the server's {plugin} authentication: it {why}",
+        )
+
+
 def _error_text(error: BaseException) -> str:
     if isinstance(error, pymysql.err.MySQLError) and len(error.args) >= 2:
         code, message = error.args[0], error.args[1]
@@ -63,11 +150,15 @@ def poll_node(
     connect_timeout: float = 2.0,
     read_timeout: float = 2.0,
     name: str | None = None,
+    policy: outbound.Policy | None = None,
 ) -> NodeResult:
-    """The wsrep status of one node, or the error that prevented reading it."""
+    """The wsrep status of one node, or the error that prevented reading it.
+
+    ``policy``: the outbound guard's (default: from the settings).
+    """
     label = name or f"{host}:{port}"
     try:
-        connection = pymysql.connect(
+        connection = GuardedConnection(
             host=host,
             port=port,
             user=user,
@@ -78,7 +169,18 @@ def poll_node(
             write_timeout=read_timeout,
             charset="utf8mb4",
             autocommit=True,
+            defer_connect=True,
         )
+        try:
+            sock = outbound.connect(host, port, connect_timeout, policy)
+        except OSError as error:  # worded as PyMySQL words it when it connects itself
+            raise pymysql.err.OperationalError(
+                CR.CR_CONN_HOST_ERROR, f"Can't connect to MySQL server on {host!r} ({error})"
+            ) from error
+        connection.host_info = f"socket {host}:{port}"
+        connection.connect(sock=sock)
+    except outbound.OutboundRefused as error:
+        return NodeResult(label, error=str(error))
     except Exception as error:  # refused, timed out, access denied, TLS...
         return NodeResult(label, error=_error_text(error))
     try:
@@ -91,6 +193,14 @@ def poll_node(
         return NodeResult(label, error=_error_text(error))
     finally:
         connection.close()
+    return result_from_rows(label, rows, options_rows)
+
+
+def result_from_rows(
+    label: str, rows: list[tuple[str, str]], options_rows: Sequence[Sequence[Any]]
+) -> NodeResult:
+    """What a node's answer means: its status, or why it cannot be believed (a figure no
+    cluster can have is that node's error, never a figure)."""
     try:
         status = WsrepStatus.from_rows(rows)
     except ParseError as error:
@@ -99,8 +209,8 @@ def poll_node(
     if options_rows and options_rows[0][1]:
         try:
             options = parse_provider_options(str(options_rows[0][1]))
-        except ParseError:
-            options = None  # weights then default to 1; the status itself is still good
+        except ParseError as error:  # weights then default to 1; the status is still good
+            log.warning("%s: unreadable wsrep_provider_options: %s", label, error)
     return NodeResult(label, status=status, options=options)
 
 
@@ -112,11 +222,13 @@ def poll_nodes(
     ssl: Mapping[str, Any] | None = None,
     connect_timeout: float = 2.0,
     read_timeout: float = 2.0,
+    policy: outbound.Policy | None = None,
 ) -> list[NodeResult]:
     """Poll every node at once; results come back in the order of ``nodes``."""
     addresses = [n if isinstance(n, NodeAddress) else NodeAddress(*n) for n in nodes]
     if not addresses:
         return []
+    policy = policy or outbound.Policy.from_settings()
     with ThreadPoolExecutor(max_workers=min(len(addresses), 16)) as pool:
         futures = [
             pool.submit(
@@ -129,6 +241,7 @@ def poll_nodes(
                 connect_timeout=connect_timeout,
                 read_timeout=read_timeout,
                 name=address.label,
+                policy=policy,
             )
             for address in addresses
         ]

@@ -41,6 +41,11 @@ FIGURES = (
         "flow_control_paused",
         "wsrep_flow_control_paused of the most paused node (0..1).",
     ),
+    (
+        "vigil_galera_cert_failures_per_minute",
+        "cert_failures_per_minute",
+        "Certification failures per minute, all nodes (wsrep_local_cert_failures between polls).",
+    ),
 )
 
 

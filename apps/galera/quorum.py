@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 
 
 @dataclass(frozen=True)
@@ -72,51 +71,58 @@ def fault_tolerance_of(members: Iterable[Member]) -> FaultTolerance:
     for member in members:
         if member.weight < 0:
             raise ValueError(f"pc.weight of {member.name} cannot be negative")
-    # Members with the same weight and role are interchangeable: count them per kind.
-    kinds: dict[tuple[int, bool], int] = {}
-    for member in members:
-        key = (member.weight, member.arbitrator)
-        kinds[key] = kinds.get(key, 0) + 1
-    state = tuple(sorted(kinds.items()))
-    return FaultTolerance(one_by_one=_one_by_one(state), simultaneous=_simultaneous(members))
+    return FaultTolerance(one_by_one=_one_by_one(members), simultaneous=_simultaneous(members))
 
 
-_State = tuple[tuple[tuple[int, bool], int], ...]
+def fault_tolerance_after(members: Iterable[Member], lost: Iterable[str]) -> FaultTolerance:
+    """Headroom of a component some of whose members are already lost, though still counted
+    (a node cut from the group, wsrep_connected=OFF, before the others evicted it).
+
+    The lost members fail first, together: when that alone is fatal (at least half of the
+    weight, or every data node), nothing is left; otherwise the headroom is that of the
+    members left, the component that forms once they are evicted.
+    """
+    members = list(members)
+    lost = set(lost)
+    gone = [member for member in members if member.name in lost]
+    if not gone:
+        return fault_tolerance_of(members)
+    left = [member for member in members if member.name not in lost]
+    total = sum(member.weight for member in members)
+    gone_weight = sum(member.weight for member in gone)
+    if 2 * gone_weight >= total or not any(not member.arbitrator for member in left):
+        return FaultTolerance(0, 0)
+    return fault_tolerance_of(left)
 
 
-def _weight(state: _State) -> int:
-    return sum(weight * count for (weight, _), count in state)
+def _one_by_one(members: list[Member]) -> int:
+    """Failures survived one at a time when the worst member fails at each step.
 
+    A step is fatal when the member that fails holds at least half of the current weight
+    (``2 w >= W``: the others no longer hold more than half) or is the last data node. The
+    worst sequence reaches a fatal step soonest, so the answer is the fewer of:
 
-def _has_data_node(state: _State) -> bool:
-    return any(count for (_, arbitrator), count in state if not arbitrator)
+    - ``d - 1`` steps: every data node but one fails, then the last one;
+    - ``k`` steps: the heaviest members but the very heaviest fail, heaviest first, until
+      what is left weighs at most twice the heaviest, which then fails. (Any other choice
+      of ``k`` members and a last one leaves at least as much weight against a member at
+      most as heavy.)
 
-
-def _without_one(state: _State, index: int) -> _State:
-    kind, count = state[index]
-    rest = list(state)
-    if count == 1:
-        del rest[index]
-    else:
-        rest[index] = (kind, count - 1)
-    return tuple(rest)
-
-
-@cache
-def _one_by_one(state: _State) -> int:
-    """Failures survived one at a time when the worst member fails at each step."""
-    if not _has_data_node(state):
+    A closed form, linear after a sort: no recursion, and no search over who fails, however
+    many members a node claims.
+    """
+    data = sum(1 for member in members if not member.arbitrator)
+    if data == 0:
         return 0
-    total = _weight(state)
-    worst = None
-    for index in range(len(state)):
-        survivors = _without_one(state, index)
-        if 2 * _weight(survivors) > total and _has_data_node(survivors):
-            outcome = 1 + _one_by_one(survivors)
-        else:
-            outcome = 0
-        worst = outcome if worst is None else min(worst, outcome)
-    return worst or 0
+    weights = sorted((member.weight for member in members), reverse=True)
+    heaviest, left = weights[0], sum(weights)
+    steps = 0
+    for weight in weights[1:]:
+        if left <= 2 * heaviest:
+            break
+        left -= weight
+        steps += 1
+    return min(data - 1, steps)
 
 
 def _simultaneous(members: list[Member]) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from apps.galera.quorum import FaultTolerance, Member, describe, fault_tolerance_of
+from apps.galera.quorum import FaultTolerance, Member, describe, fault_tolerance_after
 from apps.galera.wsrep import ProviderOptions, WsrepStatus
 from apps.lib.status import Status, Verdict
 
@@ -33,10 +33,12 @@ class NodeResult:
     status: WsrepStatus | None = None
     options: ProviderOptions | None = None
     error: str | None = None
+    silent: bool = False  # a pushing node whose last report is too old (or none came)
+    read_at: float | None = None  # when the status was read (Unix time), if known
 
     @property
     def reachable(self) -> bool:
-        return self.error is None and self.status is not None
+        return self.error is None and self.status is not None and not self.silent
 
 
 class NodeState(StrEnum):
@@ -44,6 +46,8 @@ class NodeState(StrEnum):
     NON_PRIMARY = "non-primary"
     UNREACHABLE = "unreachable"
     NOT_GALERA = "not-galera"
+    DISCONNECTED = "disconnected"  # wsrep_connected=OFF: cut from the group
+    SILENT = "silent"  # a pushing node that stopped reporting: unknown
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,8 @@ class ClusterView:
     non_primary: tuple[str, ...]
     unreachable: tuple[str, ...]
     not_galera: tuple[str, ...]
+    disconnected: tuple[str, ...]  # wsrep_connected=OFF
+    silent: tuple[str, ...]  # pushing nodes with no recent report
     cluster_size: int | None  # members of the Primary component, garbd included
     data_nodes: int  # data nodes in the Primary component
     arbitrators: int | None  # inferred: cluster_size - data_nodes
@@ -78,9 +84,19 @@ class ClusterView:
         return tuple(node.name for node in self.nodes if node.state is not NodeState.UNREACHABLE)
 
 
+def storable(text: str, limit: int = 2000) -> str:
+    """Text a server sent (an error message) as the database can keep it and a page show
+    it: NULs and bytes that are not UTF-8 escaped, at most ``limit`` characters."""
+    text = text.replace("\x00", "\\x00")
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def classify(result: NodeResult) -> NodeView:
+    if result.silent:
+        return NodeView(result.name, NodeState.SILENT, storable(result.error or "no report"))
     if not result.reachable:
-        return NodeView(result.name, NodeState.UNREACHABLE, result.error or "no answer")
+        return NodeView(result.name, NodeState.UNREACHABLE, storable(result.error or "no answer"))
     status = result.status
     assert status is not None
     weight = 1
@@ -88,6 +104,11 @@ def classify(result: NodeResult) -> NodeView:
         weight = result.options.pc_weight
     if status.wsrep_rows == 0 or not status.is_galera:
         return NodeView(result.name, NodeState.NOT_GALERA, NOT_GALERA, status, weight)
+    if status.connected is not None and not status.is_connected:
+        detail = f"wsrep_connected={status.connected}"
+        if status.cluster_status:
+            detail += f", {status.cluster_status}"
+        return NodeView(result.name, NodeState.DISCONNECTED, storable(detail), status, weight)
     if status.is_primary:
         detail = status.local_state_comment or "Primary"
         return NodeView(result.name, NodeState.PRIMARY, detail, status, weight)
@@ -99,9 +120,48 @@ def _named(nodes: Iterable[NodeView], state: NodeState) -> tuple[str, ...]:
     return tuple(node.name for node in nodes if node.state is state)
 
 
+def _conf_id(node: NodeView) -> int | None:
+    conf_id = node.status.cluster_conf_id if node.status is not None else None
+    if conf_id and conf_id.isascii() and conf_id.isdigit() and len(conf_id) <= 20:
+        return int(conf_id)
+    return None
+
+
+def _outdated(readings: Sequence[tuple[NodeView, float | None]]) -> set[int]:
+    """Positions of Primary readings that a later reading of the same cluster overtook: read
+    earlier (a push from up to a minute ago) and showing an older configuration (a lower
+    conf_id). They show the view before the last membership change, not a second component;
+    readings taken at the same moment (one poll) never overtake each other."""
+    outdated = set()
+    for i, (node, at) in enumerate(readings):
+        conf_id = _conf_id(node)
+        if at is None or conf_id is None or node.status is None:
+            continue
+        for other, other_at in readings:
+            other_conf_id = _conf_id(other)
+            if (
+                other_at is not None
+                and other_conf_id is not None
+                and other_at > at
+                and other_conf_id > conf_id
+                and other.status is not None
+                and other.status.cluster_state_uuid == node.status.cluster_state_uuid
+            ):
+                outdated.add(i)
+                break
+    return outdated
+
+
 def build_view(results: Iterable[NodeResult]) -> ClusterView:
+    results = list(results)
     nodes = tuple(classify(result) for result in results)
-    primaries = [node for node in nodes if node.state is NodeState.PRIMARY]
+    readings = [
+        (node, result.read_at)
+        for node, result in zip(nodes, results, strict=True)
+        if node.state is NodeState.PRIMARY
+    ]
+    outdated = _outdated(readings)
+    primaries = [node for i, (node, _) in enumerate(readings) if i not in outdated]
     components: dict[tuple[str | None, str | None], list[NodeView]] = {}
     for node in primaries:
         assert node.status is not None
@@ -123,17 +183,26 @@ def build_view(results: Iterable[NodeResult]) -> ClusterView:
         data_nodes = size
     arbitrators = max(0, size - data_nodes) if size is not None else None
     tolerance = None
+    # Nodes cut from the group that the component still counts (its view lags behind, or a
+    # pushed report is older) are lost already: among the members it counts but we did not
+    # see as Primary ones.
+    disconnected = [node for node in nodes if node.state is NodeState.DISCONNECTED]
+    unpolled = data_nodes - len(component)
+    lost = [f"unpolled{i}" for i in range(min(len(disconnected), unpolled))]
     if component:
         members = [Member(node.name, node.weight) for node in component]
-        members += [Member(f"unpolled{i}") for i in range(data_nodes - len(component))]
+        members += [Member(f"unpolled{i}") for i in range(unpolled)]
         members += [Member(f"garbd{i}", arbitrator=True) for i in range(arbitrators or 0)]
-        tolerance = fault_tolerance_of(members)
+        tolerance = fault_tolerance_after(members, lost)
+        data_nodes -= len(lost)
     return ClusterView(
         nodes=nodes,
         primary=tuple(node.name for node in component),
         non_primary=_named(nodes, NodeState.NON_PRIMARY),
         unreachable=_named(nodes, NodeState.UNREACHABLE),
         not_galera=_named(nodes, NodeState.NOT_GALERA),
+        disconnected=_named(nodes, NodeState.DISCONNECTED),
+        silent=_named(nodes, NodeState.SILENT),
         cluster_size=size,
         data_nodes=data_nodes,
         arbitrators=arbitrators,
@@ -171,6 +240,7 @@ class Thresholds:
     recv_queue_avg: float = 10.0
     recv_queue_growth_polls: int = 3  # rising on this many polls in a row (current included)
     recv_queue_growth_floor: float = 1.0  # ...and at least this long now
+    cert_failures_per_minute: float = 10.0  # all nodes together
 
 
 def recv_queue_growing(values: Sequence[float | None], thresholds: Thresholds) -> bool:
@@ -203,6 +273,8 @@ def _figures(
         "non_primary": list(view.non_primary),
         "unreachable": list(view.unreachable),
         "not_galera": list(view.not_galera),
+        "disconnected": list(view.disconnected),
+        "silent": list(view.silent),
         "members_seen": list(view.members_seen),
         "split_brain": view.split_brain,
         "nodes": {
@@ -219,20 +291,30 @@ def cluster_verdict(
     thresholds: Thresholds | None = None,
     split_brain_before: bool = True,
     recv_queue_history: Mapping[str, Sequence[float | None]] | None = None,
+    cert_failure_rates: Mapping[str, float | None] | None = None,
 ) -> Verdict:
     """Critical, warning or ok, with every reason at the worst level found.
 
     Nodes disagree on conf_id for a second or two after a failure, so a collector passes
     ``split_brain_before`` (did the previous poll see inconsistent views too?): a split-brain
     is reported only when seen twice in a row. ``recv_queue_history`` gives each node's
-    earlier receive-queue averages (oldest first) for the growing-queue rule.
+    earlier receive-queue averages (oldest first) for the growing-queue rule;
+    ``cert_failure_rates`` each node's certification failures per minute (``rates``).
     """
     thresholds = thresholds or Thresholds()
     figures = _figures(view, expected_data_nodes, expected_arbitrators)
     figures["split_brain_confirmed"] = view.split_brain and split_brain_before
     critical: list[str] = []
     warning: list[str] = []
-    galera_nodes = [n for n in view.nodes if n.state in (NodeState.PRIMARY, NodeState.NON_PRIMARY)]
+    answered = (NodeState.PRIMARY, NodeState.NON_PRIMARY, NodeState.DISCONNECTED)
+    galera_nodes = [n for n in view.nodes if n.state in answered]
+    rates = {name: rate for name, rate in (cert_failure_rates or {}).items() if rate is not None}
+    figures["cert_failures_per_minute"] = round(sum(rates.values()), 3) if rates else None
+    if view.nodes and len(view.silent) == len(view.nodes):
+        reason = "no report from any node: " + "; ".join(
+            f"{n.name}: {n.detail}" for n in view.nodes
+        )
+        return Verdict(Status.UNKNOWN, reason, figures)
     if not galera_nodes:
         if view.not_galera:
             critical.append(
@@ -251,7 +333,11 @@ def cluster_verdict(
         critical.append("quorum lost: no node is in a Primary component")
     for node in view.nodes:
         status = node.status
-        if node.state is NodeState.NON_PRIMARY:
+        if node.state is NodeState.DISCONNECTED:
+            critical.append(f"{node.name} is cut from the group ({node.detail})")
+        elif node.state is NodeState.SILENT:
+            warning.append(f"{node.name} unknown: {node.detail}")
+        elif node.state is NodeState.NON_PRIMARY:
             critical.append(f"{node.name} is {node.detail}, not Primary")
         elif node.state is NodeState.PRIMARY and status is not None and not status.is_ready:
             not_ready = f"{node.name} is not ready (wsrep_ready {status.ready or 'missing'})"
@@ -281,6 +367,10 @@ def cluster_verdict(
                 run = values[-thresholds.recv_queue_growth_polls :]
                 steps = " → ".join(f"{v:g}" for v in run if v is not None)
                 warning.append(f"{node.name} receive queue growing: {steps}")
+    total = figures["cert_failures_per_minute"]
+    if total is not None and total >= thresholds.cert_failures_per_minute:
+        per_node = ", ".join(f"{name} {rate:.1f}" for name, rate in rates.items() if rate)
+        warning.append(f"{total:.1f} certification failures a minute ({per_node})")
     if view.tolerance is not None and view.tolerance.one_by_one == 0:
         warning.append("one more failure stops the cluster")
     if view.primary:

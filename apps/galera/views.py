@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_POST, require_safe
 
+from apps.accounts.roles import requires
 from apps.alerts.models import Transition
+from apps.lib import agents, chartdata
 from apps.regions.models import Region
 
 from .demo import RECORDED
-from .models import Cluster, Snapshot
+from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
 from .view import NodeState
 
 DEFAULT_SUSPECT_TIMEOUT_S = 5.0  # evs.suspect_timeout's default, PT5S
 CHART_SNAPSHOTS = 720
 TRANSITIONS = 20
+AGENT = "vigil-galera-push"
 
 
 def headroom_words(cluster: Cluster | Snapshot) -> str | None:
@@ -36,6 +41,10 @@ def state_label(state: str, detail: str) -> str:
         return "not a Galera node"
     if state == NodeState.NON_PRIMARY:
         return f"non-Primary ({detail})" if detail else "non-Primary"
+    if state == NodeState.DISCONNECTED:
+        return "cut from the group"
+    if state == NodeState.SILENT:
+        return "unknown"
     if state == NodeState.PRIMARY:
         return detail or "Primary"
     return "not polled yet"
@@ -91,12 +100,11 @@ def node_rows(cluster: Cluster, latest: Snapshot | None) -> list[dict[str, Any]]
     return rows
 
 
-def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    cluster = get_object_or_404(Cluster.objects.select_related("region", "region__account"), pk=pk)
+def cluster_context(cluster: Cluster) -> dict[str, Any]:
     recent = list(cluster.snapshots.order_by("-created", "-pk")[:CHART_SNAPSHOTS])
     latest = recent[0] if recent else None
     suspect = cluster.suspect_timeout_s
-    context = {
+    return {
         "cluster": cluster,
         "latest": latest,
         "nodes": node_rows(cluster, latest),
@@ -109,6 +117,41 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "transitions": Transition.objects.filter(
             content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
         ).order_by("-created")[:TRANSITIONS],
+        "cert_threshold": settings.VIGIL_GALERA_CERT_FAILURES_PER_MINUTE,
+        "push_nodes": [node for node in cluster.nodes.all() if node.mode == Node.Mode.PUSH],
+        "agent_files": agents.files(AGENT),
+        "vigil_url": settings.VIGIL_BASE_URL,
+        "push_stale_minutes": settings.VIGIL_GALERA_PUSH_STALE_MINUTES,
     }
+
+
+@require_safe
+def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    cluster = get_object_or_404(Cluster.objects.select_related("region", "region__account"), pk=pk)
+    context = cluster_context(cluster)
+    download = chartdata.csv_response(request, {"size": context["size_chart"]}, f"galera-{pk}")
+    if download is not None:
+        return download
     template = "galera/cluster.html#summary" if request.htmx else "galera/cluster.html"
     return render(request, template, context)
+
+
+@requires("galera.change_node")
+@require_POST
+def issue_node_token(request: HttpRequest, pk: int) -> HttpResponse:
+    """Replace a pushing node's token and show the new one, once, with its settings file."""
+    node = get_object_or_404(Node.objects.select_related("cluster"), pk=pk)
+    cluster = get_object_or_404(
+        Cluster.objects.select_related("region", "region__account"), pk=node.cluster_id
+    )
+    context = cluster_context(cluster)
+    context["new_token"] = node.issue_token()
+    context["new_token_node"] = node
+    return render(request, "galera/cluster.html", context)
+
+
+@require_safe
+def agent_file(request: HttpRequest, pk: int, filename: str) -> HttpResponse:
+    """The push agent (this node's id and Vigil's URL filled in), its units, its cron line."""
+    node = get_object_or_404(Node, pk=pk)
+    return agents.download(AGENT, filename, {"VIGIL_NODE": str(node.pk)})

@@ -8,16 +8,29 @@ typed facts; a variable that is absent is None. ``parse_provider_options`` reads
 ``wsrep_provider_options`` variable (``a = b; c = d``) for pc.weight and
 evs.suspect_timeout.
 
+A node is not trusted: every figure is checked before use and a value out of what a cluster can
+be is a ``ParseError`` naming it (the poll shows it as that node's error): a cluster size or a
+list of incoming addresses beyond ``MAX_CLUSTER_SIZE``, a fraction outside 0..1, a negative
+queue, numbers that are not finite (``nan``, ``inf``) or not plain ASCII digits, a value with a
+NUL or undecodable bytes (which the database cannot store) or longer than ``MAX_VALUE``, more
+than ``MAX_ROWS`` rows; ``pc.weight`` must be 0..255 and ``evs.suspect_timeout`` finite.
+
 Pure module: no Django, no I/O.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
+
+MAX_CLUSTER_SIZE = 256  # members of one cluster; real ones have 3 to a few dozen
+MAX_ROWS = 2000  # wsrep_% rows of one node (MariaDB 11 has about 80)
+MAX_VALUE = 16384  # characters of one value (wsrep_incoming_addresses of 256 members fits)
+MAX_WEIGHT = 255  # pc.weight, as Galera takes it
 
 
 class ParseError(ValueError):
@@ -58,10 +71,16 @@ class WsrepStatus:
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str]]) -> WsrepStatus:
         """The model from ``(Variable_name, Value)`` rows, e.g. a live SHOW STATUS."""
-        located = [(f"row {i}", name, value) for i, (name, value) in enumerate(rows, 1)]
-        for where, name, value in located:
-            if not isinstance(name, str) or not isinstance(value, str) or not _NAME.match(name):
-                raise ParseError(f"{where}: not a status variable row: {name!r}, {value!r}")
+        located = []
+        for i, row in enumerate(rows, 1):
+            if i > MAX_ROWS:
+                raise ParseError(f"more than {MAX_ROWS} status rows")
+            name, value = row
+            if not isinstance(name, str) or not isinstance(value, str) or not _NAME.fullmatch(name):
+                raise ParseError(
+                    f"row {i}: not a status variable row: {_cut(name)!r}, {_cut(value)!r}"
+                )
+            located.append((f"row {i}", name, value))
         return _build(located, format=None, elided=False, footer=None)
 
     def as_facts(self) -> dict[str, Any]:
@@ -102,40 +121,78 @@ class WsrepStatus:
         return (self.connected or "").upper() == "ON"
 
 
+def _cut(value: object, limit: int = 80) -> object:
+    return value[:limit] + "…" if isinstance(value, str) and len(value) > limit else value
+
+
 def _text(value: str) -> str:
     return value
 
 
+_INTEGER = re.compile(r"[-+]?[0-9]{1,20}", re.ASCII)
+_DECIMAL = re.compile(
+    r"[-+]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][-+]?[0-9]{1,3})?", re.ASCII
+)
+
+
+def _integer(low: int, high: int, what: str) -> Callable[[str], int]:
+    def convert(value: str) -> int:
+        if not _INTEGER.fullmatch(value):
+            raise ValueError("is not a number")
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueError(f"is not {what} ({low}..{high})")
+        return number
+
+    return convert
+
+
+def _decimal(low: float, high: float, what: str) -> Callable[[str], float]:
+    def convert(value: str) -> float:
+        if not _DECIMAL.fullmatch(value):
+            raise ValueError("is not a number")
+        number = float(value)
+        if not math.isfinite(number) or not low <= number <= high:
+            raise ValueError(f"is not {what}")
+        return number
+
+    return convert
+
+
 def _addresses(value: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in value.split(",")) if value.strip() else ()
+    addresses = tuple(part.strip() for part in value.split(",")) if value.strip() else ()
+    if len(addresses) > MAX_CLUSTER_SIZE:
+        raise ValueError(f"lists more than {MAX_CLUSTER_SIZE} members")
+    return addresses
 
 
+_COUNT = 2**63 - 1
 _CONVERTERS: dict[str, Callable[[str], Any]] = {
-    "cluster_size": int,
+    "cluster_size": _integer(0, MAX_CLUSTER_SIZE, "a cluster size"),
     "cluster_status": _text,
     "cluster_conf_id": _text,
     "cluster_state_uuid": _text,
     "local_state_uuid": _text,
-    "local_state": int,
+    "local_state": _integer(0, 99, "a node state"),
     "local_state_comment": _text,
     "ready": _text,
     "connected": _text,
-    "flow_control_paused": float,
-    "flow_control_sent": int,
-    "flow_control_recv": int,
-    "local_recv_queue_avg": float,
-    "local_send_queue_avg": float,
+    "flow_control_paused": _decimal(0.0, 1.0, "a fraction of time (0..1)"),
+    "flow_control_sent": _integer(0, _COUNT, "a count"),
+    "flow_control_recv": _integer(0, _COUNT, "a count"),
+    "local_recv_queue_avg": _decimal(0.0, float(_COUNT), "a queue length"),
+    "local_send_queue_avg": _decimal(0.0, float(_COUNT), "a queue length"),
     "local_index": _text,
     "incoming_addresses": _addresses,
     "provider_name": _text,
     "provider_version": _text,
-    "last_committed": int,
+    "last_committed": _integer(-1, _COUNT, "a seqno"),
     "evs_state": _text,
 }
 FACTS: tuple[str, ...] = tuple(f.name for f in fields(WsrepStatus) if f.name in _CONVERTERS)
-_NUMERIC = {int, float}
+_NUMERIC = {name for name, convert in _CONVERTERS.items() if convert not in (_text, _addresses)}
 
-_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_NAME = re.compile(r"[A-Za-z0-9_]{1,64}", re.ASCII)
 _BORDER = re.compile(r"^\+[-+]*\+$")
 _FOOTER = re.compile(r"^(\d+) rows? in set\b|^Empty set\b", re.IGNORECASE)
 _PROMPT = re.compile(r"^(mysql|mariadb)( \[[^\]]*\])?>|^->", re.IGNORECASE)
@@ -152,18 +209,20 @@ def _build(
     for where, name, value in located:
         lower = name.lower()
         if lower.startswith("wsrep_"):
+            if problem := _unstorable(value):
+                raise ParseError(f"{where}: {lower} {problem}: {_cut(value)!r}")
             variables[lower] = value
             where_of[lower] = where
     values: dict[str, Any] = {}
     for fact, convert in _CONVERTERS.items():
         raw = variables.get(f"wsrep_{fact}")
-        if raw is None or (convert in _NUMERIC and raw.strip() == ""):
+        if raw is None or (fact in _NUMERIC and raw.strip() == ""):
             continue
         try:
-            values[fact] = convert(raw.strip() if convert in _NUMERIC else raw)
-        except ValueError:
+            values[fact] = convert(raw.strip() if fact in _NUMERIC else raw)
+        except ValueError as exc:
             where = where_of[f"wsrep_{fact}"]
-            raise ParseError(f"{where}: wsrep_{fact} is not a number: {raw!r}") from None
+            raise ParseError(f"{where}: wsrep_{fact} {exc}: {_cut(raw)!r}") from None
     return WsrepStatus(
         **values,
         variables=MappingProxyType(variables),
@@ -172,6 +231,18 @@ def _build(
         variable_rows=len(located),
         rows_in_set_footer=footer,
     )
+
+
+def _unstorable(value: str) -> str | None:
+    if len(value) > MAX_VALUE:
+        return f"is longer than {MAX_VALUE} characters"
+    if "\x00" in value:
+        return "holds a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds bytes that are not UTF-8 text"
+    return None
 
 
 def parse_status(text: str) -> WsrepStatus:
@@ -226,8 +297,10 @@ def parse_status(text: str) -> WsrepStatus:
             raise ParseError(f"{where}: not a status row: {raw_line!r}")
         if name.lower() == "variable_name" and value.lower() == "value":
             continue  # the header row
-        if not _NAME.match(name):
-            raise ParseError(f"{where}: not a variable name: {name!r}")
+        if not _NAME.fullmatch(name):
+            raise ParseError(f"{where}: not a variable name: {_cut(name)!r}")
+        if len(located) >= MAX_ROWS:
+            raise ParseError(f"{where}: more than {MAX_ROWS} status rows")
         if formats and row_format not in formats:
             raise ParseError(f"{where}: a {row_format} row after {formats[0]} rows")
         if not formats:
@@ -258,40 +331,45 @@ _DURATION = re.compile(
 def parse_duration(value: str) -> float:
     """Seconds in a Galera duration: ISO-8601 (``PT5S``, ``PT1M30S``) or plain seconds."""
     text = value.strip()
-    match = _DURATION.match(text)
+    match = _DURATION.fullmatch(text) if len(text) <= 100 else None
     if match and text.upper() not in ("P", "PT") and any(match.groupdict().values()):
         parts = {k: float(v) for k, v in match.groupdict().items() if v}
-        return (
+        seconds = (
             parts.get("days", 0.0) * 86400
             + parts.get("hours", 0.0) * 3600
             + parts.get("minutes", 0.0) * 60
             + parts.get("seconds", 0.0)
         )
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise ParseError(f"not a duration: {value!r}") from None
-    if seconds != seconds or seconds < 0:  # NaN or negative
-        raise ParseError(f"not a duration: {value!r}")
+        if not math.isfinite(seconds):
+            raise ParseError(f"not a duration: {_cut(value)!r}")
+        return seconds
+    if not _DECIMAL.fullmatch(text):
+        raise ParseError(f"not a duration: {_cut(value)!r}")
+    seconds = float(text)
+    if not math.isfinite(seconds) or seconds < 0:  # NaN, infinite or negative
+        raise ParseError(f"not a duration: {_cut(value)!r}")
     return seconds
 
 
 def parse_provider_options(text: str) -> ProviderOptions:
     """Read ``wsrep_provider_options`` (``base_port = 4567; pc.weight = 1; ...``)."""
     options: dict[str, str] = {}
+    if len(text) > 16 * MAX_VALUE:
+        raise ParseError(f"longer than {16 * MAX_VALUE} characters")
     for number, piece in enumerate(text.split(";"), 1):
         if not piece.strip():
             continue
         name, equals, value = piece.partition("=")
         if not equals or not name.strip():
-            raise ParseError(f"option {number}: not 'name = value': {piece.strip()!r}")
+            raise ParseError(f"option {number}: not 'name = value': {_cut(piece.strip())!r}")
         options[name.strip()] = value.strip()
     weight = options.get("pc.weight")
     timeout = options.get("evs.suspect_timeout")
-    try:
-        pc_weight = int(weight) if weight not in (None, "") else None
-    except ValueError:
-        raise ParseError(f"pc.weight is not an integer: {weight!r}") from None
+    pc_weight = None
+    if weight not in (None, ""):
+        if not (weight.isascii() and weight.isdigit() and int(weight[:6]) <= MAX_WEIGHT):
+            raise ParseError(f"pc.weight is not an integer 0..{MAX_WEIGHT}: {_cut(weight)!r}")
+        pc_weight = int(weight)
     return ProviderOptions(
         pc_weight=pc_weight,
         evs_suspect_timeout=parse_duration(timeout) if timeout not in (None, "") else None,

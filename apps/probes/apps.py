@@ -23,6 +23,9 @@ class ProbesConfig(AppConfig):
                 region_template="probes/region_panel.html",
                 region_context=views.region_panel_context,
                 prometheus=prometheus.metrics,
+                add_links=(
+                    concerns.AddLink("Add a keep-alive probe", "probes:add", "probes.add_target"),
+                ),
                 demo_setup=demo.set_up,
                 demo_runtime=demo.running_servers,
             )

@@ -1,4 +1,5 @@
-"""Demo mode: small keep-alive servers on loopback, and targets in a "Demo site" that probe them.
+"""Demo mode: small keep-alive servers on loopback, and targets that probe them (in the demo
+AWS region, one on the demo site outside AWS).
 
 ``make run`` starts ``DemoServers`` in its own process (config/run.py), next to the AWS
 stand-in: an asyncio HTTP/1.1 server per behaviour, each closing idle connections after its
@@ -15,8 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-DEMO_SITE_CODE = "demo-site"
-DEMO_SITE_NAME = "Demo site (local keep-alive servers)"
+DEMO_SITE_CODE = "demo-site"  # apps.demo.mode.OUTSIDE_SITE_CODE
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,7 @@ class Behaviour:
     drift_to_s: float | None = None  # alternate with this timeout every ``drift_every_s``
     drift_every_s: float = 600.0
     status: str = "200 OK"
+    outside_aws: bool = False  # probed from the demo site rather than the demo region
 
     def keepalive_now(self, now: float | None = None) -> float:
         if self.drift_to_s is None:
@@ -45,7 +46,13 @@ BEHAVIOURS = (
         "Demo: API behind a load balancer (15 s, LB expects 60-75 s)", 15.0, expected=(60, 75)
     ),
     Behaviour("Demo: backend pool (65 s)", 65.0, expected=(60, 75)),
-    Behaviour("Demo: drifting proxy (20 s / 35 s)", 20.0, expected=(15, 40), drift_to_s=35.0),
+    Behaviour(
+        "Demo: drifting proxy (20 s / 35 s)",
+        20.0,
+        expected=(15, 40),
+        drift_to_s=35.0,
+        outside_aws=True,
+    ),
 )
 
 
@@ -149,21 +156,24 @@ class DemoServers:
 
 
 def set_up(base_port: int | None = None) -> None:
-    """Add the demo site and one enabled target per demo server (idempotent)."""
+    """One enabled target per demo server, in the demo region but one on the demo site
+    (idempotent)."""
     from django.conf import settings
 
-    from apps.demo.mode import demo_site
+    from apps.demo.mode import OUTSIDE_SITE_NAME, demo_region, demo_site
 
     from .models import Target
 
     port = settings.VIGIL_DEMO_PROBES_PORT if base_port is None else base_port
-    site = demo_site(DEMO_SITE_CODE, DEMO_SITE_NAME)
+    site = demo_site(DEMO_SITE_CODE, OUTSIDE_SITE_NAME)
+    region = demo_region()
     for i, behaviour in enumerate(BEHAVIOURS):
         low, high = behaviour.expected
         Target.objects.update_or_create(
-            region=site,
+            region__account__is_demo=True,
             name=behaviour.name,
             defaults={
+                "region": site if behaviour.outside_aws else region,
                 "url": f"http://127.0.0.1:{port + i}/",
                 "expected_min_s": low,
                 "expected_max_s": high,

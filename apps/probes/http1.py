@@ -5,6 +5,12 @@ arrive; on Linux it asks the kernel (``TCP_INFO``) when the segment came in, so 
 loop that reads the socket late does not skew the stamps. ``read_response`` reads the status
 line, headers and the whole body (Content-Length, chunked, or delimited by the close) and
 discards the body.
+
+The server is not trusted: a line is at most ``READ_SIZE`` bytes, the head (status line,
+headers, interim 1xx responses and chunked trailers) at most ``MAX_HEAD_BYTES``, the body at
+most ``MAX_BODY_BYTES`` in at most ``MAX_CHUNKS`` chunks; numbers are read with bounded
+patterns. Past a bound the probe ends with a ``ProbeError`` saying which; the caller bounds
+the time (a trickling server times out).
 """
 
 from __future__ import annotations
@@ -20,8 +26,17 @@ from typing import Any, Literal
 
 READ_SIZE = 65536
 CONNECTION_ERRORS = (OSError, EOFError, ssl.SSLError, asyncio.IncompleteReadError)
+MAX_HEAD_BYTES = 64 * 1024
+MAX_INTERIM_RESPONSES = 10
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_CHUNKS = 100_000
 _MAX_HEADER_LINES = 200
-_KEEP_ALIVE_TIMEOUT = re.compile(r"(?:^|[\s,;])timeout\s*=\s*\"?(\d+(?:\.\d+)?)", re.IGNORECASE)
+_KEEP_ALIVE_TIMEOUT = re.compile(
+    r"(?:^|[\s,;])timeout\s*=\s*\"?([0-9]{1,9}(?:\.[0-9]{1,6})?)(?![0-9.])", re.IGNORECASE
+)
+_STATUS_LINE = re.compile(r"HTTP/[0-9](?:\.[0-9])?\s+([0-9]{3})(?:\s|$)", re.ASCII)
+_LENGTH = re.compile(r"[0-9]{1,18}", re.ASCII)
+_CHUNK_SIZE = re.compile(r"[0-9A-Fa-f]{1,15}", re.ASCII)
 _TCP_INFO = getattr(socket, "TCP_INFO", None)  # Linux
 _TCP_INFO_SIZE = 60  # up to tcpi_last_ack_recv in struct tcp_info
 _LAST_DATA_RECV_OFFSET = 52  # u32 tcpi_last_data_recv, milliseconds ago
@@ -106,40 +121,61 @@ class Response:
         return None
 
 
+class _Budget:
+    """Bytes a part of the response may still take."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.left, self.limit, self.what = limit, limit, what
+
+    def spend(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise ProbeError(f"{self.what} larger than {_size(self.limit)}")
+
+
+def _size(count: int) -> str:
+    return f"{count // (1024 * 1024)} MiB" if count >= 1024 * 1024 else f"{count // 1024} KiB"
+
+
 async def read_response(reader: TimedReader) -> Response:
-    while True:
-        status_code, headers = await _read_head(reader)
+    head = _Budget(MAX_HEAD_BYTES, "the response head")
+    for _ in range(MAX_INTERIM_RESPONSES + 1):
+        status_code, headers = await _read_head(reader, head)
         if not 100 <= status_code < 200 or status_code == 101:
             break  # skip interim responses such as 100 Continue
+    else:
+        raise ProbeError(f"more than {MAX_INTERIM_RESPONSES} interim (1xx) responses")
     response = Response(status_code, headers, end_at=reader.last_data_at or time.monotonic())
     encodings = ",".join(response.values("transfer-encoding")).lower()
     lengths = response.values("content-length")
+    body = _Budget(MAX_BODY_BYTES, "the response body")
     if status_code in (101, 204, 304):
         pass
     elif encodings.strip():
         if encodings.split(",")[-1].strip() != "chunked":
-            return await _read_until_close(reader, response)
-        await _read_chunked(reader)
+            return await _read_until_close(reader, response, body)
+        await _read_chunked(reader, head, body)
     elif lengths:
-        try:
-            length = int(lengths[0].split(",")[0].strip())
-        except ValueError as exc:
-            raise ProbeError(f"bad Content-Length: {lengths[0]!r}") from exc
+        text = lengths[0].split(",")[0].strip()
+        if not _LENGTH.fullmatch(text):
+            raise ProbeError(f"bad Content-Length: {lengths[0][:40]!r}")
+        length = int(text)
+        body.spend(length)
         await _skip(reader, length)
     else:
-        return await _read_until_close(reader, response)
+        return await _read_until_close(reader, response, body)
     response.end_at = reader.last_data_at or response.end_at
     return response
 
 
-async def _read_head(reader: TimedReader) -> tuple[int, list[tuple[str, str]]]:
-    line = await _read_line(reader)
-    match = re.match(r"HTTP/\d(?:\.\d)?\s+(\d{3})", line)
+async def _read_head(reader: TimedReader, budget: _Budget) -> tuple[int, list[tuple[str, str]]]:
+    line = await _read_line(reader, budget)
+    match = _STATUS_LINE.match(line)
     if not match:
         raise ProbeError(f"not an HTTP response: {line[:80]!r}")
     headers: list[tuple[str, str]] = []
     for _ in range(_MAX_HEADER_LINES):
-        line = await _read_line(reader)
+        line = await _read_line(reader, budget)
         if not line:
             return int(match.group(1)), headers
         name, _, value = line.partition(":")
@@ -147,29 +183,33 @@ async def _read_head(reader: TimedReader) -> tuple[int, list[tuple[str, str]]]:
     raise ProbeError("too many response header lines")
 
 
-async def _read_line(reader: TimedReader) -> str:
+async def _read_line(reader: TimedReader, budget: _Budget | None = None) -> str:
     try:
         line = await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as exc:
         raise ProbeError("the server closed the connection mid-response") from exc
     except asyncio.LimitOverrunError as exc:
-        raise ProbeError("response line too long") from exc
+        raise ProbeError(f"response line longer than {_size(READ_SIZE)}") from exc
+    if budget is not None:
+        budget.spend(len(line))
     return line.decode("latin-1").rstrip("\r\n")
 
 
-async def _read_chunked(reader: TimedReader) -> None:
-    while True:
-        size_line = await _read_line(reader)
-        try:
-            size = int(size_line.split(";")[0].strip(), 16)
-        except ValueError as exc:
-            raise ProbeError(f"bad chunk size: {size_line[:40]!r}") from exc
+async def _read_chunked(reader: TimedReader, head: _Budget, body: _Budget) -> None:
+    for _ in range(MAX_CHUNKS):
+        size_line = await _read_line(reader, body)  # chunk framing counts as body
+        text = size_line.split(";")[0].strip()
+        if not _CHUNK_SIZE.fullmatch(text):
+            raise ProbeError(f"bad chunk size: {size_line[:40]!r}")
+        size = int(text, 16)
         if size == 0:
-            while await _read_line(reader):
+            while await _read_line(reader, head):
                 pass  # trailers up to the blank line
             return
+        body.spend(size)
         await _skip(reader, size)
-        await _read_line(reader)
+        await _read_line(reader, body)
+    raise ProbeError(f"more than {MAX_CHUNKS} chunks in the response body")
 
 
 async def _skip(reader: TimedReader, length: int) -> None:
@@ -180,11 +220,11 @@ async def _skip(reader: TimedReader, length: int) -> None:
         length -= len(chunk)
 
 
-async def _read_until_close(reader: TimedReader, response: Response) -> Response:
+async def _read_until_close(reader: TimedReader, response: Response, body: _Budget) -> Response:
     """A close-delimited body ends when the server closes: idle time zero by definition."""
     try:
-        while await reader.read(READ_SIZE):
-            pass
+        while chunk := await reader.read(READ_SIZE):
+            body.spend(len(chunk))
     except CONNECTION_ERRORS:
         pass
     response.end_at = reader.closed_at or time.monotonic()

@@ -4,7 +4,13 @@ Adapter (network I/O, asyncio streams only, no thread per probe): resolve the ho
 (then TLS with SNI for https), send one ``GET`` with ``Connection: keep-alive``, read the full
 response (Content-Length, chunked or close-delimited), then wait idle until the server closes
 the connection (FIN or reset) or the cap is reached. The result is a frozen ``Measurement``;
-network failures never raise, they are recorded in ``Measurement.error``.
+network failures never raise, they are recorded in ``Measurement.error``, and so is anything
+else a URL or a server provokes: a batch (``measure_many``) always yields one result per probe.
+
+The URL is kept as typed (``Measurement.url``); what goes on the wire is its browser form
+(``wire.to_wire``: IDNA host for DNS, SNI and ``Host``; percent-encoded path and query). The
+server is not trusted (``http1``: bounded lines, head, body and chunks; at most
+``MAX_AFTER_RESPONSE`` bytes while idle).
 
 Times come from ``time.monotonic()``. The end of the response and the close are stamped by
 the stream reader (``http1.TimedReader``) with the kernel's receive time of the segment, not
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import ipaddress
+import logging
 import os
 import socket
 import ssl
@@ -25,10 +32,10 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from cryptography import x509
 
+from apps.lib import outbound
 from apps.probes.http1 import (
     CONNECTION_ERRORS,
     READ_SIZE,
@@ -38,10 +45,14 @@ from apps.probes.http1 import (
     TimedReader,
     read_response,
 )
+from apps.probes.wire import BadURL, to_wire
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CAP_S = 1200.0
 IMMEDIATE_S = 0.1  # a close within this long after the response counts as "right after"
 MATCH_TOLERANCE_S = 1.0  # Keep-Alive: timeout=N is whole seconds
+MAX_AFTER_RESPONSE = 64 * 1024  # bytes a server may send while the connection is idle
 
 ClosedBy = Literal["server", "cap"]
 
@@ -103,6 +114,7 @@ class ProbeSpec:
     server_name: str | None = None
     verify_tls: bool = True
     tag: Any = None
+    policy: outbound.Policy | None = None  # the outbound guard's; None: no guard (a person's CLI)
 
 
 @dataclass
@@ -136,6 +148,7 @@ async def measure(
     ssl_context: ssl.SSLContext | None = None,
     confirm_reuse_after_s: float | None = None,
     path: str | None = None,
+    policy: outbound.Policy | None = None,
 ) -> Measurement:
     """Probe ``url`` once and return what was seen; never raises for network failures.
 
@@ -144,13 +157,14 @@ async def measure(
     separately, reading the response. ``cap_s`` bounds the idle wait after the response.
     With ``confirm_reuse_after_s``, a second request is sent on the same connection after
     that many idle seconds (if it is still open); it resets the server's idle timer, so the
-    idle time is then measured from the end of the second response.
+    idle time is then measured from the end of the second response. With ``policy``, every
+    address the host resolves to is judged by the outbound guard before connecting.
     """
     probe = _Probe(url=url, cap_s=cap_s)
     writer: asyncio.StreamWriter | None = None
     try:
         target = _Target.parse(url, server_name=server_name, path=path)
-        reader, writer = await _open(probe, target, timeout_s, verify_tls, ssl_context)
+        reader, writer = await _open(probe, target, timeout_s, verify_tls, ssl_context, policy)
         response = await _exchange(probe, reader, writer, target, timeout_s)
         if confirm_reuse_after_s is not None and not _closing(reader, response):
             response = await _confirm_reuse(
@@ -168,6 +182,9 @@ async def measure(
         return probe.result(f"TLS failure: {exc.reason or exc}")
     except CONNECTION_ERRORS as exc:
         return probe.result(f"connection failed: {_describe(exc)}")
+    except Exception as exc:  # whatever else a URL or a server provokes is this probe's error
+        log.exception("Probe of %s failed unexpectedly", url)
+        return probe.result(f"probe failed: {type(exc).__name__}: {_describe(exc)}")
     finally:
         if writer is not None:
             writer.transport.abort()
@@ -176,18 +193,30 @@ async def measure(
 async def measure_many(
     probes: Iterable[str | ProbeSpec], limit: int = 100
 ) -> AsyncIterator[tuple[ProbeSpec, Measurement]]:
-    """Run probes concurrently (at most ``limit`` at a time), yielding each as it finishes."""
+    """Run probes concurrently (at most ``limit`` at a time), yielding each as it finishes.
+
+    Every probe yields exactly one result: whatever one raises becomes its error result, so
+    a failure never holds the batch, and each result is yielded as soon as that probe ends.
+    """
     semaphore = asyncio.Semaphore(limit)
     done: asyncio.Queue[tuple[ProbeSpec, Measurement]] = asyncio.Queue()
 
     async def run(spec: ProbeSpec) -> None:
-        async with semaphore:
-            result = await measure(
-                spec.url,
-                cap_s=spec.cap_s,
-                timeout_s=spec.timeout_s,
-                server_name=spec.server_name,
-                verify_tls=spec.verify_tls,
+        try:
+            async with semaphore:
+                result = await measure(
+                    spec.url,
+                    cap_s=spec.cap_s,
+                    timeout_s=spec.timeout_s,
+                    server_name=spec.server_name,
+                    verify_tls=spec.verify_tls,
+                    policy=spec.policy,
+                )
+        except Exception as exc:  # measure() catches everything; this is the last guard
+            log.exception("Probe of %s failed unexpectedly", spec.url)
+            error = f"probe failed: {type(exc).__name__}: {_describe(exc)}"
+            result = Measurement(
+                url=spec.url, started_at=datetime.now(UTC), cap_s=spec.cap_s, error=error
             )
         done.put_nowait((spec, result))
 
@@ -204,36 +233,31 @@ async def measure_many(
 
 @dataclass(frozen=True)
 class _Target:
+    """The network form of a probe's URL (``wire.to_wire``): ASCII host, encoded path."""
+
     scheme: str
-    host: str
+    host: str  # ASCII (A-labels) or an IP address: what DNS is asked
     port: int
-    name: str  # for SNI and the Host header
-    path: str
+    name: str  # ASCII, for SNI and the Host header
+    path: str  # the percent-encoded request target
+    host_header: str
 
     @classmethod
     def parse(cls, url: str, *, server_name: str | None, path: str | None) -> _Target:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ProbeError(f"not an http(s) URL: {url!r}")
         try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError as exc:
-            raise ProbeError(f"bad port in {url!r}") from exc
-        request_path = path or (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        return cls(parts.scheme, parts.hostname, port, server_name or parts.hostname, request_path)
-
-    @property
-    def host_header(self) -> str:
-        name = f"[{self.name}]" if ":" in self.name else self.name
-        default = 443 if self.scheme == "https" else 80
-        return name if self.port == default else f"{name}:{self.port}"
+            wire = to_wire(url, server_name=server_name, path=path)
+        except BadURL as exc:
+            raise ProbeError(str(exc)) from None
+        return cls(
+            wire.scheme, wire.host, wire.port, wire.server_name, wire.target, wire.host_header
+        )
 
     def request(self) -> bytes:
         return (
             f"GET {self.path} HTTP/1.1\r\nHost: {self.host_header}\r\n"
             "User-Agent: vigil-keepalive-probe\r\nAccept: */*\r\n"
             "Connection: keep-alive\r\n\r\n"
-        ).encode("latin-1")
+        ).encode("ascii")
 
 
 async def _open(
@@ -242,16 +266,21 @@ async def _open(
     timeout_s: float,
     verify_tls: bool,
     ssl_context: ssl.SSLContext | None,
+    policy: outbound.Policy | None = None,
 ) -> tuple[TimedReader, asyncio.StreamWriter]:
     try:
         async with asyncio.timeout(timeout_s):
-            return await _open_within(probe, target, verify_tls, ssl_context)
+            return await _open_within(probe, target, verify_tls, ssl_context, policy)
     except TimeoutError:
         raise ProbeError(f"timed out connecting after {timeout_s:g} s") from None
 
 
 async def _open_within(
-    probe: _Probe, target: _Target, verify_tls: bool, ssl_context: ssl.SSLContext | None
+    probe: _Probe,
+    target: _Target,
+    verify_tls: bool,
+    ssl_context: ssl.SSLContext | None,
+    policy: outbound.Policy | None = None,
 ) -> tuple[TimedReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
     mark = probe.started
@@ -261,6 +290,11 @@ async def _open_within(
         )
     except socket.gaierror as exc:
         raise ProbeError(f"DNS failure: {target.host}: {exc.strerror or exc}") from exc
+    if policy is not None:  # connect only to addresses the guard accepts: no second lookup
+        try:
+            outbound.judge_infos(target.host, infos, policy)
+        except outbound.OutboundRefused as refused:
+            raise ProbeError(str(refused)) from None
     mark = probe.phase("dns_s", mark)
     reader = TimedReader(limit=READ_SIZE, loop=loop)
     protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
@@ -371,10 +405,16 @@ def _closing(reader: TimedReader, response: Response) -> bool:
 async def _wait_idle(probe: _Probe, reader: TimedReader, response: Response, cap_s: float) -> None:
     """Wait until the server closes (EOF or reset) or ``cap_s`` after the response."""
     remaining = response.end_at + cap_s - time.monotonic()
+    after = 0
     try:
         async with asyncio.timeout(max(remaining, 0.0)):
-            while await reader.read(READ_SIZE):
-                pass  # bytes after the response (e.g. a 408) do not end the wait
+            while chunk := await reader.read(READ_SIZE):
+                after += len(chunk)  # bytes after the response (e.g. a 408) do not end the
+                if after > MAX_AFTER_RESPONSE:  # wait; a stream of them does
+                    raise ProbeError(
+                        f"the server sent more than {MAX_AFTER_RESPONSE // 1024} KiB "
+                        "after the response"
+                    )
     except TimeoutError:
         if reader.closed_at is None:
             probe.values["closed_by"] = "cap"

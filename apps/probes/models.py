@@ -11,7 +11,8 @@ from django.db import models
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
-from apps.lib import leases
+from apps.accounts.audit import SUBJECT_FIELDS, track
+from apps.lib import leases, outbound
 from apps.lib.status import Status, Verdict
 from apps.regions.models import STATUS_CHOICES, Region, Subject
 
@@ -30,7 +31,9 @@ class Target(Subject):
 
     name = models.CharField(max_length=100, blank=True, help_text="Empty to show the URL.")
     url = models.URLField(
-        "URL", max_length=2000, validators=[URLValidator(schemes=["http", "https"])]
+        "URL",
+        max_length=2000,
+        validators=[URLValidator(schemes=["http", "https"]), outbound.validate_url_host],
     )
     interval_s = models.PositiveIntegerField(
         "interval (s)",
@@ -108,6 +111,7 @@ class Target(Subject):
             timeout_s=self.timeout_s,
             verify_tls=self.verify_tls,
             tag=self.pk,
+            policy=outbound.Policy.from_settings(),
         )
 
     def lease_ttl(self) -> timedelta:
@@ -235,3 +239,6 @@ class Result(models.Model):
             status=verdict.status.value,
             reason=verdict.reason,
         )
+
+
+track(Target, exclude=[*SUBJECT_FIELDS, "next_due"])

@@ -9,8 +9,10 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
+from apps.accounts.roles import requires, writes_require
+from apps.lib import chartdata
 from apps.regions.models import Region
 
 from .models import Result, Target
@@ -79,6 +81,7 @@ def phases_chart(results: list[Result]) -> dict[str, Any]:
     }
 
 
+@require_safe
 def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     target = get_object_or_404(Target.objects.select_related("region", "region__account"), pk=pk)
     recent = list(target.results.order_by("-created", "-pk")[:CHART_RESULTS])
@@ -89,23 +92,29 @@ def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "idle_chart": idle_chart(chronological, target),
         "phases_chart": phases_chart(chronological),
     }
+    charts = {"idle": context["idle_chart"], "phases": context["phases_chart"]}
+    download = chartdata.csv_response(request, charts, f"probe-{pk}")
+    if download is not None:
+        return download
     template = "probes/target.html#summary" if request.htmx else "probes/target.html"
     return render(request, template, context)
 
 
+@requires("probes.change_target")
 @require_POST
 def target_enable(request: HttpRequest, pk: int) -> HttpResponse:
     """Enable or disable a target (``enabled`` in the form: "1" or "0"); enabling probes soon."""
     target = get_object_or_404(Target, pk=pk)
     enable = request.POST.get("enabled") == "1"
-    updates: dict[str, Any] = {"enabled": enable}
+    target.enabled = enable
     if enable:
-        updates["next_due"] = timezone.now()
-    Target.objects.filter(pk=pk).update(**updates)
+        target.next_due = timezone.now()
+    target.save(update_fields=["enabled", "next_due"])  # the audit trail records who did it
     messages.success(request, f"{target} is {'enabled' if enable else 'disabled'}.")
     return redirect("probes:target", pk=pk)
 
 
+@writes_require("probes.add_target")
 def presets(request: HttpRequest) -> HttpResponse:
     """The seed's public sites; POST adds one, disabled, to the chosen region or site."""
     regions = list(Region.objects.shown().select_related("account"))

@@ -4,11 +4,13 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from apps.lib.keep import KeepHistoryAdmin
+
 from .models import Array, Host, Member
 
 
 @admin.register(Host)
-class HostAdmin(admin.ModelAdmin):
+class HostAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     list_display = ["name", "region", "collection", "enabled", "last_report", "last_error"]
     list_filter = ["collection", "enabled", "region"]
     search_fields = ["name", "ssh_address"]

@@ -2,22 +2,20 @@
 
 ``POST /api/raid/hosts/<name>/report`` takes ``{"mdstat": "...", "details": {"md0": "..."}}``
 (or the bare /proc/mdstat text as ``text/plain``), authenticated by the host's own token
-(``Authorization: Bearer vgh_…``) or a read-write API key. A malformed report is answered 400
-naming the line, and nothing is stored.
+(``Authorization: Bearer vgh_…``) or a read-write API key of someone who may change RAID hosts
+(``raid.change_host``: an admin). A malformed report is answered 400 naming the line, and
+nothing is stored. The body is read with ``apps.lib.bodies`` (at most ``VIGIL_PUSH_MAX_BYTES``,
+413 beyond), never through DRF's unbounded ``request.data``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import django_filters
-from django.contrib.auth.models import AnonymousUser
+from django.conf import settings
 from django.db.models import QuerySet
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import exceptions, parsers, serializers, viewsets
-from rest_framework.authentication import BaseAuthentication
+from rest_framework import parsers, serializers, viewsets
 from rest_framework.decorators import (
     api_view,
     authentication_classes,
@@ -30,14 +28,16 @@ from rest_framework.response import Response
 from apps.accounts.authentication import ApiKeyAuthentication
 from apps.accounts.conditional import AppendOnlyList, ConditionalGet
 from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
-from apps.accounts.permissions import ApiKeyScope
+from apps.accounts.permissions import RolePermissions
 from apps.accounts.schema import ErrorSerializer
 from apps.alerts.models import Transition
+from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
+from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES
 
 from .errors import ParseError
 from .ingest import ingest
-from .models import TOKEN_LOOKUP_LENGTH, TOKEN_PREFIX, Array, Host, Member
+from .models import Array, Host, Member
 
 MAX_DETAILS = 256
 
@@ -45,29 +45,11 @@ MAX_DETAILS = 256
 # --- push ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HostToken:
-    """``request.auth`` for a request signed with a host's push token."""
-
-    host: Host
-
-
-class HostTokenAuthentication(BaseAuthentication):
+class HostTokenAuthentication(PushTokenAuthentication):
     """``Authorization: Bearer vgh_…``: a token that may only push one host's report."""
 
-    def authenticate(self, request: Request) -> tuple[Any, HostToken] | None:
-        parts = request.headers.get("Authorization", "").split()
-        if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1].startswith(TOKEN_PREFIX):
-            return None
-        raw = parts[1]
-        lookup = raw[len(TOKEN_PREFIX) : len(TOKEN_PREFIX) + TOKEN_LOOKUP_LENGTH]
-        host = Host.objects.filter(token_lookup=lookup).first() if lookup else None
-        if host is None or not host.token_matches(raw):
-            raise exceptions.AuthenticationFailed("Invalid or replaced host token")
-        return AnonymousUser(), HostToken(host)
-
-    def authenticate_header(self, request: Request) -> str:
-        return "Bearer"
+    model = Host
+    refused = "Invalid or replaced host token"
 
 
 class HostTokenScheme(OpenApiAuthenticationExtension):
@@ -84,26 +66,17 @@ class HostTokenScheme(OpenApiAuthenticationExtension):
         }
 
 
-class CanPushReport(ApiKeyScope):
-    """A host's own token, or a read-write API key (read-only keys get 403)."""
+class CanPushReport(RolePermissions):
+    """A host's own token, or a read-write API key (or session) holding ``raid.change_host``."""
+
+    perms = ("raid.change_host",)
 
     def has_permission(self, request: Request, view: object) -> bool:
-        if isinstance(request.auth, HostToken):
+        if isinstance(request.auth, PushToken):
             name = getattr(view, "kwargs", {}).get("name")
             self.message = "This token belongs to another host"
-            return request.auth.host.name == name
+            return isinstance(request.auth.subject, Host) and request.auth.subject.name == name
         return super().has_permission(request, view)
-
-
-class PlainTextParser(parsers.BaseParser):
-    media_type = "text/plain"
-
-    def parse(self, stream, media_type=None, parser_context=None) -> dict[str, Any]:
-        charset = (parser_context or {}).get("encoding") or "utf-8"
-        try:
-            return {"mdstat": stream.read().decode(charset)}
-        except UnicodeDecodeError as exc:
-            raise exceptions.ParseError("The report is not UTF-8 text") from exc
 
 
 def _report_fields(data: object) -> tuple[str, dict[str, str]]:
@@ -144,10 +117,15 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
             },
         ),
         409: OpenApiResponse(ErrorSerializer, description="The host is disabled"),
+        411: OpenApiResponse(ErrorSerializer, description="A chunked body the server cannot end"),
+        413: OpenApiResponse(ErrorSerializer, description="The body is over the size limit"),
+        415: OpenApiResponse(ErrorSerializer, description="Neither JSON nor text/plain"),
     },
     description="Push a host's /proc/mdstat (and optionally mdadm --detail per array). "
-    "Authenticate with the host's token (Bearer vgh_…) or a read-write API key. A malformed "
-    "text is answered 400 with the line that could not be read; nothing is stored then.",
+    "Authenticate with the host's token (Bearer vgh_…) or a read-write API key of an admin "
+    "(raid.change_host). A malformed text is answered 400 with the line that could not be "
+    "read; nothing is stored then. A body over VIGIL_PUSH_MAX_BYTES (1 MiB) is answered 413 "
+    "without being read.",
 )
 @api_view(["POST"])
 @authentication_classes([HostTokenAuthentication, ApiKeyAuthentication])
@@ -160,7 +138,10 @@ def report(request: Request, name: str) -> Response:
     if not host.enabled:
         return Response({"error": f"Host {name} is disabled"}, status=409)
     try:
-        mdstat, details = _report_fields(request.data)
+        payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES, text_field="mdstat")
+        mdstat, details = _report_fields(payload)
+    except BodyRefused as exc:
+        return Response({"error": str(exc)}, status=exc.status)
     except ValueError as exc:
         return Response({"error": str(exc)}, status=400)
     try:

@@ -23,6 +23,7 @@ class RaidConfig(AppConfig):
                 region_template="raid/region_panel.html",
                 region_context=views.region_panel_context,
                 prometheus=prometheus.metrics,
+                add_links=(concerns.AddLink("Add an md-RAID host", "raid:add", "raid.add_host"),),
                 demo_setup=demo_setup.set_up,
             )
         )

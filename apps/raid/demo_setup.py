@@ -1,6 +1,6 @@
 """Demo mode: the seed's storage client (md99 over md1..md5 on three storage servers).
 
-``set_up()`` (idempotent) adds a site and a host that "pushes" the seed layout with one rebuild
+``set_up()`` (idempotent) adds, in the demo AWS region, a host that "pushes" the seed layout with one rebuild
 in progress, through the same ingest path as a real report. ``refresh(now)`` re-sends it from
 the dispatcher, with the rebuild further along, so the demo host never goes stale.
 """
@@ -11,14 +11,12 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from apps.demo.mode import demo_site
+from apps.demo.mode import demo_region
 
 from .demo import SEED_RULES, seed_layout_mdstat
 from .ingest import ingest
 from .models import Host
 
-DEMO_SITE_CODE = "demo-storage"
-DEMO_SITE_NAME = "Demo site: iSCSI storage (md-RAID)"
 DEMO_HOST = "demo-storage-client"
 REBUILDING = "sdh"  # storage-b's disk in md2, re-added and recovering
 START_PERCENT = 37.4
@@ -33,7 +31,7 @@ def rebuild_percent(host: Host, now: datetime) -> float:
 
 
 def set_up() -> Host:
-    region = demo_site(DEMO_SITE_CODE, DEMO_SITE_NAME)
+    region = demo_region()
     host, created = Host.objects.get_or_create(
         name=DEMO_HOST,
         defaults={
@@ -46,6 +44,10 @@ def set_up() -> Host:
     if created:
         Host.objects.filter(pk=host.pk).update(is_demo=True)
         host.is_demo = True
+    elif host.is_demo and host.region_id != region.pk:  # moved from an earlier demo's site
+        Host.objects.filter(pk=host.pk).update(region=region)
+        host.arrays.update(region=region)
+        host.region = region
     refresh(host)
     return host
 

@@ -7,6 +7,13 @@ can answer 400 with it and a collector can show it as the reason for an ``unknow
 
 from __future__ import annotations
 
+QUOTED = 200  # characters of the line a message quotes
+
+
+def quoted(line: str) -> str:
+    """The line as a message shows it: ``repr`` (NULs and undecodable bytes escaped), cut."""
+    return repr(line) if len(line) <= QUOTED else repr(line[:QUOTED]) + "…"
+
 
 class ParseError(ValueError):
     """Input that is not a readable /proc/mdstat or ``mdadm --detail`` output."""
@@ -15,4 +22,4 @@ class ParseError(ValueError):
         self.problem = problem
         self.line_number = line_number
         self.line = line
-        super().__init__(f"line {line_number}: {problem}: {line!r}")
+        super().__init__(f"line {line_number}: {problem}: {quoted(line)}")

@@ -21,6 +21,10 @@ headroom (e.g. a three-way mirror below it is down to its last copy).
 ``figures`` carries numbers, never only text: ``headroom`` (leaf-disk failures it survives,
 worst case), ``sync_action``, ``sync_percent``, ``speed_kib_per_sec``, ``eta_minutes``,
 ``stalled``, ``raid_disks``, ``active_disks``, ``failed_members``.
+
+When the headroom search is over its budget (``bounds.TooLarge``), ``unjudged_verdict`` says
+what can be said without it (inactive, failed members, degraded, a rebuild) and otherwise
+**unknown**: "too large to judge", never ok.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from apps.raid.mdadm_detail import Detail
 from apps.raid.mdstat import Array, Mdstat
 from apps.raid.topology import ArrayHeadroom, Topology, describe_headroom
 
-__all__ = ["ABSURD_ETA_MINUTES", "array_verdict", "duration", "host_verdicts"]
+__all__ = ["ABSURD_ETA_MINUTES", "array_verdict", "duration", "host_verdicts", "unjudged_verdict"]
+
+TOO_LARGE = "too large to judge"
 
 ABSURD_ETA_MINUTES = 30 * 24 * 60  # a rebuild "finishing" in more than 30 days is stuck
 _REBUILDS = {"recovery", "resync", "reshape"}
@@ -72,7 +78,8 @@ def array_verdict(
         "headroom": headroom.more_failures if headroom.running else None,
     }
     findings: list[tuple[Status, str]] = []
-    findings += _state_findings(array, detail, headroom, topology)
+    findings += _plain_findings(array, detail, stopped=not headroom.running)
+    findings += _state_findings(headroom, topology)
     findings += _sync_findings(array, detail, figures)
     if not findings:
         return Verdict(Status.OK, _healthy_reason(array, headroom), figures)
@@ -84,14 +91,33 @@ def array_verdict(
     return Verdict(status, f"{array.name}: {reason}", figures)
 
 
-def _state_findings(
-    array: Array, detail: Detail | None, headroom: ArrayHeadroom, topology: Topology
+def unjudged_verdict(array: Array, *, detail: Detail | None = None, why: str = "") -> Verdict:
+    """The status of ``array`` when its headroom could not be worked out within the budget:
+    what the text says plainly, and unknown rather than ok."""
+    figures: dict[str, Any] = {
+        "level": array.level,
+        "raid_disks": array.raid_disks,
+        "active_disks": array.active_disks,
+        "failed_members": array.failed_members,
+        "headroom": None,
+    }
+    findings = _plain_findings(array, detail) + _sync_findings(array, detail, figures)
+    too_large = TOO_LARGE + (f" ({why})" if why else "")
+    status = worst(s for s, _ in findings) or Status.UNKNOWN
+    findings.sort(key=lambda f: -f[0].severity)
+    reasons = [text for _, text in findings if text] + [f"headroom {too_large}"]
+    return Verdict(status, f"{array.name}: {'; '.join(reasons)}", figures)
+
+
+def _plain_findings(
+    array: Array, detail: Detail | None, stopped: bool = False
 ) -> list[tuple[Status, str]]:
+    """What the text says (inactive, failed, degraded), and ``stopped`` by the search."""
     found: list[tuple[Status, str]] = []
     flags = {flag.lower() for flag in detail.state_flags} if detail else set()
     if array.state == "inactive":
         found.append((Status.CRITICAL, "inactive (not running)"))
-    elif "failed" in flags or not headroom.running:
+    elif "failed" in flags or stopped:
         found.append((Status.CRITICAL, "stopped: more members lost than its layout survives"))
     if array.failed_members:
         found.append((Status.CRITICAL, f"failed member {', '.join(array.failed_members)}"))
@@ -103,9 +129,16 @@ def _state_findings(
                 f"[{array.status}]",
             )
         )
+    return found
+
+
+def _state_findings(headroom: ArrayHeadroom, topology: Topology) -> list[tuple[Status, str]]:
+    """What the headroom search adds: no headroom left here or below."""
+    found: list[tuple[Status, str]] = []
     if headroom.running and headroom.more_failures == 0 and headroom.redundant_by_design:
         weak = [c.array for c in _walk(headroom) if c.running and c.more_failures == 0]
-        below = [name for name in weak if name != array.name and name in _redundant(headroom)]
+        redundant = _redundant(headroom)
+        below = [n for n in weak if n != headroom.array and n in redundant]
         where = f" (no headroom left in {', '.join(below)})" if below else ""
         found.append((Status.CRITICAL, f"can lose nothing more{where}"))
     elif headroom.running:
@@ -177,9 +210,13 @@ def _healthy_reason(array: Array, headroom: ArrayHeadroom) -> str:
 
 
 def _walk(headroom: ArrayHeadroom) -> list[ArrayHeadroom]:
-    found = [headroom]
-    for child in headroom.children:
-        found += _walk(child)
+    """``headroom`` and everything below it, depth first, without recursion."""
+    found: list[ArrayHeadroom] = []
+    stack = [headroom]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(reversed(node.children))
     return found
 
 

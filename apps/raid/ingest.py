@@ -64,8 +64,7 @@ def ingest(
         rows = {a.name: a for a in Array.objects.filter(host=host)}
         for array in rows.values():
             array.host = host
-        for facts in report.arrays:
-            rows[facts.name] = _save_array(host, rows.get(facts.name), facts, now)
+        _save_arrays(host, rows, report.arrays, now)
         for facts in report.arrays:
             parent = rows[facts.parent] if facts.parent else None
             array = rows[facts.name]
@@ -85,7 +84,7 @@ def ingest(
         Host.objects.filter(pk=host.pk).update(
             last_report=now,
             mdstat_text=mdstat_text,
-            details_text=dict(details or {}),
+            details_text=report.detail_texts,
             last_error="",
             last_error_at=None,
         )
@@ -93,24 +92,47 @@ def ingest(
     return transitions
 
 
-def _save_array(host: Host, array: Array | None, facts: ArrayFacts, now: datetime) -> Array:
-    if array is None:
-        array = Array(host=host, name=facts.name, region_id=host.region_id)
-    for field in _COPIED:
-        setattr(array, field, getattr(facts, field))
-    array.region_id = host.region_id
-    array.present = True
-    array.last_seen = now
-    # status and reason are left to alerts.record, the only writer of a status change
-    if array.pk is None:
-        array.save()
-    else:
-        array.save(update_fields=[*_COPIED, "region", "present", "last_seen"])
-    Member.objects.filter(array=array).delete()
-    Member.objects.bulk_create(
-        Member.of(array, position, m) for position, m in enumerate(facts.members)
-    )
-    return array
+_MEMBER_FIELDS = ("position", "device", "role", "slot", "flags", "state", "domain", "is_array")
+
+
+def _save_arrays(
+    host: Host, rows: dict[str, Array], reported: tuple[ArrayFacts, ...], now: datetime
+) -> None:
+    """Copy the facts into the host's arrays and their members, writing only what changed:
+    a report may hold 256 arrays and 4,096 members, and most of it is what it was a minute
+    ago. ``last_seen`` is one update for all."""
+    stored: dict[int, list[tuple]] = {}
+    for row in (
+        Member.objects.filter(array__host=host)
+        .order_by("array_id", "position")
+        .values_list("array_id", *_MEMBER_FIELDS)
+    ):
+        stored.setdefault(row[0], []).append(row[1:])
+    replace = []
+    for facts in reported:
+        array = rows.get(facts.name)
+        if array is None:
+            array = rows[facts.name] = Array(host=host, name=facts.name, region_id=host.region_id)
+        same = array.pk is not None and array.present and array.region_id == host.region_id
+        same = same and all(getattr(array, field) == getattr(facts, field) for field in _COPIED)
+        for field in _COPIED:
+            setattr(array, field, getattr(facts, field))
+        array.region_id = host.region_id
+        array.present = True
+        array.last_seen = now
+        # status and reason are left to alerts.record, the only writer of a status change
+        if array.pk is None:
+            array.save()
+        elif not same:
+            array.save(update_fields=[*_COPIED, "region", "present", "last_seen"])
+        members = [
+            Member.of(array, position, member) for position, member in enumerate(facts.members)
+        ]
+        if [tuple(getattr(m, f) for f in _MEMBER_FIELDS) for m in members] != stored.get(array.pk):
+            replace.append((array, members))
+    Array.objects.filter(pk__in=[rows[f.name].pk for f in reported]).update(last_seen=now)
+    Member.objects.filter(array__in=[array for array, _ in replace]).delete()
+    Member.objects.bulk_create((m for _, members in replace for m in members), batch_size=500)
 
 
 def mark_silent_hosts(now: datetime | None = None) -> list[Transition]:

@@ -8,7 +8,9 @@ width changed between mdadm versions) and a member table
 ``Number Major Minor RaidDevice State`` whose rows end with a device path, except ``removed``
 rows. Header keys that this parser does not model (e.g. ``Check Status``, ``Member Arrays``)
 are accepted and ignored; a line that is neither a known shape nor blank raises
-``ParseError`` naming it, and so does a known key given twice or with an unreadable value.
+``ParseError`` naming it, and so does a known key given twice or with an unreadable value, a
+value that could not be stored (a NUL, undecodable bytes, a member state longer than its
+column, a slot out of range) and more member rows than ``bounds.MAX_MEMBERS``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from apps.raid import bounds
 from apps.raid.errors import ParseError
 
 __all__ = ["Detail", "DetailMember", "ParseError", "parse"]
@@ -25,10 +28,7 @@ _A = re.ASCII
 _DEVICE = re.compile(r"(/\S+):", _A)
 _KEY_VALUE = re.compile(r"([A-Z][A-Za-z' ]*[A-Za-z'])\s+:(?:\s+(.*))?", _A)
 _TABLE_HEADER = re.compile(r"Number\s+Major\s+Minor\s+RaidDevice(?:\s+State)?", _A)
-_ROW = re.compile(
-    r"(-|[0-9]{1,24})\s+(-|[0-9]{1,24})\s+(-|[0-9]{1,24})\s+(-|[0-9]{1,24})(?:\s+(.*?))??(?:\s+(/\S+))?",
-    _A,
-)
+_CELL = re.compile(r"-|[0-9]{1,24}", _A)
 _SIZE = re.compile(r"([0-9]{1,24})(?:\s+\(.*\))?", _A)
 _PERCENT = re.compile(r"([0-9]{1,24}(?:\.[0-9]{1,24})?)%\s+complete", _A)
 
@@ -150,6 +150,8 @@ def parse(text: str) -> Detail:
     device: str | None = None
 
     for number, raw in enumerate(text.split("\n"), start=1):
+        if why := bounds.unstorable(raw):
+            raise ParseError(why, number, raw)
         line = raw.replace("\t", " ").replace("\xa0", " ").replace("\r", "").strip(" ")
         if not line:
             continue
@@ -160,6 +162,8 @@ def parse(text: str) -> Detail:
             device = match.group(1)
             continue
         if in_table:
+            if len(members) >= bounds.MAX_MEMBERS:
+                raise ParseError(f"more than {bounds.MAX_MEMBERS} member rows", number, raw)
             members.append(_row(line, number, raw))
             continue
         if _TABLE_HEADER.fullmatch(line):
@@ -201,9 +205,21 @@ def _value(kind: str, value: str, number: int, raw: str) -> Any:
 
 
 def _row(line: str, number: int, raw: str) -> DetailMember:
-    match = _ROW.fullmatch(line)
-    if not match:
+    """Four number cells, the state in words, and the device path unless it was removed.
+
+    Read by tokens, not with one pattern: a lazy state before an optional path backtracks
+    in quadratic time over a long run of spaces."""
+    tokens = line.split()
+    if len(tokens) < 4 or not all(_CELL.fullmatch(cell) for cell in tokens[:4]):
         raise ParseError("unreadable member row", number, raw)
-    cells = [None if cell == "-" else int(cell) for cell in match.groups()[:4]]
-    state = " ".join((match.group(5) or "").split())
-    return DetailMember(*cells, state=state, device=match.group(6))
+    cells = [None if cell == "-" else int(cell) for cell in tokens[:4]]
+    if any(cell is not None and cell > bounds.MAX_INT for cell in cells):
+        raise ParseError(f"a number out of range (at most {bounds.MAX_INT})", number, raw)
+    rest = tokens[4:]
+    device = rest.pop() if rest and rest[-1].startswith("/") and len(rest[-1]) > 1 else None
+    state = " ".join(rest)
+    if len(state) > bounds.MAX_STATE:
+        raise ParseError(f"member state longer than {bounds.MAX_STATE} characters", number, raw)
+    if device is not None and len(device) > bounds.MAX_DEVICE + len("/dev/"):
+        raise ParseError(f"device name longer than {bounds.MAX_DEVICE} characters", number, raw)
+    return DetailMember(*cells, state=state, device=device)

@@ -10,6 +10,11 @@ or ``\tresync=DELAYED``) and a ``bitmap:`` line. Lines are recognised by their c
 their indentation: published samples lose or change indentation, carry tabs or NO-BREAK SPACEs.
 A line that fits nothing raises ``ParseError`` naming it; nothing else escapes.
 
+Text from a host is not trusted: a value that could not be stored (a NUL, undecodable bytes, a
+name longer than its column, a number out of range) and a report larger than ``bounds`` allows
+(arrays, members, ``[n/m]`` sizes, raid10 copies beyond the disks, arrays nested too deep, a
+device in two arrays, an array inside itself) are ``ParseError`` naming the line.
+
 The number in brackets is the member's descriptor number (``desc_nr``), not its slot: see
 ``apps/raid/topology.py`` for how slots are inferred.
 """
@@ -20,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from apps.raid import bounds
 from apps.raid.errors import ParseError
 
 __all__ = ["Array", "Bitmap", "Mdstat", "Member", "ParseError", "Sync", "parse"]
@@ -239,13 +245,17 @@ def parse(text: str) -> Mdstat:
     seen_names: set[str] = set()
     current: dict[str, Any] | None = None
 
+    member_count = 0
     for number, raw in enumerate(text.split("\n"), start=1):
-        line = _clean(raw)
-        if not line:
-            continue
 
         def fail(problem: str, number: int = number, raw: str = raw) -> ParseError:
             return ParseError(problem, number, raw)
+
+        if why := bounds.unstorable(raw):
+            raise fail(why)
+        line = _clean(raw)
+        if not line:
+            continue
 
         if personalities is None:
             match = _PERSONALITIES.fullmatch(line)
@@ -264,8 +274,14 @@ def parse(text: str) -> Mdstat:
         if match := _HEADER.fullmatch(line):
             if match.group(1) in seen_names:
                 raise fail(f"array {match.group(1)} listed twice")
+            if len(arrays) >= bounds.MAX_ARRAYS:
+                raise fail(f"more than {bounds.MAX_ARRAYS} arrays")
             seen_names.add(match.group(1))
             current = _header(match, fail)
+            member_count += len(current["members"])
+            if member_count > bounds.MAX_DEVICES:
+                raise fail(f"more than {bounds.MAX_DEVICES} member devices in one report")
+            current["_line"] = (number, raw)
             arrays.append(current)
             continue
         if _READ_AHEAD.fullmatch(line) and current is None and not arrays:
@@ -275,8 +291,9 @@ def parse(text: str) -> Mdstat:
         if match := _BLOCKS.fullmatch(line):
             if "blocks" in current:
                 raise fail(f"second 'blocks' line for {current['name']}")
-            current["blocks"] = int(match.group(1))
+            current["blocks"] = _number(match.group(1), bounds.MAX_BIGINT, "size", fail)
             current.update(_status_pieces(match.group(2) or "", fail))
+            _check_copies(current, fail)
         elif match := _PROGRESS.fullmatch(line):
             _once(current, "sync", fail)
             current["sync"] = _running(match, fail)
@@ -293,11 +310,69 @@ def parse(text: str) -> Mdstat:
 
     if personalities is None:
         raise ParseError("no 'Personalities :' line", 1, text.split("\n", 1)[0])
+    _check_nesting(arrays)
+    for fields in arrays:
+        del fields["_line"]
     return Mdstat(
         personalities=personalities,
         arrays=tuple(Array(**fields) for fields in arrays),
         unused_devices=unused,
     )
+
+
+def _number(digits: str, limit: int, what: str, fail: Any) -> int:
+    value = int(digits)
+    if value > limit:
+        raise fail(f"{what} {digits} is out of range (at most {limit})")
+    return value
+
+
+def _check_copies(fields: dict[str, Any], fail: Any) -> None:
+    """raid10 copies (near x far) and far-set sizes no larger than the disks."""
+    layout = fields.get("raid10_layout")
+    if not layout:
+        return
+    disks = fields.get("raid_disks") or len(fields["members"])
+    copies = 1
+    for count, kind in re.findall(r"([0-9]+) (near|far|offset|devices per set)", layout):
+        value = int(count)
+        if value < 1 or value > disks:
+            raise fail(f"{count} {kind} is impossible on {disks} disks")
+        if kind != "devices per set":
+            copies *= value
+    if copies > disks:
+        raise fail(f"{copies} copies of each chunk are impossible on {disks} disks")
+
+
+def _check_nesting(arrays: list[dict[str, Any]]) -> None:
+    """Arrays over arrays form a forest: an array sits in at most one array, once, never
+    inside itself, at most ``bounds.MAX_NESTING`` levels deep. (A disk listed in two arrays
+    is only odd, and procfs' own sample does it; an array in two arrays would make every
+    walk of the tree branch twice.)"""
+    names = {fields["name"] for fields in arrays}
+    parent: dict[str, str] = {}
+    for fields in arrays:
+        number, raw = fields["_line"]
+        for member in fields["members"]:
+            if member.device not in names:
+                continue
+            if member.device in parent:
+                where = parent[member.device]
+                again = "twice" if where == fields["name"] else f"in {where} too"
+                raise ParseError(f"array {member.device} is listed {again}", number, raw)
+            parent[member.device] = fields["name"]
+    for fields in arrays:
+        number, raw = fields["_line"]
+        chain = [fields["name"]]
+        while chain[-1] in parent:
+            if parent[chain[-1]] in chain:
+                raise ParseError(f"{fields['name']} is inside itself", number, raw)
+            chain.append(parent[chain[-1]])
+            if len(chain) > bounds.MAX_NESTING:
+                nesting = " in ".join(chain)
+                raise ParseError(
+                    f"arrays nested more than {bounds.MAX_NESTING} deep ({nesting})", number, raw
+                )
 
 
 def _once(current: dict[str, Any], key: str, fail: Any) -> None:
@@ -323,13 +398,20 @@ def _header(match: re.Match[str], fail: Any) -> dict[str, Any]:
     if tokens and tokens[0] in LEVELS:
         fields["level"] = tokens[0]
         tokens = tokens[1:]
+    if len(fields["name"]) > bounds.MAX_NAME:
+        raise fail(f"array name longer than {bounds.MAX_NAME} characters")
+    if len(tokens) > bounds.MAX_MEMBERS:
+        raise fail(f"more than {bounds.MAX_MEMBERS} members")
     members = []
     for token in tokens:
         member = _MEMBER.fullmatch(token)
         if not member:
-            raise fail(f"unreadable member {token!r}")
+            raise fail(f"unreadable member {token[:120]!r}")
+        if len(member.group(1)) > bounds.MAX_DEVICE:
+            raise fail(f"member device name longer than {bounds.MAX_DEVICE} characters")
         flags = tuple(member.group(3)[1::3])
-        members.append(Member(member.group(1), int(member.group(2)), flags))
+        role = _number(member.group(2), bounds.MAX_INT, "member number", fail)
+        members.append(Member(member.group(1), role, flags))
     fields["members"] = tuple(members)
     return fields
 
@@ -364,8 +446,10 @@ def _status_pieces(rest: str, fail: Any) -> dict[str, Any]:
         elif kind == "rounding":
             fields["rounding"] = match.group(1)
         else:
-            fields["raid_disks"] = int(match.group(1))
-            fields["active_disks"] = int(match.group(2))
+            fields["raid_disks"] = _number(match.group(1), bounds.MAX_MEMBERS, "raid disks", fail)
+            fields["active_disks"] = _number(
+                match.group(2), fields["raid_disks"], "active disks", fail
+            )
             fields["status"] = match.group(3)
             if len(match.group(3)) != fields["raid_disks"]:
                 raise fail("the [U_] string does not match the number of raid disks")
@@ -388,5 +472,7 @@ def _running(match: re.Match[str], fail: Any) -> Sync:
         done_blocks=int(done),
         total_blocks=int(total),
         finish_minutes=None if finish is None else float(finish),
-        speed_kib_per_sec=None if speed is None else int(speed),
+        speed_kib_per_sec=None
+        if speed is None
+        else _number(speed, bounds.MAX_BIGINT, "speed", fail),
     )

@@ -7,9 +7,6 @@ its report to the API with a host-scoped token. The history of an array is its
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -19,7 +16,10 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.utils import timezone
 
-from apps.lib import leases
+from apps.accounts.audit import track
+from apps.lib import leases, outbound
+from apps.lib.keep import KeepsHistory
+from apps.lib.pushtoken import PushTokenHolder
 from apps.lib.status import Status, worst
 from apps.regions.models import Region, Subject
 
@@ -29,16 +29,13 @@ if TYPE_CHECKING:
     from .report import MemberFacts
 
 TOKEN_PREFIX = "vgh_"
-TOKEN_LOOKUP_LENGTH = 8
 SSH_LEASE = timedelta(minutes=6)  # longer than collect_host may run (tasks.py)
 
 
-def _digest(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
-
-
-class Host(models.Model):
+class Host(KeepsHistory, PushTokenHolder):
     """A machine with md arrays, in an AWS region or a named site."""
+
+    token_prefix = TOKEN_PREFIX
 
     class Collection(models.TextChoices):
         SSH = "ssh", "SSH pull"
@@ -63,7 +60,9 @@ class Host(models.Model):
     collection = models.CharField(
         max_length=10, choices=Collection.choices, default=Collection.PUSH
     )
-    ssh_address = models.CharField("SSH address", max_length=255, blank=True)
+    ssh_address = models.CharField(
+        "SSH address", max_length=255, blank=True, validators=[outbound.validate_host]
+    )
     ssh_port = models.PositiveIntegerField(
         "SSH port", default=22, validators=[MinValueValidator(1), MaxValueValidator(65535)]
     )
@@ -101,10 +100,6 @@ class Host(models.Model):
     last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
     mdstat_text = models.TextField(blank=True, editable=False)
     details_text = models.JSONField(default=dict, blank=True, editable=False)
-    token_lookup = models.CharField(
-        max_length=TOKEN_LOOKUP_LENGTH, unique=True, null=True, blank=True, editable=False
-    )
-    token_hash = models.CharField(max_length=64, blank=True, editable=False)
     created = models.DateTimeField(default=timezone.now, editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -112,8 +107,25 @@ class Host(models.Model):
         ordering = ["name"]
         indexes = [models.Index(fields=["collection", "enabled", "next_due"])]
 
+    disable_hint = "turn it off (enabled: false)"
+
     def __str__(self) -> str:
         return self.name
+
+    def deletion_blockers(self) -> list[str]:
+        from django.contrib.contenttypes.models import ContentType
+
+        from apps.alerts.models import Transition
+
+        arrays = self.arrays.count()
+        changes = Transition.objects.filter(
+            content_type=ContentType.objects.get_for_model(Array),
+            object_id__in=self.arrays.values("pk"),
+        ).count()
+        return [
+            *([f"{arrays} arrays"] if arrays else []),
+            *([f"{changes} status changes"] if changes else []),
+        ]
 
     def clean(self) -> None:
         try:
@@ -122,29 +134,6 @@ class Host(models.Model):
             raise ValidationError({"domain_rules": str(exc)}) from exc
         if self.collection == self.Collection.SSH and not self.ssh_address:
             raise ValidationError({"ssh_address": "An SSH host needs an address."})
-
-    # --- push token -----------------------------------------------------------------------
-
-    @property
-    def token_hint(self) -> str:
-        """What may be shown of the token: its prefix and lookup part, never the secret."""
-        return f"{TOKEN_PREFIX}{self.token_lookup}…" if self.token_lookup else ""
-
-    def issue_token(self) -> str:
-        """A new push token (the old one stops working); the raw token is never stored."""
-        while True:
-            lookup = secrets.token_hex(TOKEN_LOOKUP_LENGTH // 2)
-            if not Host.objects.filter(token_lookup=lookup).exists():
-                break
-        raw = f"{TOKEN_PREFIX}{lookup}{secrets.token_urlsafe(30)}"
-        self.token_lookup, self.token_hash = lookup, _digest(raw)
-        Host.objects.filter(pk=self.pk).update(token_lookup=lookup, token_hash=self.token_hash)
-        return raw
-
-    def token_matches(self, raw: str) -> bool:
-        if not self.token_hash or not raw.startswith(TOKEN_PREFIX):
-            return False
-        return hmac.compare_digest(self.token_hash, _digest(raw))
 
     # --- collection -----------------------------------------------------------------------
 
@@ -258,3 +247,18 @@ class Member(models.Model):
             domain=facts.domain,
             is_array=facts.is_array,
         )
+
+
+track(
+    Host,
+    exclude=[
+        "next_due",
+        "last_report",
+        "last_error",
+        "last_error_at",
+        "mdstat_text",
+        "details_text",
+        "lease_until",
+    ],
+    secrets=["token_hash"],
+)

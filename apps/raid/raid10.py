@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["copy_groups", "raid10_copy_groups"]
+__all__ = ["copy_groups", "copy_groups_cost", "raid10_copy_groups"]
 
 _MDSTAT = re.compile(r"([0-9]{1,6}) (near|far|offset)-copies", re.ASCII)
 _MDADM = re.compile(r"(near|far|offset)=([0-9]{1,6})", re.ASCII)
@@ -51,10 +51,7 @@ def raid10_copy_groups(
     return frozenset(groups)
 
 
-def copy_groups(layout: str | None, raid_disks: int) -> frozenset[frozenset[int]]:
-    """Copy groups from a layout as /proc/mdstat (``3 offset-copies``) or mdadm
-    (``near=2``, ``offset=2``) prints it; no layout means one copy, like RAID-0."""
-    layout = layout or ""
+def _copies(layout: str) -> tuple[int, int]:
     near = far = 1
     pairs = [(count, kind) for count, kind in _MDSTAT.findall(layout)]
     pairs += [(count, kind) for kind, count in _MDADM.findall(layout)]
@@ -63,6 +60,20 @@ def copy_groups(layout: str | None, raid_disks: int) -> frozenset[frozenset[int]
             near = int(count)
         else:
             far = int(count)
+    return near, far
+
+
+def copy_groups_cost(layout: str | None, raid_disks: int) -> int:
+    """The steps ``copy_groups`` takes: one per slot of every group (``k * near * far``)."""
+    near, far = _copies(layout or "")
+    return max(raid_disks, 0) * max(min(near * far, raid_disks), 1)
+
+
+def copy_groups(layout: str | None, raid_disks: int) -> frozenset[frozenset[int]]:
+    """Copy groups from a layout as /proc/mdstat (``3 offset-copies``) or mdadm
+    (``near=2``, ``offset=2``) prints it; no layout means one copy, like RAID-0."""
+    layout = layout or ""
+    near, far = _copies(layout)
     set_size = _SET_SIZE.search(layout)
     size = int(set_size.group(1)) if set_size else None
     if raid_disks <= 0:

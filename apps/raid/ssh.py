@@ -5,8 +5,11 @@ The only place that talks SSH. It runs ``cat /proc/mdstat``, then
 judging happen elsewhere (``report.py``). The host key is always verified: against the host's
 own known_hosts entry when it has one, else against a known_hosts file. Each step is bounded:
 the connection (TCP, key exchange and login) by ``connect_timeout``, each command by
-``command_timeout``. A failure raises ``SshError`` with a message for the host page; the
-client key never appears in it.
+``command_timeout``, and what a command prints by ``max_output`` bytes, counted while it is
+read (a host that prints without end costs one cap, never the worker's memory). Output is
+decoded as UTF-8, undecodable bytes kept as lone surrogates so the parser names their line.
+A failure raises ``SshError`` with a message for the host page; the client key never appears
+in it.
 
 On the monitored host, a restricted user and one sudo rule are enough (README, "md-RAID").
 """
@@ -16,17 +19,22 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import asyncssh
 
+from apps.lib import outbound
+
 __all__ = ["Collected", "SshError", "SshTarget", "collect", "known_hosts_from_text"]
 
 _ARRAY_LINE = re.compile(r"^\s*(md[A-Za-z0-9_]{1,30})\s*:", re.ASCII | re.MULTILINE)
 _KEY_TYPE = re.compile(r"^(ssh-|ecdsa-|sk-)", re.ASCII)
-MAX_OUTPUT = 1_000_000
+MAX_OUTPUT = 1024 * 1024  # bytes a command may print (the push limit, VIGIL_PUSH_MAX_BYTES)
+MAX_ERROR_OUTPUT = 64 * 1024  # bytes a command may print on stderr
 DETAILS_AT_ONCE = 4  # sessions at a time on one connection (sshd allows 10 by default)
+_PIECE = 64 * 1024
 
 
 class SshError(Exception):
@@ -45,6 +53,8 @@ class SshTarget:
     connect_timeout: float = 10.0
     command_timeout: float = 30.0
     total_timeout: float = 240.0  # the whole collection, however many arrays
+    max_output: int = MAX_OUTPUT  # bytes one command may print
+    policy: outbound.Policy | None = None  # the outbound guard's; None: from the settings
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,8 @@ async def _collect(target: SshTarget) -> Collected:
     try:
         async with budget:
             return await _session(options, target)
+    except outbound.OutboundRefused as exc:
+        raise SshError(f"{where}: {exc}") from exc
     except asyncssh.HostKeyNotVerifiable as exc:
         raise SshError(f"{where}: host key not trusted ({exc.reason})") from exc
     except asyncssh.PermissionDenied as exc:
@@ -130,15 +142,19 @@ async def _collect(target: SshTarget) -> Collected:
 
 async def _session(options: dict[str, object], target: SshTarget) -> Collected:
     """mdstat first, then every array's detail, a few at a time over the one connection."""
-    async with asyncssh.connect(**options) as conn:
-        mdstat = await _run(conn, ["cat", "/proc/mdstat"], target.command_timeout)
+    sock = await _open_socket(target)
+    async with asyncssh.connect(**options, sock=sock) as conn:
+        mdstat = await _run(
+            conn, ["cat", "/proc/mdstat"], target.command_timeout, target.max_output
+        )
         parallel = asyncio.Semaphore(DETAILS_AT_ONCE)
 
         async def detail(name: str) -> tuple[str, str | None, str | None]:
             command = ["sudo", "-n", "mdadm", "--detail", f"/dev/{name}"]
             async with parallel:
                 try:
-                    return name, await _run(conn, command, target.command_timeout), None
+                    output = await _run(conn, command, target.command_timeout, target.max_output)
+                    return name, output, None
                 except SshError as exc:
                     return name, None, f"mdadm --detail /dev/{name}: {exc}"
 
@@ -148,17 +164,69 @@ async def _session(options: dict[str, object], target: SshTarget) -> Collected:
     return Collected(mdstat=mdstat, details=details, warnings=warnings)
 
 
-async def _run(conn: asyncssh.SSHClientConnection, argv: Sequence[str], timeout: float) -> str:
+async def _open_socket(target: SshTarget) -> socket.socket:
+    """TCP to an address of the host that the outbound guard accepts (resolved once: the host
+    key is still checked against the name, and the name is never looked up again)."""
+    policy = target.policy or outbound.Policy.from_settings()
+    last_error: OSError | None = None
+    async with asyncio.timeout(target.connect_timeout):
+        for address in await outbound.resolve_async(target.address, target.port, policy):
+            sock = socket.socket(address.family, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            try:
+                await asyncio.get_running_loop().sock_connect(sock, address.sockaddr)
+            except OSError as error:
+                sock.close()
+                last_error = error
+                continue
+            return sock
+    assert last_error is not None
+    raise last_error
+
+
+async def _run(
+    conn: asyncssh.SSHClientConnection,
+    argv: Sequence[str],
+    timeout: float,
+    max_output: int = MAX_OUTPUT,
+) -> str:
+    """Run one command; its output read in pieces and refused past ``max_output`` bytes."""
     command = shlex.join(argv)
     try:
-        result = await conn.run(command, check=False, timeout=timeout)
-    except asyncssh.TimeoutError as exc:
+        async with asyncio.timeout(timeout):
+            async with conn.create_process(command, encoding=None) as process:
+                errors = asyncio.create_task(_read_capped(process.stderr, MAX_ERROR_OUTPUT))
+                try:
+                    stdout = await _read_capped(process.stdout, max_output)
+                    if stdout is None:  # leaving closes the channel: sshd ends the command
+                        raise SshError(f"{command!r} printed more than {_bytes(max_output)}")
+                    stderr = await errors
+                finally:
+                    errors.cancel()
+                await process.wait()
+                status = process.exit_status
+    except TimeoutError as exc:
         raise SshError(f"{command!r} did not finish within {timeout:g} s") from exc
-    output = result.stdout if isinstance(result.stdout, str) else ""
-    if result.exit_status != 0:
-        error = result.stderr if isinstance(result.stderr, str) else ""
-        error = " ".join(error.split())[:300] or f"exit status {result.exit_status}"
+    if status != 0:
+        error = (stderr or b"").decode("utf-8", errors="replace")
+        error = " ".join(error.split())[:300] or f"exit status {status}"
         raise SshError(f"{command!r} failed: {error}")
-    if len(output) > MAX_OUTPUT:
-        raise SshError(f"{command!r} printed more than {MAX_OUTPUT} characters")
-    return output
+    return stdout.decode("utf-8", errors="surrogateescape")
+
+
+async def _read_capped(stream: asyncssh.SSHReader, limit: int) -> bytes | None:
+    """Everything ``stream`` gives, or None as soon as it passes ``limit`` bytes."""
+    pieces: list[bytes] = []
+    size = 0
+    while piece := await stream.read(_PIECE):
+        size += len(piece)
+        if size > limit:
+            return None
+        pieces.append(piece)
+    return b"".join(pieces)
+
+
+def _bytes(count: int) -> str:
+    if count >= 1024 * 1024 and count % (1024 * 1024) == 0:
+        return f"{count // (1024 * 1024)} MiB"
+    return f"{count:,} bytes"

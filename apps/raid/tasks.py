@@ -35,6 +35,7 @@ def ssh_target(host: Host) -> ssh.SshTarget:
         passphrase=settings.VIGIL_RAID_SSH_KEY_PASSPHRASE,
         connect_timeout=settings.VIGIL_RAID_SSH_CONNECT_TIMEOUT,
         command_timeout=settings.VIGIL_RAID_SSH_COMMAND_TIMEOUT,
+        max_output=settings.VIGIL_PUSH_MAX_BYTES,
     )
 
 
@@ -57,6 +58,10 @@ def collect_host(host_id: int, region: str | None = None) -> None:
             return
         except ParseError as exc:
             host.collection_failed(f"unreadable output: {exc}")
+            return
+        except Exception as exc:  # a bug, not the host's text: on the host page, and logged
+            log.exception("Collection of RAID host %s failed", host)
+            host.collection_failed(f"collection failed: {type(exc).__name__}: {exc}")
             return
         if collected.warnings:
             host.collection_failed("; ".join(collected.warnings))

@@ -30,6 +30,10 @@ non-spare members failing stops it, ``t`` being the smallest slot count that cou
 domain (``sdc1`` -> ``sdc``, ``nvme0n1p2`` -> ``nvme0n1``); any other unmapped device is its
 own domain. Only domains holding a working leaf count. The number of domains that may fail is
 again worst case (EVERY set of that many), found by trying sets of growing size.
+
+**Bounded work.** Nothing here recurses: every walk of the tree is an explicit post-order plan
+(``_plan``), and every step is paid from the topology's ``bounds.Budget``; a search that would
+cost more raises ``bounds.TooLarge`` (the report then says "too large to judge").
 """
 
 from __future__ import annotations
@@ -39,10 +43,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
 
+from apps.raid.bounds import Budget
 from apps.raid.mdadm_detail import Detail
 from apps.raid.mdstat import Array, Mdstat
 from apps.raid.mdstat import parse as parse_mdstat
-from apps.raid.raid10 import copy_groups
+from apps.raid.raid10 import copy_groups, copy_groups_cost
 
 __all__ = [
     "MAX_DOMAIN_SETS",
@@ -114,8 +119,9 @@ class DomainHeadroom:
 class _Node:
     """One array with its slots resolved: the evaluator behind the public functions."""
 
-    def __init__(self, array: Array, detail: Detail | None) -> None:
+    def __init__(self, array: Array, detail: Detail | None, budget: Budget) -> None:
         self.name = array.name
+        self.budget = budget
         self.level = array.level
         self.members = [m.device for m in array.members]
         # (slot, device) for the members that are up now; slot None when placement is unknown
@@ -124,7 +130,8 @@ class _Node:
         self.missing: int | None = None  # raid4/5/6: the kernel's degraded count
         self.slots = 0
         self.placement_known = True
-        self.groups: frozenset[frozenset[int]] = frozenset()
+        self._layout: str | None = None
+        self._groups: frozenset[frozenset[int]] | None = None
         self.running = array.state == "active" and self.level is not None
         if not self.running:
             return
@@ -137,9 +144,18 @@ class _Node:
                 n = len([m for m in array.members if not m.faulty and not m.spare])
                 array = replace(array, status="U" * n, raid_disks=n, active_disks=n)
             self._place(array, detail)
-            if self.level == "raid10":
-                self.groups = copy_groups(array.raid10_layout, self.slots)
+            self._layout = array.raid10_layout
         self.running = self.slots > 0 and self.alive_with(set())
+
+    @property
+    def groups(self) -> frozenset[frozenset[int]]:
+        """raid10 copy groups, worked out (and paid for) when first needed."""
+        if self.level != "raid10":
+            return frozenset()
+        if self._groups is None:
+            self.budget.spend(copy_groups_cost(self._layout, self.slots))
+            self._groups = copy_groups(self._layout, self.slots)
+        return self._groups
 
     def _place(self, array: Array, detail: Detail | None) -> None:
         status = array.status or ""
@@ -182,7 +198,9 @@ class _Node:
             missing = len(self.dead_slots) if self.missing is None else self.missing
             return missing + len(dead - self.dead_slots) <= _TOLERANCE[self.level]
         if self.level == "raid10":
-            return not any(group <= down for group in self.groups)
+            groups = self.groups
+            self.budget.spend(len(groups))
+            return not any(group <= down for group in groups)
         return not down  # raid0, linear, faulty
 
     def designed_tolerance(self) -> int:
@@ -208,109 +226,194 @@ class _Node:
         return 1
 
 
-class Topology:
-    """The arrays of one host as a forest; evaluates which failure sets stop an array."""
+@dataclass(frozen=True)
+class _Step:
+    """One array of a plan, with where each of its working members leads.
 
-    def __init__(self, mdstat: Mdstat, details: Mapping[str, Detail] | None = None) -> None:
+    ``parts`` holds ``(slot, device, child)``: ``child`` is the index in the plan of the
+    member array's own step, -1 for a disk or partition, -2 for an array that is already on
+    the way down (an array listed inside itself counts as lost).
+    """
+
+    name: str
+    parts: tuple[tuple[int | None, str, int], ...]
+
+
+_LEAF, _LOOP = -1, -2
+
+
+class Topology:
+    """The arrays of one host as a forest; evaluates which failure sets stop an array.
+
+    Every evaluation is paid from ``budget`` (one ``bounds.Budget`` per report); past it,
+    ``bounds.TooLarge`` is raised.
+    """
+
+    def __init__(
+        self,
+        mdstat: Mdstat,
+        details: Mapping[str, Detail] | None = None,
+        budget: Budget | None = None,
+    ) -> None:
         details = details or {}
+        self.budget = budget or Budget()
         self.nodes = {
-            a.name: _Node(a, details.get(a.name) or details.get(f"/dev/{a.name}"))
+            a.name: _Node(a, details.get(a.name) or details.get(f"/dev/{a.name}"), self.budget)
             for a in mdstat.arrays
         }
         self._order = [a.name for a in mdstat.arrays]
+        self._plans: dict[str, tuple[_Step, ...]] = {}
+        self._kills: dict[str, tuple[int, frozenset[str]]] = {}
+        self._alive: dict[str, bool] = {}
 
     @classmethod
     def from_text(cls, mdstat_text: str) -> Topology:
         return cls(parse_mdstat(mdstat_text))
 
-    def children(self, name: str, _path: frozenset[str] = frozenset()) -> list[str]:
-        path = _path | {name}
-        return [d for _, d in self.nodes[name].working if d in self.nodes and d not in path]
+    def _plan(self, name: str) -> tuple[_Step, ...]:
+        """The arrays under ``name`` in post-order (children first, ``name`` last), walked
+        with an explicit stack; each array is entered once per path that reaches it."""
+        if name in self._plans:
+            return self._plans[name]
+        steps: list[_Step] = []
+        # frame: (array, arrays on the way down, next member index, parts so far)
+        stack: list[tuple[str, frozenset[str], list[int], list[tuple[int | None, str, int]]]]
+        stack = [(name, frozenset({name}), [0], [])]
+        while stack:
+            array, path, index, parts = stack[-1]
+            working = self.nodes[array].working
+            if index[0] < len(working):
+                slot, device = working[index[0]]
+                index[0] += 1
+                self.budget.spend()
+                if device not in self.nodes:
+                    parts.append((slot, device, _LEAF))
+                elif device in path:
+                    parts.append((slot, device, _LOOP))
+                else:
+                    parts.append((slot, device, _LEAF))  # replaced by the child's index
+                    stack.append((device, path | {device}, [0], []))
+                continue
+            stack.pop()
+            steps.append(_Step(array, tuple(parts)))
+            if stack:
+                _, _, _, above = stack[-1]
+                slot, device, _ = above[-1]
+                above[-1] = (slot, device, len(steps) - 1)
+        plan = tuple(steps)
+        self._plans[name] = plan
+        return plan
+
+    def children(self, name: str) -> list[str]:
+        """The member arrays of ``name`` that are up (an array inside itself left out)."""
+        return [d for _, d in self.nodes[name].working if d in self.nodes and d != name]
 
     def roots(self) -> list[str]:
         """Arrays that are not a member of another array, in mdstat order."""
         members = {d for node in self.nodes.values() for d in node.members if d != node.name}
         return [name for name in self._order if name not in members]
 
-    def leaves(self, name: str, _path: frozenset[str] = frozenset()) -> set[str]:
+    def leaves(self, name: str) -> set[str]:
         """The working disks and partitions under ``name``."""
-        path = _path | {name}
-        found: set[str] = set()
-        for _, device in self.nodes[name].working:
-            if device in self.nodes and device not in path:
-                found |= self.leaves(device, path)
-            elif device not in self.nodes:
-                found.add(device)
-        return found
+        return {
+            device
+            for step in self._plan(name)
+            for _, device, child in step.parts
+            if child == _LEAF and device not in self.nodes
+        }
 
-    def alive(
-        self, name: str, dead_leaves: frozenset[str], _path: frozenset[str] = frozenset()
-    ) -> bool:
-        node = self.nodes[name]
-        if not node.running:
-            return False
-        path = _path | {name}
-        lost = [
-            slot
-            for slot, device in node.working
-            if device in dead_leaves
-            or (
-                device in self.nodes
-                and (device in path or not self.alive(device, dead_leaves, path))
-            )
-        ]
-        if not node.placement_known:
-            return len(lost) < node.kill_threshold()
-        return node.alive_with({slot for slot in lost if slot is not None})
+    def alive(self, name: str, dead_leaves: frozenset[str]) -> bool:
+        """Whether ``name`` runs when ``dead_leaves`` fail (on top of what failed already)."""
+        if not dead_leaves and name in self._alive:
+            return self._alive[name]
+        plan = self._plan(name)
+        up: list[bool] = []
+        for step in plan:
+            node = self.nodes[step.name]
+            self.budget.spend(len(step.parts) + 1)
+            if not node.running:
+                up.append(False)
+                continue
+            lost = [
+                slot
+                for slot, device, child in step.parts
+                if device in dead_leaves or child == _LOOP or (child >= 0 and not up[child])
+            ]
+            if not node.placement_known:
+                up.append(len(lost) < node.kill_threshold())
+            else:
+                up.append(node.alive_with({slot for slot in lost if slot is not None}))
+        if not dead_leaves:
+            self._alive[name] = up[-1]
+        return up[-1]
 
     def kill_cost(self, name: str) -> int:
         """The fewest leaf failures that stop ``name`` (0 if it is not running)."""
         return self._kill(name)[0]
 
-    def _kill(self, name: str, _path: frozenset[str] = frozenset()) -> tuple[int, frozenset[str]]:
+    def _kill(self, name: str) -> tuple[int, frozenset[str]]:
         """A cheapest set of leaves whose failure stops ``name``, and its size.
 
         Exact when no leaf sits under two arrays, which /proc/mdstat guarantees.
         """
-        node = self.nodes[name]
+        if name in self._kills:
+            return self._kills[name]
+        found: list[tuple[int, frozenset[str]]] = []
+        for step in self._plan(name):
+            found.append(self._kill_step(step, found))
+        self._kills[name] = found[-1]
+        return found[-1]
+
+    def _kill_step(
+        self, step: _Step, found: list[tuple[int, frozenset[str]]]
+    ) -> tuple[int, frozenset[str]]:
+        node = self.nodes[step.name]
+        self.budget.spend(len(step.parts) + 1)
         if not node.running:
             return 0, frozenset()
-        path = _path | {name}
         parts: dict[int | None, list[tuple[int, frozenset[str]]]] = {}
-        for slot, device in node.working:
-            if device in path:  # an array listed as its own member: treat as lost
+        for slot, device, child in step.parts:
+            if child == _LOOP:  # an array listed as its own member: treat as lost
                 part: tuple[int, frozenset[str]] = (0, frozenset())
-            elif device in self.nodes:
-                part = self._kill(device, path)
+            elif child >= 0:
+                part = found[child]
             else:
                 part = (1, frozenset({device}))
             parts.setdefault(slot, []).append(part)
         if node.level == "raid10" and node.placement_known:
+            groups = sorted(node.groups, key=sorted)
+            self.budget.spend(sum(len(group) for group in groups))
             options = [
                 [p for slot in sorted(group - node.dead_slots) for p in parts.get(slot, [])]
-                for group in sorted(node.groups, key=sorted)
+                for group in groups
             ]
             chosen = min(options, key=lambda o: sum(c for c, _ in o))
         else:
             flat = sorted((p for values in parts.values() for p in values), key=lambda p: p[0])
             whole = node.level in {"raid1", "multipath"} and node.placement_known
             chosen = flat if whole else flat[: node.kill_threshold()]
+        self.budget.spend(sum(len(leaves) for _, leaves in chosen))
         return sum(c for c, _ in chosen), frozenset().union(*(leaves for _, leaves in chosen))
 
-    def headroom(self, name: str, _path: frozenset[str] = frozenset()) -> ArrayHeadroom:
+    def headroom(self, name: str) -> ArrayHeadroom:
         """``name`` and the arrays below it, each with its worst-case headroom."""
-        node = self.nodes[name]
-        path = _path | {name}
-        children = tuple(self.headroom(child, path) for child in self.children(name, _path))
-        return ArrayHeadroom(
-            array=name,
-            level=node.level,
-            running=self.alive(name, frozenset()),
-            more_failures=max(self.kill_cost(name) - 1, 0),
-            placement_known=node.placement_known and all(c.placement_known for c in children),
-            designed_tolerance=node.designed_tolerance(),
-            children=children,
-        )
+        built: list[ArrayHeadroom] = []
+        for step in self._plan(name):
+            node = self.nodes[step.name]
+            children = tuple(built[child] for _, _, child in step.parts if child >= 0)
+            built.append(
+                ArrayHeadroom(
+                    array=step.name,
+                    level=node.level,
+                    running=self.alive(step.name, frozenset()),
+                    more_failures=max(self.kill_cost(step.name) - 1, 0),
+                    placement_known=node.placement_known
+                    and all(c.placement_known for c in children),
+                    designed_tolerance=node.designed_tolerance(),
+                    children=children,
+                )
+            )
+        return built[-1]
 
     def domain_headroom(
         self, name: str, domains: Mapping[str, str], max_sets: int = MAX_DOMAIN_SETS
@@ -319,7 +422,8 @@ class Topology:
 
         When every domain holds one leaf, the cheapest kill set answers at once; otherwise
         domain sets of growing size are tried, at most ``max_sets`` of them. Past that
-        budget the answer is the size proven safe so far (``complete`` is then False).
+        number the answer is the size proven safe so far (``complete`` is then False); past
+        the budget, ``bounds.TooLarge``.
         """
         by_domain: dict[str, set[str]] = {}
         for leaf in self.leaves(name):

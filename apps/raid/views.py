@@ -6,13 +6,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.admin.views.decorators import staff_member_required
+from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
+from apps.accounts.roles import requires
 from apps.alerts.models import Transition
+from apps.lib import agents
 from apps.lib.status import Status, worst
 from apps.regions.models import Region
 
@@ -75,6 +77,9 @@ def tree(arrays: list[Array]) -> list[Node]:
     return roots
 
 
+AGENT = "vigil-raid-push"
+
+
 def host_context(host: Host) -> dict[str, Any]:
     arrays = list(host.arrays.prefetch_related("members").order_by("position", "name"))
     present = [a for a in arrays if a.present]
@@ -89,20 +94,30 @@ def host_context(host: Host) -> dict[str, Any]:
         "gone": [a for a in arrays if not a.present],
         "transitions": transitions,
         "details": sorted((host.details_text or {}).items()),
+        "agent_files": agents.files(AGENT),
     }
 
 
+@require_safe
 def host_detail(request: HttpRequest, name: str) -> HttpResponse:
     host = get_object_or_404(Host.objects.select_related("region", "region__account"), name=name)
     template = "raid/host.html#live" if request.htmx else "raid/host.html"
     return render(request, template, host_context(host))
 
 
-@staff_member_required
+@requires("raid.change_host")
 @require_POST
 def issue_token(request: HttpRequest, name: str) -> HttpResponse:
     """Replace the host's push token and show the new one, once."""
     host = get_object_or_404(Host.objects.select_related("region"), name=name)
     context = host_context(host)
     context["new_token"] = host.issue_token()
+    context["vigil_url"] = settings.VIGIL_BASE_URL
     return render(request, "raid/host.html", context)
+
+
+@require_safe
+def agent_file(request: HttpRequest, name: str, filename: str) -> HttpResponse:
+    """The push agent (this host's name and Vigil's URL filled in), its units, its cron line."""
+    host = get_object_or_404(Host, name=name)
+    return agents.download(AGENT, filename, {"VIGIL_HOST": host.name})

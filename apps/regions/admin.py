@@ -3,6 +3,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 
+from apps.lib.keep import KeepHistoryAdmin
+
 from .models import Account, Region
 
 
@@ -36,7 +38,7 @@ class AccountForm(forms.ModelForm):
 
 
 @admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
+class AccountAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     form = AccountForm
     list_display = ["name", "role_arn", "home_region", "enabled", "discovered", "last_error"]
     readonly_fields = ["is_demo", "discovered", "last_error", "last_error_at"]
@@ -52,7 +54,7 @@ class AccountAdmin(admin.ModelAdmin):
 
 
 @admin.register(Region)
-class RegionAdmin(admin.ModelAdmin):
+class RegionAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     list_display = ["code", "name", "kind", "account", "opt_in_status", "enabled"]
     list_filter = ["kind", "opt_in_status", "enabled", "account"]
     list_editable = ["enabled"]

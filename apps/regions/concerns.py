@@ -21,6 +21,9 @@ Each concern app registers itself once, in its ``AppConfig.ready()``:
 - ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
 - ``demo_runtime()`` returns a context manager that ``make run`` holds open in demo mode, for
   demo services that live in that process (the probes' loopback keep-alive servers);
+- ``add_links`` are the concern's "add" pages (``AddLink``: a label, a URL name taking no
+  argument, the permission it needs); the region page offers them, with ``?region=<pk>``, when
+  the concern has nothing in a region yet;
 - ``prometheus(subjects, statuses)`` yields the concern's metric families for ``/metrics``
   (the current figures of every subject in the ``subjects()`` queryset, with ``region``
   labels) and adds each subject's status to ``statuses`` (an
@@ -42,6 +45,14 @@ from django.db.models import Count, QuerySet
 
 
 @dataclass(frozen=True)
+class AddLink:
+    label: str
+    url_name: str
+    permission: str
+    aws_only: bool = False  # only offered in AWS regions (not on sites)
+
+
+@dataclass(frozen=True)
 class Concern:
     key: str
     label: str
@@ -53,6 +64,7 @@ class Concern:
     region_errors: Callable[[list[int]], dict[int, str]] | None = None
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
     prometheus: Callable[[QuerySet, Any], Iterable[Any]] | None = None
+    add_links: tuple[AddLink, ...] = ()
 
 
 _registry: dict[str, Concern] = {}

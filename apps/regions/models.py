@@ -11,8 +11,10 @@ from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.accounts.audit import track
 from apps.lib import leases
 from apps.lib.aws import AccountAccess
+from apps.lib.keep import KeepsHistory
 from apps.lib.status import Status
 
 from .ec2 import RegionInfo, region_name
@@ -21,7 +23,7 @@ STATUS_CHOICES = [(s.value, s.label) for s in Status]
 RETRY_FAILED_DISCOVERY = timedelta(minutes=5)
 
 
-class Account(models.Model):
+class Account(KeepsHistory, models.Model):
     name = models.CharField(max_length=100, unique=True)
     role_arn = models.CharField(
         "role ARN",
@@ -45,11 +47,16 @@ class Account(models.Model):
     last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
 
+    disable_hint = "turn it off (enabled: false)"
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def deletion_blockers(self) -> list[str]:
+        return history_held(region__account=self)
 
     @property
     def access(self) -> AccountAccess:
@@ -102,7 +109,7 @@ class RegionQuerySet(models.QuerySet):
         return self.filter(enabled=True).filter(site | (usable & Q(account__enabled=True)))
 
 
-class Region(models.Model):
+class Region(KeepsHistory, models.Model):
     class Kind(models.TextChoices):
         AWS = "aws", "AWS region"
         SITE = "site", "Site"
@@ -138,10 +145,15 @@ class Region(models.Model):
             ),
         ]
 
+    disable_hint = "turn it off (enabled: false)"
+
     def __str__(self) -> str:
         if self.kind == self.Kind.SITE:
             return self.name or self.code
         return f"{self.code} ({self.account})"
+
+    def deletion_blockers(self) -> list[str]:
+        return history_held(region=self)
 
     @property
     def is_opt_in(self) -> bool:
@@ -170,3 +182,39 @@ class Subject(models.Model):
     @property
     def status_enum(self) -> Status:
         return Status(self.status)
+
+
+track(
+    Account,
+    exclude=["discovered", "next_discovery", "last_error", "last_error_at", "lease_until"],
+    secrets=["external_id"],
+)
+track(Region, exclude=["opt_in_status", "lease_until"])
+
+
+def _counted(count: int, noun: str) -> list[str]:
+    return [f"{count} {noun}{'' if count == 1 else 's'}"] if count else []
+
+
+def history_held(**where: object) -> list[str]:
+    """What the regions matching ``where`` hold: monitored subjects of every concern, status
+    changes and emails not sent yet (``apps.lib.keep``)."""
+    from django.apps import apps
+
+    from apps.alerts.models import Notification, Transition
+
+    subjects = sum(
+        model._default_manager.filter(**where).count()
+        for model in apps.get_models()
+        if issubclass(model, Subject)
+    )
+    changes = Transition.objects.filter(**where).count()
+    pending = Notification.objects.filter(
+        state=Notification.State.PENDING,
+        **{f"transition__{key}": value for key, value in where.items()},
+    ).count()
+    return [
+        *_counted(subjects, "monitored subject"),
+        *_counted(changes, "status change"),
+        *_counted(pending, "pending notification"),
+    ]

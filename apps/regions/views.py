@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -13,10 +14,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_safe
 
+from apps.accounts.roles import role_of
 from apps.lib.status import Status, worst
 
-from . import concerns
+from . import concerns, timeline
 from .models import Account, Region
 
 
@@ -101,14 +104,16 @@ def cached_fragment(key: str, render_html: Callable[[], str]) -> SafeString:
     return mark_safe(html)  # our own template's output, cached as such
 
 
+@require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    # The empty state differs for staff (a link to add an account): one fragment for each.
+    # The empty state differs by role (a link to add an account): one fragment for each.
     tiles = cached_fragment(
-        f"vigil:home:tiles:{int(request.user.is_staff)}",
+        f"vigil:home:tiles:{role_of(request.user)}",
         lambda: render_to_string("regions/home.html#tiles", {"tiles": overview()}, request=request),
     )
     if request.htmx:
-        return HttpResponse(tiles)
+        alarm = render_to_string("alarm_oob.html", {"page_title": "Regions"}, request=request)
+        return HttpResponse(alarm + tiles)
     return render(request, "regions/home.html", {"tiles_html": tiles})
 
 
@@ -126,8 +131,8 @@ def _rows_shown(request: HttpRequest) -> dict[str, Any]:
 def _panel_html(request: HttpRequest, region: Region, concern: concerns.Concern) -> SafeString:
     shown = _rows_shown(request)
     return cached_fragment(
-        # Staff see "add" links: one fragment for staff and one for the others.
-        f"vigil:panel:{region.pk}:{concern.key}:{int(shown['show_all'])}:{int(request.user.is_staff)}",
+        # "Add" links follow the role's permissions: one fragment per role.
+        f"vigil:panel:{region.pk}:{concern.key}:{int(shown['show_all'])}:{role_of(request.user)}",
         lambda: render_to_string(
             concern.region_template,
             {"region": region, "panel": concern.region_context(region), **shown},
@@ -136,6 +141,7 @@ def _panel_html(request: HttpRequest, region: Region, concern: concerns.Concern)
     )
 
 
+@require_safe
 def region_panel(request: HttpRequest, pk: int, concern: str) -> HttpResponse:
     """One concern's section of the region page alone, for htmx polling."""
     region = get_object_or_404(Region, pk=pk)
@@ -145,11 +151,158 @@ def region_panel(request: HttpRequest, pk: int, concern: str) -> HttpResponse:
     return HttpResponse(_panel_html(request, region, found))
 
 
+@dataclass
+class Panel:
+    """One concern's section of the region page."""
+
+    concern: concerns.Concern
+    status: Status | None
+    html: SafeString
+
+
+def order_panels(
+    shown: list[concerns.Concern], counts: dict[str, Counter[str]]
+) -> tuple[list[tuple[concerns.Concern, Status]], list[concerns.Concern]]:
+    """Concerns that hold subjects here, worst status first (registration order among equals),
+    and the concerns that hold none (collapsed into one line of "add" links)."""
+    held = []
+    for concern in shown:
+        statuses = [Status(s) for s, n in counts.get(concern.key, {}).items() if n]
+        if statuses:
+            held.append((concern, worst(statuses)))
+    held.sort(key=lambda pair: -pair[1].severity)  # a stable sort keeps registration order
+    held_keys = {c.key for c, _ in held}
+    return held, [c for c in shown if c.key not in held_keys]
+
+
+def add_links(request: HttpRequest, region: Region, empty: list[concerns.Concern]) -> list[Any]:
+    """The "add" links of the empty concerns that this user may follow, for this region."""
+    from django.urls import reverse
+
+    links = []
+    for concern in empty:
+        for link in concern.add_links:
+            if link.aws_only and region.kind != Region.Kind.AWS:
+                continue
+            if request.user.has_perm(link.permission):
+                links.append((link.label, f"{reverse(link.url_name)}?region={region.pk}"))
+    return links
+
+
+def _concerns_html(request: HttpRequest, region: Region) -> SafeString:
+    """The region's concern panels in their order and the line of empty concerns, cached as the
+    panels are (their order comes from a status count per concern)."""
+
+    def render_html() -> str:
+        shown = [c for c in concerns.registered() if c.region_template and c.region_context]
+        counts = concerns.status_counts([region.pk]).get(region.pk, {})
+        held, empty = order_panels(shown, counts)
+        panels = [Panel(c, status, _panel_html(request, region, c)) for c, status in held]
+        context = {
+            "region": region,
+            "panels": panels,
+            "empty": empty,
+            "add_links": add_links(request, region, empty),
+        }
+        return render_to_string("regions/region.html#concerns", context, request=request)
+
+    show_all = int(_rows_shown(request)["show_all"])
+    return cached_fragment(
+        f"vigil:region:{region.pk}:{show_all}:{role_of(request.user)}", render_html
+    )
+
+
+@require_safe
 def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
     region = get_object_or_404(Region.objects.select_related("account"), pk=pk)
-    panels = [
-        (concern, _panel_html(request, region, concern))
-        for concern in concerns.registered()
-        if concern.region_template and concern.region_context
+    context = {
+        "region": region,
+        "concerns_html": _concerns_html(request, region),
+        **timeline_for(region, timeline.parse_span(request.GET.get("span"))),
+    }
+    return render(request, "regions/region.html", context)
+
+
+#: Changes read for one timeline at most (a flapping subject is capped by the alerts' flapping
+#: threshold; this bounds the page whatever happens).
+TIMELINE_CHANGES = 5000
+#: Changes listed on the page (the newest); the CSV holds all of them.
+TIMELINE_LISTED = 300
+
+
+def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> dict[str, Any]:
+    """The region's timeline over ``span_key`` ending now, with its changes for the text list."""
+    from django.utils import timezone
+
+    from apps.alerts.models import Transition
+
+    end = timezone.localtime(now or timezone.now())
+    start = end - timeline.SPANS[span_key]
+    rows = list(
+        Transition.objects.filter(region=region, created__gte=start, created__lte=end)
+        .order_by("created", "pk")
+        .values_list(
+            "object_id", "concern", "subject_label", "created",
+            "old_status", "new_status", "reason",
+        )[:TIMELINE_CHANGES]
+    )  # fmt: skip
+    changes = [
+        timeline.Change(
+            subject=(concern, object_id),
+            label=label,
+            at=timezone.localtime(at),
+            old=Status(old),
+            new=Status(new),
+            reason=reason,
+        )
+        for object_id, concern, label, at, old, new, reason in rows
     ]
-    return render(request, "regions/region.html", {"region": region, "panels": panels})
+    return {
+        "timeline": timeline.build(changes, start, end),
+        "changes": list(reversed(changes)),
+        "listed": TIMELINE_LISTED,
+        "listed_slice": f":{TIMELINE_LISTED}",
+        "span": span_key,
+        "spans": list(timeline.SPANS),
+        "truncated": len(rows) == TIMELINE_CHANGES,
+    }
+
+
+@require_safe
+def region_timeline(request: HttpRequest, pk: int) -> HttpResponse:
+    """The timeline section alone (htmx zoom), or as CSV (``?format=csv``)."""
+    region = get_object_or_404(Region, pk=pk)
+    context = {
+        "region": region,
+        **timeline_for(region, timeline.parse_span(request.GET.get("span"))),
+    }
+    if request.GET.get("format") == "csv":
+        return _timeline_csv(region, context)
+    return render(request, "regions/timeline.html", context)
+
+
+def _timeline_csv(region: Region, context: dict[str, Any]) -> HttpResponse:
+    import csv
+
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    name = f"vigil-{region.code}-timeline-{context['span']}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    writer = csv.writer(response)
+    writer.writerow(["time_utc", "concern", "subject", "old_status", "new_status", "reason"])
+    for change in reversed(context["changes"]):
+        writer.writerow(
+            [
+                change.at.astimezone(UTC).isoformat(),
+                change.subject[0],
+                _csv_safe(change.label),
+                change.old,
+                change.new,
+                _csv_safe(change.reason),
+            ]
+        )
+    return response
+
+
+def _csv_safe(text: str) -> str:
+    """No formula injection when the CSV is opened in a spreadsheet."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

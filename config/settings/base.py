@@ -38,15 +38,22 @@ def setting(name: str, cast: str = "str", default: object = environ.Env.NOTSET) 
 
 KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ADMIN_EMAIL",
+    "VIGIL_ALERT_CA_FILE",
     "VIGIL_ALERT_FLAP_CHANGES",
     "VIGIL_ALERT_FLAP_MINUTES",
     "VIGIL_ALERT_GROUP_SECONDS",
     "VIGIL_ALERT_HOLD_SECONDS",
+    "VIGIL_ALERT_HTTP_TIMEOUT",
     "VIGIL_ALERT_LEASE_SECONDS",
     "VIGIL_ALERT_REMINDER_HOURS",
     "VIGIL_ALERT_REPEAT_HOLD_SECONDS",
     "VIGIL_ALERT_SETTLE_MINUTES",
+    "VIGIL_ALERT_SWEEP_SECONDS",
+    "VIGIL_ALERT_UNDELIVERABLE_HOURS",
+    "VIGIL_API_KEYS_PER_USER",
     "VIGIL_API_RATE_READ",
+    "VIGIL_API_RATE_USER_READ",
+    "VIGIL_API_RATE_USER_WRITE",
     "VIGIL_API_RATE_WRITE",
     "VIGIL_ADMIN_PASSWORD",
     "VIGIL_ADMIN_USERNAME",
@@ -60,12 +67,19 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_EFS_FORECAST_HOURS",
     "VIGIL_EFS_HOUR_RETENTION_DAYS",
     "VIGIL_EFS_INTERVAL_MINUTES",
+    "VIGIL_EFS_LATE_DATA_MINUTES",
     "VIGIL_EFS_MINUTE_RETENTION_DAYS",
     "VIGIL_EFS_PRICE_PER_MIBPS_MONTH",
+    "VIGIL_EFS_PRICES",
     "VIGIL_EFS_SETTLE_MINUTES",
     "VIGIL_EFS_STALE_MINUTES",
+    "VIGIL_GALERA_CERT_FAILURES_PER_MINUTE",
+    "VIGIL_GALERA_PUSH_STALE_MINUTES",
     "VIGIL_GALERA_SECRETS_DIR",
     "VIGIL_METRICS_ALLOW",
+    "VIGIL_OUTBOUND_ALLOW",
+    "VIGIL_OUTBOUND_ALLOW_LOOPBACK",
+    "VIGIL_OUTBOUND_DENY",
     "VIGIL_PAGE_CACHE_SECONDS",
     "VIGIL_LOGIN_FAILURE_LIMIT",
     "VIGIL_LOGIN_LOCKOUT_MINUTES",
@@ -73,6 +87,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_PROBES_CONCURRENCY",
     "VIGIL_PROBES_DRIFT_TOLERANCE_S",
     "VIGIL_PROXY_COUNT",
+    "VIGIL_PUSH_MAX_BYTES",
     "VIGIL_RAID_SSH_COMMAND_TIMEOUT",
     "VIGIL_RAID_SSH_CONNECT_TIMEOUT",
     "VIGIL_RAID_SSH_KEY",
@@ -80,6 +95,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_RAID_SSH_KNOWN_HOSTS",
     "VIGIL_RAID_STALE_MINUTES",
     "VIGIL_REGION_QUEUES",
+    "VIGIL_WEB_BIND",  # docker-compose.yml only
     "VIGIL_WEB_PORT",
 }
 
@@ -107,7 +123,7 @@ VIGIL_PAGE_CACHE_SECONDS = setting("VIGIL_PAGE_CACHE_SECONDS", "int", default=10
 VIGIL_BASE_URL = setting("VIGIL_BASE_URL", default=f"http://127.0.0.1:{VIGIL_WEB_PORT}")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "apps.accounts.admin_site.VigilAdminConfig",  # django.contrib.admin, opened by role
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -122,6 +138,7 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",
     "csp",
+    "auditlog",
     "apps.accounts",
     "apps.regions",
     "apps.alerts",
@@ -143,6 +160,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "apps.accounts.middleware.LoginRequiredMiddleware",
+    "apps.accounts.timezones.TimezoneMiddleware",  # the viewer's zone for the pages
+    "apps.accounts.audit.AuditMiddleware",  # who and from where, for the audit trail
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -164,6 +183,9 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.demo.context_processors.demo",
+                "apps.accounts.context_processors.roles",
+                "apps.alerts.context_processors.delivery_problems",
+                "apps.alerts.context_processors.alarm",
                 "csp.context_processors.nonce",
             ],
         },
@@ -190,7 +212,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out username+address
-    "django.contrib.auth.backends.ModelBackend",
+    "apps.accounts.backends.RoleBackend",  # ModelBackend + the Admin group's every permission
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "regions:home"
@@ -210,7 +232,8 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG  # make run serves static files without collectstatic
 
-EMAIL_BACKEND = setting("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+# One line per email on the terminal (and, in demo mode, the "Sent messages" page).
+EMAIL_BACKEND = setting("EMAIL_BACKEND", default="apps.alerts.mailbox.OneLineBackend")
 DEFAULT_FROM_EMAIL = setting("DEFAULT_FROM_EMAIL", default="vigil@localhost")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
@@ -256,6 +279,10 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
+# --- Audit trail (django-auditlog, apps/accounts/audit.py) ------------------------------------
+# Secret fields are recorded as "(hidden)" when set, never their value.
+AUDITLOG_MASK_CALLABLE = "apps.accounts.audit.mask"
+
 # --- API -------------------------------------------------------------------------------------
 
 
@@ -275,7 +302,8 @@ REST_FRAMEWORK = {
         "apps.accounts.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.ApiKeyScope"],
+    # Reads for everyone logged in; every write needs its model permission (403 first).
+    "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermissions"],
     "DEFAULT_SCHEMA_CLASS": "apps.accounts.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "apps.accounts.lists.Pagination",
     "PAGE_SIZE": 100,
@@ -283,17 +311,24 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "apps.accounts.lists.StableOrdering",
     ],
-    # Per API key (else host token, session user, address), counted in CACHES["default"].
+    # Per API key (else host token, session user, address), and per user across all their
+    # keys and sessions, counted in CACHES["default"].
     "DEFAULT_THROTTLE_CLASSES": [
         "apps.accounts.throttling.ReadThrottle",
         "apps.accounts.throttling.WriteThrottle",
+        "apps.accounts.throttling.UserReadThrottle",
+        "apps.accounts.throttling.UserWriteThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "read": api_rate("VIGIL_API_RATE_READ", "1200/min"),
         "write": api_rate("VIGIL_API_RATE_WRITE", "120/min"),
+        "user_read": api_rate("VIGIL_API_RATE_USER_READ", "2400/min"),
+        "user_write": api_rate("VIGIL_API_RATE_USER_WRITE", "240/min"),
     },
     "EXCEPTION_HANDLER": "apps.accounts.errors.json_exception_handler",
 }
+# Live (unrevoked) API keys one user may hold; issuing one more is refused.
+VIGIL_API_KEYS_PER_USER = setting("VIGIL_API_KEYS_PER_USER", "int", default=10)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vigil API",
     "DESCRIPTION": "Health of AWS EFS, Galera clusters, md-RAID arrays and HTTP keep-alive, "
@@ -320,6 +355,31 @@ for _cidr in VIGIL_METRICS_ALLOW:
     except ValueError as exc:
         raise ImproperlyConfigured(f"Invalid value for VIGIL_METRICS_ALLOW: {exc}") from exc
 
+# --- Outbound guard (apps/lib/outbound.py) ----------------------------------------------------
+# Every address Vigil connects to for a user (probe targets, Galera nodes, RAID SSH hosts,
+# webhooks): link-local, the metadata service, multicast and reserved addresses are refused
+# always. Loopback: auto (allowed in demo mode only), true or false.
+VIGIL_OUTBOUND_ALLOW_LOOPBACK = setting("VIGIL_OUTBOUND_ALLOW_LOOPBACK", default="auto").lower()
+if VIGIL_OUTBOUND_ALLOW_LOOPBACK not in {"auto", "true", "false"}:
+    raise ImproperlyConfigured(
+        f"Invalid value for VIGIL_OUTBOUND_ALLOW_LOOPBACK: {VIGIL_OUTBOUND_ALLOW_LOOPBACK!r} "
+        "(auto, true or false)"
+    )
+if VIGIL_OUTBOUND_ALLOW_LOOPBACK != "auto":
+    VIGIL_OUTBOUND_ALLOW_LOOPBACK = VIGIL_OUTBOUND_ALLOW_LOOPBACK == "true"
+# Networks (CIDRs, comma-separated) refused besides those, and, when set, the only ones allowed.
+VIGIL_OUTBOUND_DENY = setting("VIGIL_OUTBOUND_DENY", "list", default=[])
+VIGIL_OUTBOUND_ALLOW = setting("VIGIL_OUTBOUND_ALLOW", "list", default=[])
+for _name, _cidrs in (
+    ("VIGIL_OUTBOUND_DENY", VIGIL_OUTBOUND_DENY),
+    ("VIGIL_OUTBOUND_ALLOW", VIGIL_OUTBOUND_ALLOW),
+):
+    for _cidr in _cidrs:
+        try:
+            ipaddress.ip_network(_cidr.strip(), strict=False)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"Invalid value for {_name}: {exc}") from exc
+
 # --- Celery ----------------------------------------------------------------------------------
 # Unset CELERY_BROKER_URL means the embedded broker: kombu's filesystem transport in var/,
 # shared by the web server, the worker and beat. Production sets a Redis URL.
@@ -342,9 +402,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# The outbox sweep: reminders, settled flappers, retries; silences ending before the next sweep
+# get a wake-up of their own at their end.
+VIGIL_ALERT_SWEEP_SECONDS = setting("VIGIL_ALERT_SWEEP_SECONDS", "float", default=30.0)
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-work": {"task": "apps.regions.tasks.dispatch", "schedule": 60.0},
-    "alerts-sweep": {"task": "apps.alerts.tasks.sweep", "schedule": 30.0},
+    "alerts-sweep": {"task": "apps.alerts.tasks.sweep", "schedule": VIGIL_ALERT_SWEEP_SECONDS},
+    "alerts-undeliverable": {"task": "apps.alerts.tasks.undeliverable", "schedule": 24 * 3600.0},
 }
 # Region codes whose work goes to its own queues ("efs.eu-west-1"), for workers that run
 # close to that region: VIGIL_REGION_QUEUES=eu-west-1,ap-east-1
@@ -377,6 +441,13 @@ VIGIL_ALERT_GROUP_SECONDS = setting("VIGIL_ALERT_GROUP_SECONDS", "int", default=
 VIGIL_ALERT_HOLD_SECONDS = setting("VIGIL_ALERT_HOLD_SECONDS", "float", default=1.0)
 # ...and this long when only subjects it already told about lately changed again (a storm).
 VIGIL_ALERT_REPEAT_HOLD_SECONDS = setting("VIGIL_ALERT_REPEAT_HOLD_SECONDS", "float", default=30.0)
+# The daily check: an alert not delivered after this many hours goes to the default rule's
+# other channels.
+VIGIL_ALERT_UNDELIVERABLE_HOURS = setting("VIGIL_ALERT_UNDELIVERABLE_HOURS", "float", default=6.0)
+# Webhook, Slack and PagerDuty calls: total seconds per call, and a CA bundle for TLS (empty:
+# the system's).
+VIGIL_ALERT_HTTP_TIMEOUT = setting("VIGIL_ALERT_HTTP_TIMEOUT", "float", default=10.0)
+VIGIL_ALERT_CA_FILE = setting("VIGIL_ALERT_CA_FILE", default="")
 # Amazon SES through django-anymail (production's EMAIL_BACKEND). Vigil retries sending itself,
 # so boto3 tries each call only twice.
 ANYMAIL = {
@@ -406,6 +477,9 @@ VIGIL_EFS_DISCOVERY_MINUTES = setting("VIGIL_EFS_DISCOVERY_MINUTES", "int", defa
 VIGIL_EFS_SETTLE_MINUTES = setting("VIGIL_EFS_SETTLE_MINUTES", "int", default=3)
 # After an outage, fetch at most this far back (older gaps stay gaps).
 VIGIL_EFS_BACKFILL_HOURS = setting("VIGIL_EFS_BACKFILL_HOURS", "int", default=24)
+# Each cycle asks CloudWatch once more for the last this-many minutes, in the same calls, and
+# fills the minutes that were empty when collected (data delivered late). 0: never.
+VIGIL_EFS_LATE_DATA_MINUTES = setting("VIGIL_EFS_LATE_DATA_MINUTES", "int", default=60)
 # Burst credits' drain rate (and so the time to exhaustion) is fitted over this many hours.
 VIGIL_EFS_FORECAST_HOURS = setting("VIGIL_EFS_FORECAST_HOURS", "float", default=3.0)
 # A file system with no data for this long is "unknown".
@@ -413,16 +487,60 @@ VIGIL_EFS_STALE_MINUTES = setting("VIGIL_EFS_STALE_MINUTES", "int", default=15)
 # Per-minute rows are kept this long, then rolled up into hours; hours are kept this long.
 VIGIL_EFS_MINUTE_RETENTION_DAYS = setting("VIGIL_EFS_MINUTE_RETENTION_DAYS", "int", default=7)
 VIGIL_EFS_HOUR_RETENTION_DAYS = setting("VIGIL_EFS_HOUR_RETENTION_DAYS", "int", default=400)
-# Price of one MiB/s of provisioned throughput per month, in dollars, for the advice.
-VIGIL_EFS_PRICE_PER_MIBPS_MONTH = setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", "float", default=6.0)
+
+
+def efs_prices() -> dict:
+    """VIGIL_EFS_PRICES: a JSON object of per-region EFS prices over the built-in table
+    (apps/efs/costs.py), checked now so that a typo stops the start."""
+    from apps.efs.costs import price_table  # pure, no Django
+
+    value = setting("VIGIL_EFS_PRICES", "json", default={})
+    try:
+        price_table(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"Invalid value for VIGIL_EFS_PRICES: {exc}") from exc
+    return value
+
+
+# EFS prices per region over the built-in us-east-1 table, e.g.
+# {"eu-west-1": {"standard": 0.33, "ia": 0.0175, "elastic_read": 0.033, ...}}.
+VIGIL_EFS_PRICES = efs_prices()
+# Dollars per MiB/s of provisioned throughput per month, in every region; empty: the table's.
+_efs_price = setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", default="").strip()
+try:
+    VIGIL_EFS_PRICE_PER_MIBPS_MONTH = float(_efs_price) if _efs_price else None
+except ValueError as exc:
+    raise ImproperlyConfigured(f"Invalid value for VIGIL_EFS_PRICE_PER_MIBPS_MONTH: {exc}") from exc
+if (
+    VIGIL_EFS_PRICE_PER_MIBPS_MONTH is not None
+    and not 0 <= VIGIL_EFS_PRICE_PER_MIBPS_MONTH < 10_000
+):
+    raise ImproperlyConfigured("Invalid value for VIGIL_EFS_PRICE_PER_MIBPS_MONTH: 0 to 10,000")
 
 # --- Galera (apps/galera) -------------------------------------------------------------------
-# A node's password_file must be inside this directory (Docker/Kubernetes secrets).
-VIGIL_GALERA_SECRETS_DIR = setting("VIGIL_GALERA_SECRETS_DIR", default="/run/secrets")
+# A node's password_file must be inside this directory, which must hold nothing else secret
+# (not the SSH key, Kubernetes tokens or other *_FILE secrets: apps/galera/secretsdir.py).
+VIGIL_GALERA_SECRETS_DIR = setting("VIGIL_GALERA_SECRETS_DIR", default="/run/secrets/galera")
+# A pushing node (vigil-galera-push) with no report for this long is unknown.
+VIGIL_GALERA_PUSH_STALE_MINUTES = setting("VIGIL_GALERA_PUSH_STALE_MINUTES", "int", default=5)
+if VIGIL_GALERA_PUSH_STALE_MINUTES < 1:
+    raise ImproperlyConfigured("Invalid value for VIGIL_GALERA_PUSH_STALE_MINUTES: at least 1")
+# Certification failures per minute (all nodes of a cluster) from which a cluster is a warning.
+VIGIL_GALERA_CERT_FAILURES_PER_MINUTE = setting(
+    "VIGIL_GALERA_CERT_FAILURES_PER_MINUTE", "float", default=10.0
+)
+if not 0 < VIGIL_GALERA_CERT_FAILURES_PER_MINUTE < 1e9:
+    raise ImproperlyConfigured(
+        "Invalid value for VIGIL_GALERA_CERT_FAILURES_PER_MINUTE: above 0, below 10⁹"
+    )
 
 # --- md-RAID (apps/raid) ---------------------------------------------------------------------
 # A host with no report for this long (SSH hosts: at least 3 intervals) turns its arrays unknown.
 VIGIL_RAID_STALE_MINUTES = setting("VIGIL_RAID_STALE_MINUTES", "int", default=15)
+# The largest body a push endpoint reads (apps.lib.bodies); larger ones are answered 413.
+VIGIL_PUSH_MAX_BYTES = setting("VIGIL_PUSH_MAX_BYTES", "int", default=1024 * 1024)
+if VIGIL_PUSH_MAX_BYTES < 1024:
+    raise ImproperlyConfigured("Invalid value for VIGIL_PUSH_MAX_BYTES: at least 1024 bytes")
 # SSH pull: the client's private key (OpenSSH or PEM text), best given as
 # VIGIL_RAID_SSH_KEY_FILE=/run/secrets/vigil_raid_key; empty uses ~/.ssh/id_* and ssh-agent.
 VIGIL_RAID_SSH_KEY = setting("VIGIL_RAID_SSH_KEY", default="")

@@ -8,7 +8,15 @@
 // after every htmx swap, and follow their container's width.
 (function () {
   "use strict";
-  var palette = ["#0969da", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#57606a"];
+  // Colours come from the stylesheet, so charts follow the light or dark scheme.
+  function cssVar(name, fallback) {
+    var value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+    return value || fallback;
+  }
+  var defaults = ["#0969da", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#57606a"];
+  function palette() {
+    return defaults.map(function (fallback, i) { return cssVar("--chart-" + (i + 1), fallback); });
+  }
 
   function draw(el) {
     if (el._uplot) { el._uplot.destroy(); el._uplot = null; }
@@ -16,12 +24,15 @@
     if (!source || typeof uPlot === "undefined") return;
     var data = JSON.parse(source.textContent);
     var scales = {};
+    var colours = palette();
+    var fg = cssVar("--muted", "#5b6470");
+    var line = cssVar("--line", "#d9dde3");
     var series = [{}].concat(data.series.map(function (s, i) {
       var scale = s.scale || "y";
       scales[scale] = scales[scale] || s.unit || "";
       return {
         label: s.label + (s.unit ? " (" + s.unit + ")" : ""),
-        stroke: s.color || palette[i % palette.length],
+        stroke: s.color || colours[i % colours.length],
         width: 1.5,
         dash: s.dash ? [6, 4] : undefined,
         scale: scale,
@@ -29,10 +40,10 @@
         value: function (u, v) { return v == null ? "–" : v.toFixed(2); },
       };
     }));
-    var axes = [{}];
+    var axes = [{ stroke: fg, grid: { stroke: line }, ticks: { stroke: line } }];
     Object.keys(scales).forEach(function (scale, i) {
-      axes.push({ scale: scale, label: scales[scale], side: i === 0 ? 3 : 1,
-                  grid: { show: i === 0 } });
+      axes.push({ scale: scale, label: scales[scale], side: i === 0 ? 3 : 1, stroke: fg,
+                  grid: { show: i === 0, stroke: line }, ticks: { stroke: line } });
     });
     var opts = {
       width: Math.max(el.clientWidth, 280),

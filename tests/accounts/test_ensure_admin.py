@@ -18,6 +18,7 @@ def test_it_creates_the_first_admin_once_and_routes_alerts_to_them(monkeypatch):
     assert "username: admin" in out.getvalue() and "from-the-environment" not in out.getvalue()
     admin = get_user_model().objects.get(username="admin")
     assert admin.is_superuser and admin.check_password("from-the-environment")
+    assert list(admin.groups.values_list("name", flat=True)) == ["Admin"]
     channels = Rule.objects.get(is_default=True).channels.all()
     assert [c.target for c in channels] == ["admin@localhost"]
 

@@ -104,3 +104,15 @@ def test_it_reads_its_rates_from_the_environment(monkeypatch):
     monkeypatch.setenv("VIGIL_API_RATE_READ", "lots")
     with pytest.raises(ImproperlyConfigured, match="VIGIL_API_RATE_READ"):
         api_rate("VIGIL_API_RATE_READ", "1200/min")
+
+
+def test_it_counts_every_key_of_a_user_against_one_user_budget(api_client, api_key, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"read": "3/min", "user_read": "4/min"},
+    }
+    first, second = bearer(api_key()), bearer(api_key())
+    with time_machine.travel(NOW, tick=False):
+        answers = [api_client.get("/api/regions/", **first).status_code for _ in range(3)]
+        answers += [api_client.get("/api/regions/", **second).status_code for _ in range(2)]
+    assert answers == [200, 200, 200, 200, 429]

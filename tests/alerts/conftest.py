@@ -43,3 +43,54 @@ def no_hold(settings):
     """
     settings.VIGIL_ALERT_HOLD_SECONDS = 0
     settings.VIGIL_ALERT_REPEAT_HOLD_SECONDS = 0
+
+
+@pytest.fixture
+def receiver():
+    from .receiver import Receiver
+
+    server = Receiver()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def make_channel(db):
+    """A channel of any kind, routed by the default rule, saved as the page would (validated)."""
+
+    def make(kind: str, target: str = "", secret: str = "", name: str = "") -> Channel:
+        channel = Channel(name=name or kind, kind=kind, target=target, secret=secret)
+        channel.full_clean()
+        channel.save()
+        rule, _ = Rule.objects.get_or_create(is_default=True, defaults={"name": "Default"})
+        rule.channels.add(channel)
+        return channel
+
+    return make
+
+
+@pytest.fixture
+def ses(aws, settings):
+    """Django's mail API sends through anymail's SES backend to moto, via the fault proxy."""
+    from .ses_proxy import SENDER, SesFaultProxy
+
+    proxy = SesFaultProxy(aws)
+    settings.EMAIL_BACKEND = "anymail.backends.amazon_ses.EmailBackend"
+    settings.DEFAULT_FROM_EMAIL = SENDER
+    settings.ANYMAIL = {
+        "AMAZON_SES_CLIENT_PARAMS": {
+            "endpoint_url": proxy.url,
+            "region_name": "us-east-1",
+            "config": {"retries": {"total_max_attempts": 1}},
+        }
+    }
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture
+def ses_verified(ses, aws):
+    from .ses_proxy import verify_sender
+
+    verify_sender(aws)
+    return ses

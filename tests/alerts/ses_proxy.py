@@ -2,7 +2,8 @@
 
 moto cannot return throttling or server errors by itself. ``SesFaultProxy.faults`` is a list
 of what the next send calls get: "throttle" (429 TooManyRequestsException), "error500",
-"reject" (400 MessageRejected), "delay:SECONDS" (then forwarded), or "hang": hold the call
+"reject" (400 MessageRejected), "illegal" (400 BadRequestException:
+Illegal address, an address SES refuses), "" (passed on), "delay:SECONDS" (then forwarded), or "hang": hold the call
 until the caller goes away, then drop it (a worker killed before SES accepted its message).
 Other calls pass through.
 """
@@ -21,6 +22,7 @@ ERRORS = {
     "throttle": (429, "TooManyRequestsException", "Maximum sending rate exceeded."),
     "error500": (500, "InternalFailure", "An internal error occurred."),
     "reject": (400, "MessageRejected", "Email address is not verified."),
+    "illegal": (400, "BadRequestException", "Illegal address"),
 }
 
 
@@ -105,3 +107,21 @@ class SesFaultProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+SENDER = "vigil@example.com"
+
+
+def verify_sender(endpoint: str) -> None:
+    import boto3
+
+    boto3.client("sesv2", "us-east-1", endpoint_url=endpoint).create_email_identity(
+        EmailIdentity=SENDER
+    )
+
+
+def sent_messages(endpoint: str) -> list[str]:
+    """The raw messages moto's SES accepted."""
+    with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10) as response:
+        data = json.load(response)
+    return [m["raw_data"] for m in data["ses"]["RawMessage"]]

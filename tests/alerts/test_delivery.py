@@ -211,3 +211,26 @@ def test_it_writes_each_figure_in_the_unit_its_key_names():
         "2026-11-23 10:00 UTC",
     )
     assert figure("throughput_mode", "bursting") == ("throughput mode", "bursting")
+
+
+def test_a_recovery_reaches_every_channel_told_of_the_incident(gadget, oncall):
+    pager = Channel.objects.create(name="Pager", target="pager@example.com")
+    Rule.objects.create(name="critical only", min_severity="critical").channels.add(pager)
+    alerts.record(gadget, CRITICAL)  # pager and... the critical rule matches: pager only
+    delivery.send_due()
+    alerts.record(gadget, Verdict(Status.WARNING, "a bit warm"))  # old critical: pager again
+    delivery.send_due()
+    alerts.record(gadget, OK)  # warning -> ok is below the pager's rule, but it heard of it
+    delivery.send_due()
+    pager_subjects = [m.subject for m in mail.outbox if m.to == ["pager@example.com"]]
+    assert pager_subjects[-1] == "RECOVERED lab Gadgets gadget g1: credits are building up"
+    assert len(pager_subjects) == 3
+
+
+def test_each_kind_of_email_has_a_short_subject_template():
+    from apps.alerts.content import SUBJECTS
+    from tests.conftest import ROOT
+
+    for name in SUBJECTS:
+        lines = (ROOT / "templates" / "emails" / f"subject-{name}.txt").read_text().splitlines()
+        assert lines and all(len(line) <= 160 for line in lines), name

@@ -2,55 +2,22 @@
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from datetime import timedelta
 
-import boto3
 import pytest
 import time_machine
 from django.utils import timezone
 
 from apps import alerts
 from apps.alerts import delivery
-from apps.alerts.models import Notification
+from apps.alerts.models import Channel, Notification
 from apps.lib.status import Status, Verdict
 
-from .ses_proxy import SesFaultProxy
+from .ses_proxy import sent_messages, verify_sender
 
 pytestmark = pytest.mark.django_db
 
-SENDER = "vigil@example.com"
 CRITICAL = Verdict(Status.CRITICAL, "burst credits exhausted", {"credits_bytes": 0})
-
-
-@pytest.fixture
-def ses(aws, settings):
-    """Django's mail API sends through anymail's SES backend to moto, via the fault proxy."""
-    proxy = SesFaultProxy(aws)
-    settings.EMAIL_BACKEND = "anymail.backends.amazon_ses.EmailBackend"
-    settings.DEFAULT_FROM_EMAIL = SENDER
-    settings.ANYMAIL = {
-        "AMAZON_SES_CLIENT_PARAMS": {
-            "endpoint_url": proxy.url,
-            "region_name": "us-east-1",
-            "config": {"retries": {"total_max_attempts": 1}},
-        }
-    }
-    yield proxy
-    proxy.close()
-
-
-def verify_sender(endpoint: str) -> None:
-    boto3.client("sesv2", "us-east-1", endpoint_url=endpoint).create_email_identity(
-        EmailIdentity=SENDER
-    )
-
-
-def sent_messages(endpoint: str) -> list[str]:
-    with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10) as response:
-        data = json.load(response)
-    return [m["raw_data"] for m in data["ses"]["RawMessage"]]
 
 
 def test_it_sends_through_the_ses_api(ses, aws, gadget, oncall):
@@ -80,13 +47,64 @@ def test_it_retries_throttling_and_server_errors_and_sends_once(ses, aws, gadget
     assert oncall.last_error  # the failures are visible on the channel
 
 
-def test_it_stops_at_a_rejected_message_and_shows_it_on_the_channel(ses, aws, gadget, oncall):
+def test_a_rejection_caused_by_vigils_configuration_is_retried_and_sent_once_fixed(
+    ses, aws, gadget, oncall
+):
+    Channel.objects.filter(pk=oncall.pk).update(target="oncall@example.com, lead@example.com")
     alerts.record(gadget, CRITICAL)  # the sender identity is not verified: SES rejects it
+    delivery.send_due()
+    assert ses.sends_seen == 1  # the second recipient would be refused alike: not asked
+    notification = Notification.objects.get()
+    assert notification.state == "pending" and notification.failure == "configuration"
+    oncall.refresh_from_db()
+    assert oncall.config_error.startswith("MessageRejected: Did not have authority to send")
+    verify_sender(aws)  # an admin fixes it
+    with time_machine.travel(timezone.now() + timedelta(minutes=1)):
+        delivery.send_due()
+    assert len(sent_messages(aws)) == 2 and ses.sends_seen == 3
+    notification.refresh_from_db()
+    assert notification.state == "sent" and notification.attempts == 2
+    oncall.refresh_from_db()
+    assert oncall.config_error == ""  # the banner goes with it
+
+
+@pytest.mark.parametrize(
+    ("bad", "fault", "why"),
+    [
+        # anymail refuses it before SES is asked
+        ("nobody@", "", "nobody@: Invalid email address '' in `to` parsed from 'nobody@'"),
+        # SES refuses it
+        ("nobody@invalid", "illegal", "nobody@invalid: BadRequestException: Illegal address"),
+    ],
+)
+def test_one_bad_address_fails_alone(ses, aws, gadget, oncall, bad, fault, why):
+    verify_sender(aws)
+    # Saved before addresses were validated: only this recipient is refused.
+    Channel.objects.filter(pk=oncall.pk).update(target=f"oncall@example.com, {bad}")
+    ses.faults = ["", fault]
+    alerts.record(gadget, CRITICAL)
     delivery.send_due()
     with time_machine.travel(timezone.now() + timedelta(hours=1)):
         delivery.send_due()
-    assert sent_messages(aws) == [] and ses.sends_seen == 1
+    (raw,) = sent_messages(aws)
+    assert "To: oncall@example.com" in raw
     notification = Notification.objects.get()
-    assert notification.state == "failed" and notification.attempts == 1
+    assert notification.state == "sent" and notification.delivered == ["oncall@example.com"]
+    assert notification.refused == {bad: why}
+    assert ses.sends_seen == (2 if fault else 1)  # the bad address is not retried
     oncall.refresh_from_db()
-    assert oncall.last_error.startswith("MessageRejected: Did not have authority to send")
+    assert list(oncall.failed_notifications()) == [notification]
+
+
+def test_a_retry_skips_the_recipients_who_already_have_it(ses, aws, gadget, oncall):
+    verify_sender(aws)
+    Channel.objects.filter(pk=oncall.pk).update(target="a@example.com, b@example.com")
+    ses.faults = ["", "throttle"]  # a@ gets it, b@ is throttled
+    alerts.record(gadget, CRITICAL)
+    delivery.send_due()
+    assert Notification.objects.get().delivered == ["a@example.com"]
+    with time_machine.travel(timezone.now() + timedelta(minutes=1)):
+        delivery.send_due()
+    raws = sent_messages(aws)
+    assert len(raws) == 2 and "To: b@example.com" in raws[1]
+    assert Notification.objects.get().state == "sent"

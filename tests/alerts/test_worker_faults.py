@@ -16,7 +16,7 @@ from celery import Celery
 from django.db import connection
 
 from apps import alerts
-from apps.alerts.models import Notification
+from apps.alerts.models import Channel, Notification
 from apps.lib.status import Status, Verdict
 from config import celery_app
 
@@ -201,21 +201,39 @@ def test_a_worker_retries_ses_throttling_and_sends_once(
     assert oncall.last_error.startswith("TooManyRequestsException")
 
 
-def test_a_worker_stops_at_message_rejected_and_shows_it_on_the_channel(
+def test_a_worker_stops_at_an_address_ses_refuses_and_shows_it_on_the_channel(
     start_worker, broker, ses_proxy, aws, gadget, oncall
 ):
-    ses_proxy.faults = ["reject"]
+    ses_proxy.faults = ["illegal"]  # 400 BadRequestException: Illegal address
     start_worker()
     alerts.record(gadget, Verdict(Status.CRITICAL, "rejected"))
     sweep_until(
-        broker, lambda: Notification.objects.get().state == "failed", "the rejection recorded"
+        broker, lambda: Notification.objects.get().state == "failed", "the refusal recorded"
     )
     sweep(broker)
     sweep(broker)
     time.sleep(2)  # give the worker the chance to (wrongly) try again
     assert ses_proxy.sends_seen == 1 and sent_raw(aws) == []
     oncall.refresh_from_db()
-    assert oncall.last_error.startswith("MessageRejected")
+    assert "BadRequestException: Illegal address" in oncall.last_error
+
+
+def test_a_worker_retries_a_rejection_caused_by_vigils_configuration_until_it_goes_through(
+    start_worker, broker, ses_proxy, aws, gadget, oncall
+):
+    ses_proxy.faults = ["reject"]  # MessageRejected: the sender, say, is not verified yet
+    start_worker()
+    alerts.record(gadget, Verdict(Status.CRITICAL, "rejected, then fixed"))
+    sweep_until(
+        broker,
+        lambda: Channel.objects.get(pk=oncall.pk).config_error != "",
+        "the configuration error shown",
+    )
+    assert Notification.objects.get().state == "pending"
+    # Fixed (the proxy now passes sends on): the retry after the backoff goes through.
+    sweep_until(broker, lambda: Notification.objects.get().state == "sent", "the retry sent")
+    assert ses_proxy.sends_seen == 2 and len(sent_raw(aws)) == 1
+    assert Channel.objects.get(pk=oncall.pk).config_error == ""
 
 
 def test_a_flapping_storm_arrives_as_a_few_emails_and_held_ones_need_no_sweep(

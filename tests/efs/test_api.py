@@ -42,3 +42,65 @@ def test_it_serves_the_series_with_a_format_suffix(api_client, auth, url):
     # The router also routes /series.json/; the action must take the format it passes.
     got = api_client.get(url.replace("/series/", "/series.json/"), **auth)
     assert got.status_code == 200 and got.json()["resolution"] == "minute"
+
+
+def test_it_compares_the_modes_live_and_stores_the_comparison_in_the_figures(api_client, auth):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.efs import history, pricing
+    from apps.efs.metrics import GIB, MIB, Sample
+    from apps.efs.models import RegionCollection
+    from apps.efs.queries import align
+
+    region = Region.objects.create(account=Account.objects.create(name="prod"), code="us-east-1")
+    fs = FileSystem.objects.create(
+        region=region,
+        filesystem_id="fs-0123abcd",
+        size_standard_bytes=10 * GIB,
+        throughput_mode="elastic",
+    )
+    end = align(timezone.now() - timedelta(minutes=3))
+    history.save_samples(
+        {
+            fs.pk: [
+                Sample(
+                    end - timedelta(minutes=120 - i),
+                    metered_bytes=50 * MIB * 60,
+                    data_write_bytes=50 * MIB * 60,
+                    data_write_count=800.0,
+                )
+                for i in range(120)
+            ]
+        }
+    )
+    url = f"/api/efs/filesystems/{fs.pk}/modes/"
+    got = api_client.get(url, {"provision": "peak", "price": "5"}, **auth).json()["comparison"]
+    assert [m["mode"] for m in got["modes"]] == ["bursting", "provisioned", "elastic"]
+    provisioned = got["modes"][1]
+    assert provisioned["provisioned_mibps"] == 50
+    assert provisioned["monthly_usd"] == 3 + (50 - 1) * 5  # 10 GiB earns the 1 MiB/s minimum
+    # 50 MiB/s written all month: 50 x 3,600 x 730 / 1,024 GB at $0.06.
+    assert got["modes"][2]["monthly_usd"] == pytest.approx(
+        3 + 50 * 3600 * 730 / 1024 * 0.06, abs=0.01
+    )
+    assert got["best_mode"] == "provisioned" and got["current_mode"] == "elastic"
+    assert got["saving_usd"] == round(got["current_usd"] - provisioned["monthly_usd"], 2)
+    assert got["prices_region"] == "us-east-1" and got["prices_note"] == ""
+    assert got["workload"]["hours_of_data"] == 2.0
+    assert api_client.get(url, {"provision": "max"}, **auth).status_code == 400
+    for price in ("cheap", "-1", "nan", "1e9"):
+        bad = api_client.get(url, {"price": price}, **auth)
+        assert bad.status_code == 400 and "price" in bad.json()["fields"]
+
+    pricing.price_region(RegionCollection.objects.create(region=region), timezone.now())
+    figures = api_client.get(f"/api/efs/filesystems/{fs.pk}/", **auth).json()["figures"]
+    assert figures["cost_best_mode"] == "provisioned"
+    assert figures["cost_elastic_usd"] == got["modes"][2]["monthly_usd"]
+    assert figures["cost_reason"].startswith("Provisioning the peak (50 MiB/s) would cost")
+
+
+def test_it_answers_null_without_enough_data(api_client, auth, url):
+    got = api_client.get(url.replace("/series/", "/modes/"), **auth)
+    assert got.status_code == 200 and got.json()["comparison"] is None

@@ -15,7 +15,7 @@ from apps.lib import aws
 from apps.regions import tasks as region_tasks
 from apps.regions.models import Account
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin, browser_page  # noqa: F401  (fixtures)
+from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -61,5 +61,6 @@ def test_it_sorts_the_region_table_and_draws_the_file_system_charts(
 
     page.goto(f"{live_server.url}/efs/filesystems/{fs_pk}/?range=3h")
     page.wait_for_selector(".timeseries .uplot canvas")
-    assert page.locator(".timeseries .uplot").count() == 4
+    # ops, throughput, request sizes, PercentIOLimit, clients, credits
+    assert page.locator(".timeseries .uplot").count() == 6
     page.screenshot(path=str(OUTPUT_DIR / "efs-filesystem.png"), full_page=True)

@@ -3,10 +3,12 @@ settle window, back-fill, and one failing region."""
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.efs import collect, efs_api, tasks
@@ -114,7 +116,10 @@ def test_it_collects_a_settled_window_into_wide_rows_with_gaps_as_null(aws, coll
     assert outcome.api_calls == 1
 
 
-def test_it_batches_queries_500_to_a_call_and_follows_next_token(aws, collection, responder):
+def test_it_batches_queries_500_to_a_call_and_follows_next_token(
+    aws, collection, responder, settings
+):
+    settings.VIGIL_EFS_LATE_DATA_MINUTES = 0  # the rows of the window alone
     create_filesystems(aws, 40, profile="web-assets")
     discover(collection)
     now = timezone.now()
@@ -192,7 +197,8 @@ def test_it_marks_a_region_refused_by_aws_as_failing_and_goes_on_with_the_others
     assert all(fs.status == "unknown" and message in fs.reason for fs in failing)
 
 
-def test_it_retries_throttled_calls_and_never_saves_zeros(aws, collection, responder):
+def test_it_retries_throttled_calls_and_never_saves_zeros(aws, collection, responder, settings):
+    settings.VIGIL_EFS_LATE_DATA_MINUTES = 0
     create_filesystems(aws, 2, profile="web-assets")
     discover(collection)
     now = timezone.now()
@@ -225,3 +231,132 @@ def test_it_queues_each_due_region_once_with_its_code_for_routing(
     assert tasks.dispatch_due(now) == 2
     assert tasks.dispatch_due(now) == 0
     assert sorted(queued) == ["eu-west-1", "us-east-1"]
+
+
+def test_a_minute_cloudwatch_delivers_late_fills_its_gap_in_the_same_calls(
+    aws, collection, settings, logged_in_client
+):
+    settings.VIGIL_EFS_SETTLE_MINUTES = 3
+    settings.VIGIL_EFS_LATE_DATA_MINUTES = 60
+    (fs_id,) = create_filesystems(aws, 1)
+    discover(collection)
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    late = end - timedelta(minutes=5)
+    put_minutes(aws, fs_id, end - timedelta(minutes=10), 5)  # the 5th minute has not come yet
+    put_minutes(aws, fs_id, late + timedelta(minutes=1), 4)
+    fs = FileSystem.objects.get()
+    FileSystem.objects.filter(pk=fs.pk).update(collected_until=end - timedelta(minutes=10))
+
+    first = collect.collect_metrics(collection, now)
+    assert first.api_calls == 1 and first.late_rows == 0
+    assert not fs.minutes.filter(ts=late).exists()  # a gap, not a zero
+    collection.refresh_from_db()
+    assert collection.late_look_from == end - timedelta(minutes=10)
+    assert collection.next_late_look == now + timedelta(minutes=60)
+    # CloudWatch delivers that minute after the settle delay; and one settled minute is
+    # reported again with another value, which the late look must not rewrite.
+    put_minutes(aws, fs_id, late, 1)
+    boto("cloudwatch", aws).put_metric_data(
+        Namespace="AWS/EFS",
+        MetricData=[
+            {
+                "MetricName": "MeteredIOBytes",
+                "Dimensions": [{"Name": "FileSystemId", "Value": fs_id}],
+                "Timestamp": end - timedelta(minutes=1),
+                "Value": 123.0,
+            }
+        ],
+    )
+
+    soon = collect.collect_metrics(collection, now + timedelta(minutes=5))
+    assert soon.late_rows == 0  # most cycles ask only for their new minutes
+    RegionCollection.objects.filter(pk=collection.pk).update(next_late_look=now)  # an hour on
+    collection.refresh_from_db()
+    second = collect.collect_metrics(collection, now + timedelta(minutes=10))
+
+    assert second.api_calls == 1  # the late look rides in the cycle's one call (the floor)
+    assert second.late_rows == 1
+    row = fs.minutes.get(ts=late)
+    assert row.data_read_count == 600 and row.burst_credit_balance == 1e12
+    assert fs.minutes.get(ts=end - timedelta(minutes=1)).metered_bytes is None
+    fs.refresh_from_db()
+    assert fs.collected_until == end + timedelta(minutes=10)  # never moved back
+    collection.refresh_from_db()
+    assert collection.late_look_from == end + timedelta(minutes=5)  # the next look starts here
+    # ... and the chart draws it.
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=3h")
+    ops = page.context["charts"]["ops"]
+    at = ops["x"].index(int(late.timestamp()))
+    assert ops["series"][0]["values"][at - 5 : at + 5] == [10.0] * 10
+
+
+def test_without_the_late_look_a_late_minute_stays_a_gap(aws, collection, settings):
+    settings.VIGIL_EFS_LATE_DATA_MINUTES = 0
+    (fs_id,) = create_filesystems(aws, 1)
+    discover(collection)
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    late = end - timedelta(minutes=2)
+    FileSystem.objects.update(collected_until=end - timedelta(minutes=5))
+    collect.collect_metrics(collection, now)
+    put_minutes(aws, fs_id, late, 1)
+    again = collect.collect_metrics(collection, now + timedelta(minutes=65))
+    assert again.late_rows == 0
+    assert not MetricMinute.objects.filter(ts=late).exists()
+
+
+def test_it_drops_and_counts_nan_and_negative_values_never_storing_them(
+    aws, collection, settings, caplog
+):
+    settings.VIGIL_EFS_SETTLE_MINUTES = 3
+    (fs_id,) = create_filesystems(aws, 1)
+    discover(collection)
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    start = end - timedelta(minutes=4)
+    dims = [{"Name": "FileSystemId", "Value": fs_id}]
+    nan = {"SampleCount": 1.0, "Sum": math.nan, "Minimum": math.nan, "Maximum": math.nan}
+    planted = [  # moto refuses a NaN Value, not NaN statistics, nor an infinite Value
+        {"MetricName": "PercentIOLimit", "Timestamp": start, "StatisticValues": nan},
+        {"MetricName": "PercentIOLimit", "Timestamp": start + timedelta(minutes=1), "Value": 42.0},
+        {
+            "MetricName": "PercentIOLimit",
+            "Timestamp": start + timedelta(minutes=2),
+            "Value": math.inf,
+        },
+        {
+            "MetricName": "BurstCreditBalance",
+            "Timestamp": start + timedelta(minutes=1),
+            "Value": -5e9,
+        },
+        {
+            "MetricName": "BurstCreditBalance",
+            "Timestamp": start + timedelta(minutes=2),
+            "Value": 7e11,
+        },
+    ]
+    boto("cloudwatch", aws).put_metric_data(
+        Namespace="AWS/EFS", MetricData=[{**metric, "Dimensions": dims} for metric in planted]
+    )
+    fs = FileSystem.objects.get()
+    FileSystem.objects.filter(pk=fs.pk).update(collected_until=start)
+
+    result = tasks.collect_region(collection.pk)
+
+    rows = {r.ts: r for r in fs.minutes.all()}
+    assert start not in rows  # only a NaN that minute: a gap, not NaN and not zero
+    assert rows[start + timedelta(minutes=1)].percent_io_limit == 42.0
+    assert rows[start + timedelta(minutes=1)].burst_credit_balance is None
+    assert rows[start + timedelta(minutes=2)].burst_credit_balance == 7e11
+    assert rows[start + timedelta(minutes=2)].percent_io_limit is None
+    assert result["dropped"] == 3
+    collection.refresh_from_db()
+    assert collection.dropped_values == 3
+    assert collection.dropped_note == (
+        f"{fs_id} BurstCreditBalance Minimum: 1 negative; "
+        f"{fs_id} PercentIOLimit Maximum: 2 not a number"
+    )
+    assert f"{fs_id}: dropped 2 not a number value(s) of PercentIOLimit Maximum" in caplog.text
+    assert f"{fs_id}: dropped 1 negative value(s) of BurstCreditBalance Minimum" in caplog.text
+    assert "NaN" not in json.dumps(FileSystem.objects.get().figures)  # nor in the figures

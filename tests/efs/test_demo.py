@@ -62,8 +62,22 @@ def test_it_collects_the_demo_fleet_with_one_heading_for_credit_exhaustion(demo_
     assert io_bound.status == "warning" and "PercentIOLimit" in io_bound.reason
     elastic = filesystems.get(name="demo-ml-elastic")
     assert elastic.throughput_mode == "elastic" and elastic.figures["credit_balance_bytes"] is None
+    # Elastic: no PercentIOLimit, permitted throughput at the mode's documented write limit,
+    # headroom against the documented limits, and Archive storage (DescribeFileSystems).
+    assert elastic.figures["io_limit_pct"] is None
+    assert elastic.figures["permitted_mibps"] == 1024
+    assert elastic.figures["headroom_read_mibps_limit"] == 20 * 1024
+    assert elastic.figures["headroom_write_iops_limit"] == 50_000
+    assert elastic.size_archive_bytes == 500 * 2**30 and elastic.size_standard_bytes == 50 * 2**30
+    # It reads 150 MiB/s all day: Elastic bills every byte, provisioning its peak is cheaper.
+    assert elastic.figures["cost_best_mode"] == "provisioned"
+    assert elastic.figures["cost_saving_usd"] > 10_000
+    assert elastic.figures["cost_elastic_fits"] is True
     provisioned = filesystems.get(name="demo-media-provisioned")
-    assert provisioned.provisioned_mibps == 64
+    assert provisioned.provisioned_mibps == 64 and provisioned.figures["permitted_mibps"] == 64
+    assert provisioned.figures["credit_balance_bytes"] is None
+    assert provisioned.figures["cost_saving_usd"] > 0  # 64 MiB/s for an hour's job a day
+    assert io_bound.figures["headroom_ops_limit"] >= io_bound.figures["headroom_ops"] > 3000
 
 
 def test_it_draws_the_demo_file_system_page_with_a_dashed_forecast(

@@ -300,3 +300,22 @@ def test_the_credit_model_never_goes_negative_or_serves_more_than_permitted(
     assert step.balance_bytes >= 0
     assert 0 <= step.served_bytes_per_s <= step.permitted_bytes_per_s + 1e-6
     assert step.served_bytes_per_s <= demand + 1e-6
+
+
+def test_its_figures_carry_the_headroom_under_the_modes_limits():
+    minute = Sample(NOW - timedelta(minutes=1), total_count=2880 * 60, percent_io_limit=84.0)
+    figures = filesystem_verdict([minute], NOW).figures
+    assert figures["headroom_ops"] == 2880 and figures["headroom_ops_limit"] == pytest.approx(
+        2880 / 0.84
+    )
+    elastic = Sample(
+        NOW - timedelta(minutes=1),
+        total_count=600.0,
+        data_read_bytes=60 * MIB,
+        data_read_count=600.0,
+    )
+    figures = filesystem_verdict([elastic], NOW, throughput_mode="elastic").figures
+    assert (
+        figures["headroom_read_mibps"] == 1.0 and figures["headroom_read_mibps_limit"] == 20 * 1024
+    )
+    assert figures["headroom_read_iops_limit"] == 250_000

@@ -161,3 +161,49 @@ def test_it_never_draws_more_than_a_thousand_points(span, settings):
     assert step % 60 == 0 and (3600 % step == 0 or step % 3600 == 0)
     if span <= timedelta(hours=3):
         assert step == 60
+
+
+def test_it_reads_a_months_usage_in_hours_with_the_p95_and_peak_of_the_minutes(fs, settings):
+    from apps.efs.costs import billed_bytes
+    from apps.efs.metrics import MIB, percentile
+
+    settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 1
+    now = T0 + timedelta(days=3)
+    # Two days ago: an hour row (60 minutes, 1 MiB/s metered); 300 reads of 1 KiB billed as 4 KiB.
+    MetricHour.objects.create(
+        filesystem=fs,
+        ts=T0 + timedelta(days=1),
+        minutes=60,
+        metered_bytes=MIB * 3600.0,
+        data_read_bytes=300 * 1024.0,
+        data_read_count=300.0,
+    )
+    # The last 90 minutes: a ramp of 0..89 MiB/s, and one gap that is not a zero.
+    start = now - timedelta(minutes=90)
+    rates = [float(i) for i in range(90) if i != 45]
+    history.save_samples(
+        {
+            fs.pk: [
+                Sample(
+                    start + timedelta(minutes=i),
+                    metered_bytes=i * MIB * 60.0,
+                    data_write_bytes=10 * MIB,
+                    data_write_count=10.0,
+                )
+                for i in range(90)
+                if i != 45
+            ]
+        }
+    )
+    other = FileSystem.objects.create(region=fs.region, filesystem_id="fs-0000ffff")
+    got = history.usage([fs.pk, other.pk], now - timedelta(days=30), now, now)
+    assert other.pk not in got  # no data: no usage, not zeros
+    hours, p95, peak = got[fs.pk]
+    assert p95 == pytest.approx(percentile(rates, 95)) and peak == 89.0
+    assert [h.minutes for h in hours] == [60, 30, 59]  # the hour row, then two clock hours
+    assert hours[0].read_bytes == billed_bytes(300 * 1024.0, 300) == 300 * 4096
+    assert sum(h.metered_bytes for h in hours[1:]) == pytest.approx(sum(rates) * MIB * 60)
+    assert sum(h.write_bytes for h in hours) == 89 * 10 * MIB
+    # Only hour rows in the window: the p95 and peak of their hourly rates.
+    old = history.usage([fs.pk], now - timedelta(days=30), now - timedelta(days=1), now)
+    assert old[fs.pk][1:] == (1.0, 1.0)

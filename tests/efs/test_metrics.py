@@ -1,4 +1,4 @@
-"""Per-minute derivations, metering, bursting rates and advice (apps/efs/metrics.py).
+"""Per-minute derivations, metering, bursting rates and request sizes (apps/efs/metrics.py).
 
 The seed figures of issue 3 and the examples of the fact sheet (shared/fixtures/efs-metrics.md)
 are reproduced here.
@@ -30,10 +30,10 @@ from apps.efs.metrics import (
     metered_mibps,
     metered_request_bytes,
     minute_figures,
+    op_sizes,
     ops_headroom,
     percentile,
     requests_per_second_at,
-    throughput_advice,
     throughput_utilisation_pct,
 )
 from tests.conftest import SHARED_FIXTURES
@@ -203,48 +203,34 @@ def test_it_refuses_impossible_inputs():
         metered_request_bytes(-1)
 
 
-# --- Advice -----------------------------------------------------------------------------------
+# --- Request sizes ----------------------------------------------------------------------------
 
 
-def _metered(mibps_list):
-    return [
+def test_it_averages_request_sizes_over_a_range_and_names_those_under_4_kib():
+    minutes = [
         Sample(
-            timestamp=T0 + timedelta(minutes=i), metered_bytes=None if r is None else r * MIB * 60
-        )
-        for i, r in enumerate(mibps_list)
+            T0,
+            data_read_bytes=1000 * 1024.0,
+            data_read_count=1000,
+            metadata_bytes=512.0 * 60,
+            metadata_count=60,
+        ),
+        Sample(T0 + timedelta(minutes=1)),  # a gap: skipped, not a zero
+        Sample(
+            T0 + timedelta(minutes=2),
+            data_read_bytes=3000 * 1024.0,
+            data_read_count=1000,
+            data_write_bytes=64 * MIB,
+            data_write_count=1024,
+        ),
     ]
-
-
-def test_it_advises_provisioning_when_the_mean_is_above_baseline():
-    rates = [8.0] * 90 + [20.0] * 10  # 100 GiB: baseline 4.88 MiB/s
-    advice = throughput_advice(_metered(rates), 100 * GIB, price_per_mibps_month=6.0)
-    assert advice.mean_mibps == pytest.approx(9.2)
-    assert advice.peak_mibps == pytest.approx(20.0)
-    assert advice.p95_mibps == pytest.approx(20.0)
-    assert advice.needed_provisioned_mibps == 20
-    assert advice.provisioned_monthly_cost == pytest.approx((20 - 4.8828125) * 6)
-    assert advice.bursting_monthly_cost == 0
-    assert "provisioning 20 MiB/s" in advice.recommendation
-    assert "$90.70/month" in advice.recommendation
-
-
-def test_it_advises_bursting_when_credits_are_earned_back():
-    rates = [1.0] * 90 + [30.0] * 10
-    advice = throughput_advice(_metered(rates), 100 * GIB)
-    assert advice.mean_mibps == pytest.approx(3.9)
-    assert advice.p95_mibps == pytest.approx(30.0)
-    assert advice.needed_provisioned_mibps == 30
-    assert advice.recommendation.startswith("stay in bursting")
-    quiet = throughput_advice(_metered([1.0] * 50), 100 * GIB)
-    assert quiet.provisioned_monthly_cost == 0
-    assert "within the 4.9 MiB/s baseline" in quiet.recommendation
-
-
-def test_it_skips_gaps_in_advice_instead_of_counting_them_as_idle():
-    with_gaps = throughput_advice(_metered([8.0, None, None, None, 8.0]), 100 * GIB)
-    assert with_gaps.samples == 2
-    assert with_gaps.mean_mibps == 8.0
-    assert throughput_advice(_metered([None, None]), 100 * GIB) is None
+    sizes = op_sizes(minutes)
+    assert sizes.read_kib == pytest.approx(2.0)  # 4,000 KiB over 2,000 reads
+    assert sizes.write_kib == pytest.approx(64.0)
+    assert sizes.metadata_kib == pytest.approx(0.5)
+    assert sizes.small == ["read", "metadata"]
+    assert minute_figures(minutes[0]).average_metadata_kib == pytest.approx(0.5)
+    assert op_sizes([]).read_kib is None and op_sizes([]).small == []
 
 
 def test_it_interpolates_percentiles_like_numpy():

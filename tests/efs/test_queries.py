@@ -28,6 +28,7 @@ from apps.efs.queries import (
     query_id,
     samples_from_responses,
     split_window,
+    with_late_look,
     yace_style_query_count,
 )
 from tests.conftest import SHARED_FIXTURES
@@ -233,6 +234,25 @@ def test_it_plans_exactly_ceil_queries_over_500_calls_per_cycle():
     assert len(params["MetricDataQueries"]) == 500
 
 
+def test_the_late_look_reaches_back_in_the_same_number_of_calls():
+    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
+    window = collection_window(T, T - timedelta(minutes=5))
+    since = window.start - timedelta(minutes=60, seconds=20)
+    asked = with_late_look(window, since)
+    assert asked == Window(window.start - timedelta(minutes=61), window.end)
+    plain, looked = plan_requests(refs, window), plan_requests(refs, asked)
+    assert len(looked) == len(plain) == min_calls(16_000) == 32
+    # Never further back than three hours: 500 queries still fit one call's points.
+    far = with_late_look(window, T - timedelta(days=2))
+    assert far.start == window.end - timedelta(minutes=180)
+    assert all(r.datapoints <= 100_800 for r in plan_requests(refs, far))
+    assert len(plan_requests(refs, far)) == 32
+    # A window that already reaches further back, or no look, is left as it is.
+    long = Window(T - timedelta(hours=5), T)
+    assert with_late_look(long, T - timedelta(hours=1)) == long
+    assert with_late_look(window, None) == window
+
+
 def test_it_plans_a_backfill_oldest_window_first_within_limits():
     refs = [FileSystemRef(f"fs-{i:08x}") for i in range(40)]  # 640 queries: 500 + 140
     requests = plan_requests(refs, Window(T - timedelta(hours=24), T))
@@ -398,3 +418,55 @@ def test_its_requests_match_botocores_get_metric_data_model():
     ]
     for request in plan_requests(refs, Window(T - timedelta(hours=1), T)):
         validate_parameters(request.params(), shape)  # raises ParamValidationError
+
+
+def _result(key: str, stamps: list, values: list) -> dict:
+    return {"Id": f"fs_89abcdef__{key}", "Timestamps": stamps, "Values": values}
+
+
+def test_it_drops_and_counts_values_that_cannot_be_true_never_keeping_them():
+    window = Window(_minute(0), _minute(4))
+    page = {
+        "MetricDataResults": [
+            _result(
+                "iolimit_max",
+                [_minute(0), _minute(1), _minute(2), _minute(3)],
+                [math.nan, -1.0, math.inf, 50.0],
+            ),
+            _result("credits_min", [_minute(1), _minute(1), _minute(2)], [5.0, 6.0, 7.0]),
+            _result(
+                "read_sum",
+                [_minute(-1), _minute(4), _minute(2) + timedelta(seconds=30), _minute(3)],
+                [1.0, 2.0, 3.0, 4.0],
+            ),
+            _result("total_sum", [_minute(0)], [1.0, 2.0]),  # a value without its timestamp
+            _result("meta_sum", [_minute(0)], ["1.0"]),  # not a number at all
+        ]
+    }
+
+    collected = samples_from_responses([page], window=window, filesystem_ids=[FS_B])
+
+    b = {s.timestamp: s for s in collected.samples[FS_B]}
+    assert [b[_minute(i)].percent_io_limit for i in range(4)] == [None, None, None, 50.0]
+    assert [b[_minute(i)].burst_credit_balance for i in range(4)] == [None, None, 7.0, None]
+    assert [b[_minute(i)].data_read_bytes for i in range(4)] == [None, None, None, 4.0]
+    assert sorted(b) == [_minute(i) for i in range(4)]  # nothing outside the window
+    assert [str(d) for d in collected.dropped] == [
+        f"{FS_B} BurstCreditBalance Minimum: 2 duplicate timestamp",
+        f"{FS_B} DataReadIOBytes Sum: 3 outside the window",
+        f"{FS_B} MetadataIOBytes Sum: 1 not a number",
+        f"{FS_B} PercentIOLimit Maximum: 1 negative",
+        f"{FS_B} PercentIOLimit Maximum: 2 not a number",
+        f"{FS_B} TotalIOBytes Sum: 1 without a timestamp",
+    ]
+    assert collected.dropped_count == 10
+
+
+def test_a_duplicate_across_pages_is_dropped_too():
+    pages = [
+        {"MetricDataResults": [_result("iolimit_max", [_minute(0)], [10.0])]},
+        {"MetricDataResults": [_result("iolimit_max", [_minute(0)], [90.0])]},
+    ]
+    collected = samples_from_responses(pages)
+    assert all(s.percent_io_limit is None for s in collected.samples[FS_B])
+    assert collected.dropped_count == 2

@@ -77,14 +77,86 @@ def test_it_draws_gaps_as_gaps_on_the_file_system_page(fs, logged_in_client):
     assert "Burst credits" in html and "Forecast" in html
 
 
-def test_it_prices_provisioned_throughput_at_the_asked_price(fs, logged_in_client):
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?price=10")
-    advice = page.context["advice"]
-    assert advice.p95_mibps == pytest.approx(3e8 / 60 / 2**20)
-    assert advice.provisioned_monthly_cost == pytest.approx(
-        (advice.needed_provisioned_mibps - advice.baseline_mibps) * 10
+def three_hours(fs, mibps: float = 3e8 / 60 / 2**20, **extra) -> None:
+    """Three hours of minutes of ``mibps`` metered, 10 reads/s of 10,000 bytes each."""
+    end = align(timezone.now() - timedelta(minutes=3))
+    history.save_samples(
+        {
+            fs.pk: [
+                Sample(
+                    end - timedelta(minutes=180 - i),
+                    metered_bytes=mibps * 2**20 * 60,
+                    data_read_bytes=6e6,
+                    data_read_count=600.0,
+                    **extra,
+                )
+                for i in range(180)
+            ]
+        }
     )
-    assert "$10.00 per MiB/s-month" in page.content.decode()
+
+
+def test_the_page_compares_the_three_modes_and_says_what_the_best_would_save(fs, logged_in_client):
+    FileSystem.objects.filter(pk=fs.pk).update(throughput_mode="provisioned", provisioned_mibps=64)
+    fs.minutes.all().delete()
+    three_hours(fs)
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]))
+    c = page.context["comparison"]
+    base = 100 * 50 / 1024
+    rows = {r.mode: r for r in c.rows}
+    assert [r.mode for r in c.rows] == ["bursting", "provisioned", "elastic"]
+    assert rows["bursting"].monthly_usd == pytest.approx(30.0) and rows["bursting"].fits
+    assert rows["provisioned"].monthly_usd == pytest.approx(30 + (5 - base) * 6)
+    # 6e6 bytes read a minute (10,000-byte reads, over the 4 KiB minimum), scaled to 730 h.
+    read_gb = 6e6 * 60 * 730 / 2**30
+    assert rows["elastic"].monthly_usd == pytest.approx(30 + read_gb * 0.03)
+    assert c.current_usd == pytest.approx(30 + (64 - base) * 6)
+    html = page.content.decode()
+    assert "Bursting would save $354.70/month" in html
+    assert "Bursting would cost $30/month: its 4.9 MiB/s baseline covers the 4.8 MiB/s mean" in html
+    # eu-west-1 is not in the table: the page says whose prices it shows.
+    assert "no EFS prices for eu-west-1 in Vigil&#x27;s table: us-east-1 prices shown" in html
+    assert "(from 3 h of data, scaled to a month)" in html
+
+
+def test_it_provisions_for_the_peak_at_the_asked_price(fs, logged_in_client):
+    fs.minutes.all().delete()
+    three_hours(fs)
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?provision=peak&price=10")
+    provisioned = next(r for r in page.context["comparison"].rows if r.mode == "provisioned")
+    assert provisioned.provisioned_mibps == 5
+    assert provisioned.throughput_usd == pytest.approx((5 - 100 * 50 / 1024) * 10)
+    assert "provisioned at $10.00 per MiB/s-month" in page.content.decode()
+    # Nonsense in the form is ignored, as the range is: the defaults apply.
+    odd = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?provision=max&price=-3")
+    assert odd.status_code == 200 and odd.context["comparison"].provision == "peak"
+    assert odd.context["price"] is None
+
+
+def test_it_says_when_there_is_too_little_data_to_compare(fs, logged_in_client):
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]))
+    assert page.context["comparison"] is None  # 59 minutes of data
+    assert "Not enough metered throughput" in page.content.decode()
+
+
+def test_it_shows_headroom_request_sizes_clients_and_storage_by_class(fs, logged_in_client):
+    FileSystem.objects.filter(pk=fs.pk).update(
+        size_ia_bytes=40 * GIB,
+        size_archive_bytes=900 * GIB,
+        figures={**fs.figures, "headroom_ops": 2880.0, "headroom_ops_limit": 2880 / 0.84},
+    )
+    fs.minutes.all().delete()
+    three_hours(fs, client_connections=4.0, metadata_bytes=512.0 * 60, metadata_count=60.0)
+    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=3h")
+    html = page.content.decode()
+    assert "I/O operations: 2,880 of ~3,430 ops/s" in html
+    assert "Standard 100.0\xa0GB · IA 40.0\xa0GB · Archive 900.0\xa0GB" in html
+    assert "read 9.8 KiB · write – KiB · metadata 0.5 KiB" in html
+    assert "the metadata requests here average less" in html
+    clients = page.context["charts"]["clients"]["series"][0]["values"]
+    assert {v for v in clients if v is not None} == {4.0}
+    sizes = page.context["charts"]["opsize"]["series"]
+    assert [s["label"] for s in sizes] == ["Read", "Write", "Metadata"]
 
 
 def test_it_shows_back_fill_progress(fs, logged_in_client):

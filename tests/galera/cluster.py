@@ -112,7 +112,11 @@ class Node:
 class GaleraCluster:
     """Three MariaDB Galera nodes and one garbd on 127.0.0.1, under one temporary directory."""
 
-    def __init__(self, base_port: int = 13061, gcomm_base: int = 14561) -> None:
+    def __init__(self, base_port: int | None = None, gcomm_base: int | None = None) -> None:
+        # TEST_GALERA_PORT moves every port, so that two checkouts can each run a cluster.
+        offset = int(os.environ.get("TEST_GALERA_PORT", "13061")) - 13061
+        base_port = base_port or 13061 + offset
+        gcomm_base = gcomm_base or 14561 + offset
         self.root = Path(tempfile.mkdtemp(prefix="vigil-galera-"))
         self.nodes = [
             Node(

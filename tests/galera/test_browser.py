@@ -13,7 +13,6 @@ from apps.galera.view import NodeResult
 from apps.galera.wsrep import WsrepStatus
 from apps.regions.models import Region
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import browser_page  # noqa: F401 - the shared chromium fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterator
 
+import pymysql
 import pytest
 
 from apps.galera.mysql import NodeAddress, poll_node, poll_nodes
 from apps.galera.view import NOT_GALERA, ClusterView, NodeState, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
 from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster, wait_for
+from tests.galera.recorder import SALT, MysqlRecorder
 
 PLAIN_MARIADB = ("127.0.0.1", 3306)  # the machine's standalone MariaDB: no wsrep provider
 
@@ -224,3 +226,45 @@ def test_it_polls_each_node_with_its_own_credentials():
     assert [result.name for result in results] == ["right", "wrong"]
     assert results[0].error is None
     assert results[1].error.startswith("(1045) Access denied for user 'vigil_nobody'")
+
+
+# --- The password never leaves for a server that asks for it in a way we refuse --------------
+
+SECRET = "PLANTED-monitor-password-1b2"
+
+
+@pytest.mark.parametrize(
+    ("plugin", "then", "refused"),
+    [
+        ("mysql_native_password", ("switch", "mysql_clear_password", b""), "mysql_clear_password"),
+        ("mysql_native_password", ("switch", "dialog", b"\x04Password: "), "dialog"),
+        ("mysql_native_password", ("switch", "sha256_password", SALT + b"\x00"), "sha256"),
+        ("sha256_password", None, None),  # answered with a scramble, never the password
+        ("caching_sha2_password", ("full-auth",), "caching_sha2_password"),
+    ],
+)
+def test_it_never_sends_the_password_to_a_server_that_asks_for_it(plugin, then, refused):
+    server = MysqlRecorder(plugin=plugin, then=then)
+    try:
+        result = poll_node("127.0.0.1", server.port, "vigil_monitor", SECRET, connect_timeout=2)
+    finally:
+        server.close()
+    assert SECRET.encode() not in server.everything
+    assert len(server.received) == 1
+    if refused:
+        assert f"refused the server's {refused}" in result.error
+    else:
+        assert "Access denied (recorder)" in result.error
+
+
+def test_the_recorder_would_see_plain_pymysqls_cleartext_password():
+    """The control: without the guard, PyMySQL answers the switch with the password."""
+    server = MysqlRecorder(then=("switch", "mysql_clear_password", b""))
+    try:
+        with pytest.raises(pymysql.err.OperationalError):
+            pymysql.connect(
+                host="127.0.0.1", port=server.port, user="u", password=SECRET, connect_timeout=2
+            )
+    finally:
+        server.close()
+    assert SECRET.encode() + b"\x00" in server.everything

@@ -11,6 +11,7 @@ from apps.galera.quorum import (
     Member,
     describe,
     fault_tolerance,
+    fault_tolerance_after,
     fault_tolerance_of,
     member_names,
 )
@@ -142,3 +143,51 @@ def test_it_matches_the_majority_rule_for_equal_nodes(data_nodes):
     tolerance = fault_tolerance(data_nodes)
     assert tolerance.simultaneous == (data_nodes - 1) // 2
     assert tolerance.one_by_one == max(0, data_nodes - 2)
+
+
+def _reference_one_by_one(members: list[Member]) -> int:
+    """The rule itself, tried the slow way: at each step every member may be the one that
+    fails, and the worst choice counts (exponential: for small clusters only)."""
+    if not any(not m.arbitrator for m in members):
+        return 0
+    total = sum(m.weight for m in members)
+    outcomes = []
+    for index in range(len(members)):
+        survivors = members[:index] + members[index + 1 :]
+        if 2 * sum(m.weight for m in survivors) > total and any(
+            not m.arbitrator for m in survivors
+        ):
+            outcomes.append(1 + _reference_one_by_one(survivors))
+        else:
+            outcomes.append(0)
+    return min(outcomes)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.booleans()), min_size=0, max_size=7).map(
+        lambda rows: [Member(f"m{i}", w, arbitrator=a) for i, (w, a) in enumerate(rows)]
+    )
+)
+def test_the_closed_form_agrees_with_trying_every_order_of_failures(members):
+    assert fault_tolerance_of(members).one_by_one == _reference_one_by_one(members)
+
+
+def test_it_answers_for_any_number_of_members_without_recursion_or_a_search():
+    members = [Member(f"n{i}") for i in range(20_000)]
+    members += [Member(f"w{i}", weight=i % 256) for i in range(5_000)]
+    members += [Member(f"g{i}", arbitrator=True) for i in range(5_000)]
+    tolerance = fault_tolerance_of(members)  # recursed past the limit, or ran for hours
+    assert tolerance.one_by_one > 0 and tolerance.simultaneous > 0
+    assert fault_tolerance(100_000).one_by_one == 99_998
+
+
+def test_members_already_lost_fail_first_and_the_rest_is_the_headroom():
+    members = [Member("node1"), Member("node2"), Member("node3"), Member("garbd1", arbitrator=True)]
+    assert fault_tolerance_after(members, []) == fault_tolerance_of(members)
+    assert fault_tolerance_after(members, ["node3"]) == fault_tolerance_of(
+        members[:2] + members[3:]
+    )
+    assert fault_tolerance_after(members, ["node2", "node3"]) == FaultTolerance(0, 0)  # half
+    heavy = [Member("node1", 3), Member("node2"), Member("node3")]
+    assert fault_tolerance_after(heavy, ["node1"]) == FaultTolerance(0, 0)  # 3 of 5
+    assert fault_tolerance_after(heavy, ["node2"]) == fault_tolerance_of([heavy[0], heavy[2]])

@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from apps.alerts.models import Transition
-from apps.galera import demo, tasks
+from apps.galera import demo, mysql, tasks
 from apps.galera.models import Cluster, Node, Snapshot
 from apps.galera.view import NOT_GALERA, NodeResult
 from apps.galera.wsrep import WsrepStatus
@@ -285,3 +285,124 @@ def test_a_node_that_requires_tls_never_falls_back_to_plain_text(site):
     cluster.refresh_from_db()
     assert "(2026) SSL is required but the server doesn't support it" in cluster.reason
     assert cluster.nodes.get().state == "unreachable"
+
+
+# --- a node that reports what no cluster can be ------------------------------------------------
+
+HEALTHY_ROWS = [
+    ("wsrep_provider_name", "Galera"),
+    ("wsrep_cluster_status", "Primary"),
+    ("wsrep_cluster_size", "3"),
+    ("wsrep_incoming_addresses", "10.9.9.9:3306,10.9.9.9:3307,10.9.9.9:3308"),
+    ("wsrep_cluster_conf_id", "7"),
+    ("wsrep_cluster_state_uuid", "9e9f8568-a025-11e2-0800-be0dc874ac98"),
+    ("wsrep_local_state_comment", "Synced"),
+    ("wsrep_ready", "ON"),
+    ("wsrep_flow_control_paused", "0.01"),
+    ("wsrep_local_recv_queue_avg", "0.5"),
+    ("wsrep_local_cert_failures", "2"),
+]
+
+
+def answering(name: str, **overrides: str) -> NodeResult:
+    """What mysql.poll_node makes of a node's rows, with some values replaced."""
+    rows = [(key, overrides.pop(key, value)) for key, value in HEALTHY_ROWS]
+    rows += list(overrides.items())
+    return mysql.result_from_rows(name, rows, [("wsrep_provider_options", "pc.weight = 1")])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error"),
+    [
+        (
+            {"wsrep_cluster_size": "1000000000"},
+            "unreadable wsrep status: row 3: wsrep_cluster_size is not a cluster size "
+            "(0..256): '1000000000'",
+        ),
+        (
+            {"wsrep_cluster_size": "100000"},  # recursed past the limit in the quorum arithmetic
+            "unreadable wsrep status: row 3: wsrep_cluster_size is not a cluster size",
+        ),
+        (
+            {"wsrep_flow_control_paused": "nan"},
+            "unreadable wsrep status: row 9: wsrep_flow_control_paused is not a number: 'nan'",
+        ),
+        (
+            {"wsrep_local_recv_queue_avg": "inf"},
+            "unreadable wsrep status: row 10: wsrep_local_recv_queue_avg is not a number",
+        ),
+        (
+            {"wsrep_local_recv_queue_avg": "1e999"},
+            "unreadable wsrep status: row 10: wsrep_local_recv_queue_avg is not a queue length",
+        ),
+        (
+            {"wsrep_local_recv_queue_avg": "-3"},
+            "unreadable wsrep status: row 10: wsrep_local_recv_queue_avg is not a queue length",
+        ),
+        (
+            {"wsrep_flow_control_paused": "7.5"},
+            "unreadable wsrep status: row 9: wsrep_flow_control_paused is not a fraction",
+        ),
+        (
+            {"wsrep_local_state_comment": "Syn\x00ced"},
+            "unreadable wsrep status: row 7: wsrep_local_state_comment holds a NUL character",
+        ),
+        (
+            {"wsrep_incoming_addresses": ",".join(["10.0.0.1:3306"] * 1000)},
+            "unreadable wsrep status: row 4: wsrep_incoming_addresses lists more than 256",
+        ),
+        (
+            {"wsrep_cluster_size": "３"},  # full-width digits: int() would take them
+            "unreadable wsrep status: row 3: wsrep_cluster_size is not a number",
+        ),
+    ],
+    ids=[
+        "size-billion",
+        "size-100000",
+        "nan",
+        "inf",
+        "1e999",
+        "negative",
+        "fraction-over-1",
+        "nul",
+        "1000-addresses",
+        "full-width-digits",
+    ],
+)
+def test_a_figure_no_cluster_can_have_is_that_nodes_error_and_the_poll_is_recorded(
+    site, overrides, error
+):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    results = [answering("a"), answering("b", **overrides), answering("c")]
+
+    verdict = tasks.save_poll(cluster, results)
+
+    assert results[1].error.startswith(error)
+    assert verdict.status is Status.WARNING
+    assert f"b unreachable: {error}" in verdict.reason
+    snapshot = cluster.snapshots.get()  # recorded: PostgreSQL took it
+    assert snapshot.nodes["b"]["state"] == "unreachable"
+    assert snapshot.cluster_size == 3
+    assert Node.objects.get(cluster=cluster, name="b").detail.startswith(error)
+
+
+def test_odd_text_from_a_node_never_stops_the_poll_from_being_recorded(site):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    odd = answering("b", wsrep_local_cert_failures="²", wsrep_cluster_status="Primary")
+    weird_error = NodeResult("c", error="(1045) Access denied \x00 for \udcff user")
+
+    tasks.save_poll(cluster, [answering("a"), odd, weird_error])
+
+    snapshot = cluster.snapshots.get()
+    assert snapshot.nodes["b"]["cert_failures"] is None
+    assert "\x00" not in Node.objects.get(cluster=cluster, name="c").detail
+
+
+def test_an_absurd_weight_is_ignored_and_logged(site, caplog):
+    result = mysql.result_from_rows(
+        "a", HEALTHY_ROWS, [("wsrep_provider_options", "pc.weight = 99999999999999999999")]
+    )
+    assert result.error is None and result.options is None
+    assert "pc.weight is not an integer 0..255" in caplog.text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from apps.galera.view import (
@@ -279,3 +281,100 @@ def test_it_warns_about_a_growing_receive_queue_with_the_history_passed_in():
     verdict = cluster_verdict(view, recv_queue_history={"node2": [0.5, 1.5]})
     assert verdict.status is Status.WARNING
     assert verdict.reason == "node2 receive queue growing: 0.5 → 1.5 → 4"
+
+
+# --- wsrep_connected, pushing nodes that fell silent, certification failures ---------------
+
+
+def cut_off(name: str) -> NodeResult:
+    """A node whose group link is cut, as MariaDB 10.11 reports it (seen on the test cluster)."""
+    return node(
+        name,
+        connected="OFF",
+        cluster_status="Disconnected",
+        ready="OFF",
+        local_state_comment="Initialized",
+        cluster_size="0",
+        incoming_addresses="",
+    )
+
+
+def test_it_is_critical_for_a_node_cut_from_the_group():
+    survivors = [
+        node(n, cluster_size="3", incoming_addresses="127.0.0.1:13061,127.0.0.1:13062,")
+        for n in ("node1", "node2")
+    ]
+    view = build_view([*survivors, cut_off("node3")])
+    assert view.disconnected == ("node3",)
+    assert view.nodes[2].state is NodeState.DISCONNECTED
+    verdict = cluster_verdict(view, expected_data_nodes=3, expected_arbitrators=1)
+    assert verdict.status is Status.CRITICAL
+    assert "node3 is cut from the group (wsrep_connected=OFF, Disconnected)" in verdict.reason
+    assert verdict.figures["disconnected"] == ["node3"]
+    assert verdict.figures["data_nodes"] == 2
+
+
+def test_it_counts_a_cut_node_the_others_still_count_as_lost_in_the_headroom():
+    # The others' view still lists node3 (they have not evicted it yet, or their report is
+    # older than node3's): it must not count as a member that can still fail.
+    view = build_view([node("node1"), node("node2"), cut_off("node3")])
+    assert view.data_nodes == 2
+    assert (view.tolerance.one_by_one, view.tolerance.simultaneous) == (1, 1)
+    two_of_three = build_view([node("node1"), cut_off("node2"), cut_off("node3")])
+    assert (two_of_three.tolerance.one_by_one, two_of_three.tolerance.simultaneous) == (0, 0)
+
+
+def silent(name: str) -> NodeResult:
+    return NodeResult(name, error="no report since 2026-01-01 12:00 UTC", silent=True)
+
+
+def test_a_pushing_node_that_stopped_reporting_is_unknown_and_warns():
+    view = build_view([node("node1"), node("node2"), silent("node3")])
+    assert view.nodes[2].state is NodeState.SILENT
+    verdict = cluster_verdict(view, expected_data_nodes=3)
+    assert verdict.status is Status.WARNING
+    assert "node3 unknown: no report since 2026-01-01 12:00 UTC" in verdict.reason
+
+
+def test_a_cluster_whose_every_node_stopped_reporting_is_unknown():
+    verdict = cluster_verdict(build_view([silent("node1"), silent("node2")]))
+    assert verdict.status is Status.UNKNOWN
+    assert verdict.reason.startswith("no report from any node: node1: no report since")
+
+
+@pytest.mark.parametrize(
+    ("rates", "status"),
+    [
+        ({"node1": 4.0, "node2": 5.5, "node3": None}, Status.OK),
+        ({"node1": 4.0, "node2": 6.0, "node3": 0.0}, Status.WARNING),
+        ({}, Status.OK),
+    ],
+)
+def test_it_warns_when_certification_failures_a_minute_reach_the_threshold(rates, status):
+    verdict = cluster_verdict(
+        build_view(healthy()),
+        thresholds=Thresholds(cert_failures_per_minute=10.0),
+        cert_failure_rates=rates,
+    )
+    assert verdict.status is status
+    if status is Status.WARNING:
+        assert "10.0 certification failures a minute (node1 4.0, node2 6.0)" in verdict.reason
+    known = [rate for rate in rates.values() if rate is not None]
+    assert verdict.figures["cert_failures_per_minute"] == (sum(known) if known else None)
+
+
+def test_an_older_pushed_reading_of_the_previous_view_is_not_a_second_component():
+    # node3 pushed 40 s ago, before node4 left (conf_id 7); node1 and node2 were read now (8).
+    now = 1_800_000_000.0
+    fresh = [
+        replace(node(n, cluster_conf_id="8", cluster_size="3"), read_at=now)
+        for n in ("node1", "node2")
+    ]
+    stale = replace(node("node3", cluster_conf_id="7"), read_at=now - 40)
+    view = build_view([*fresh, stale])
+    assert not view.split_brain
+    assert view.primary == ("node1", "node2")
+    assert view.cluster_size == 3
+    # Read at the same moment, the same disagreement is a possible split-brain.
+    same_time = build_view([*fresh, replace(stale, read_at=now)])
+    assert same_time.split_brain

@@ -254,3 +254,62 @@ def test_it_refuses_durations_it_cannot_read(text):
 def test_it_raises_a_parse_error_for_unreadable_provider_options(text):
     with pytest.raises(ParseError):
         parse_provider_options(text)
+
+
+# --- figures no node can have ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error"),
+    [
+        ("wsrep_cluster_size", "1000000000", "wsrep_cluster_size is not a cluster size (0..256)"),
+        ("wsrep_cluster_size", "-1", "wsrep_cluster_size is not a cluster size"),
+        ("wsrep_flow_control_paused", "nan", "wsrep_flow_control_paused is not a number"),
+        ("wsrep_flow_control_paused", "NaN", "wsrep_flow_control_paused is not a number"),
+        ("wsrep_local_send_queue_avg", "Infinity", "wsrep_local_send_queue_avg is not a number"),
+        ("wsrep_local_send_queue_avg", "9e999", "is not a queue length"),
+        ("wsrep_flow_control_sent", "9" * 5000, "wsrep_flow_control_sent is not a number"),
+        ("wsrep_last_committed", "-2", "wsrep_last_committed is not a seqno (-1.."),
+        ("wsrep_local_state", "٣", "wsrep_local_state is not a number"),  # Arabic-Indic 3
+        ("wsrep_cluster_status", "Prim\x00ary", "wsrep_cluster_status holds a NUL character"),
+        ("wsrep_cluster_status", "P\udcffrimary", "holds bytes that are not UTF-8 text"),
+        ("wsrep_provider_version", "x" * 20000, "wsrep_provider_version is longer than 16384"),
+    ],
+)
+def test_it_refuses_a_figure_no_node_can_have_naming_it(name, value, error):
+    with pytest.raises(ParseError, match=error[:40].replace("(", r"\(").replace(".", r"\.")):
+        WsrepStatus.from_rows([("wsrep_ready", "ON"), (name, value)])
+    table = f"| {name} | {value} |\n" if "\n" not in value and "|" not in value else ""
+    if table and "\x00" not in value:
+        with pytest.raises(ParseError, match="line 1: "):
+            parse_status(table)
+
+
+def test_it_refuses_more_rows_than_a_node_has():
+    rows = [(f"wsrep_x{i}", "1") for i in range(2001)]
+    with pytest.raises(ParseError, match="more than 2000 status rows"):
+        WsrepStatus.from_rows(rows)
+
+
+def test_a_variable_name_with_a_trailing_newline_is_not_a_name():
+    with pytest.raises(ParseError, match="not a status variable row"):
+        WsrepStatus.from_rows([("wsrep_ready\n", "ON")])
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("pc.weight = 256", "pc.weight is not an integer 0..255"),
+        ("pc.weight = -1", "pc.weight is not an integer 0..255"),
+        ("pc.weight = ９", "pc.weight is not an integer 0..255"),
+        ("evs.suspect_timeout = 1e999", "not a duration"),
+        ("evs.suspect_timeout = nan", "not a duration"),
+        (
+            "evs.suspect_timeout = P99999999999999999999999999999999999999D" + "9" * 400,
+            "not a duration",
+        ),
+    ],
+)
+def test_it_refuses_provider_options_no_node_can_have(text, error):
+    with pytest.raises(ParseError, match=error):
+        parse_provider_options(text)

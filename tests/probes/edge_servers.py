@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -111,20 +112,135 @@ async def says_continue_first(reader: asyncio.StreamReader, writer: asyncio.Stre
     writer.close()
 
 
+# --- hostile servers: each must end in one error result, quickly, whatever it sends ----------
+
+
+async def _forever(writer: asyncio.StreamWriter, piece: bytes, pause_s: float = 0.0) -> None:
+    while True:
+        writer.write(piece)
+        await writer.drain()
+        if pause_s:
+            await asyncio.sleep(pause_s)
+
+
+async def sends_endless_headers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A status line, then header lines that never end."""
+    writer.write(b"HTTP/1.1 200 OK\r\n")
+    await _forever(writer, b"X-Filler: " + b"a" * 1000 + b"\r\n")
+
+
+async def sends_a_huge_status_line(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """A status line that never ends."""
+    writer.write(b"HTTP/1.1 200 ")
+    await _forever(writer, b"O" * 65536)
+
+
+async def sends_bytes_that_are_not_text(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Every byte value, NULs and invalid UTF-8 included, in the status line and headers."""
+    noise = bytes(range(256)).replace(b"\n", b"")
+    writer.write(b"HTTP/1.1 200 \xff\xfe\x00OK\r\n" + noise + b": " + noise + b"\r\n")
+    writer.write(b"Content-Length: 4\r\n\r\n\x00\xff\xfe\x80")
+    await writer.drain()
+    await asyncio.sleep(0.5)
+
+
+async def trickles(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Slowloris: one byte of a never-ending header every 50 ms."""
+    writer.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+    await _forever(writer, b"z", pause_s=0.05)
+
+
+async def sends_endless_interim_responses(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """100 Continue, again and again, never the real response."""
+    await _forever(writer, b"HTTP/1.1 100 Continue\r\n\r\n")
+
+
+async def sends_endless_chunks(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A chunked body of one-byte chunks that never ends."""
+    writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    await _forever(writer, b"1\r\nx\r\n" * 4096)
+
+
+async def floods_after_the_response(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """A proper response, then bytes without end on the idle connection."""
+    writer.write(response())
+    await _forever(writer, b"\x00" * 65536)
+
+
+async def promises_a_timeout_of_400_digits(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """``Keep-Alive: timeout=999…`` (a float of it is infinite), closes after 0.2 s."""
+    writer.write(response("200 OK", b"ok\n", "Keep-Alive: timeout=" + "9" * 400))
+    await writer.drain()
+    await asyncio.sleep(0.2)
+
+
+async def sends_a_negative_content_length(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """``Content-Length: -5``."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\nhello")
+    await writer.drain()
+    await _until_client_goes(reader)
+
+
+async def sends_a_body_without_end(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """No length: the body ends at the close, which never comes."""
+    writer.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    await _forever(writer, b"y" * 65536)
+
+
+HOSTILE: dict[str, Behaviour] = {
+    "endless headers": sends_endless_headers,
+    "huge status line": sends_a_huge_status_line,
+    "bytes that are not text": sends_bytes_that_are_not_text,
+    "slowloris trickle": trickles,
+    "endless 100 Continue": sends_endless_interim_responses,
+    "endless chunks": sends_endless_chunks,
+    "flood after the response": floods_after_the_response,
+    "400-digit keep-alive timeout": promises_a_timeout_of_400_digits,
+    "negative Content-Length": sends_a_negative_content_length,
+    "body without end": sends_a_body_without_end,
+}
+
+
 @asynccontextmanager
-async def serve(behaviour: Behaviour) -> AsyncIterator[int]:
-    """Serve ``behaviour`` on a free 127.0.0.1 port; yields the port."""
+async def serve(
+    behaviour: Behaviour,
+    *,
+    heads: list[bytes] | None = None,
+    tls: ssl.SSLContext | None = None,
+) -> AsyncIterator[int]:
+    """Serve ``behaviour`` on a free 127.0.0.1 port; yields the port.
+
+    ``heads`` collects each request head as received; with ``tls`` the server speaks TLS.
+    """
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await reader.readuntil(b"\r\n\r\n")
+            head = await reader.readuntil(b"\r\n\r\n")
+            if heads is not None:
+                heads.append(head)
             await behaviour(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
+        except asyncio.CancelledError:
+            pass  # the test's loop ends while a hostile server still sends
         finally:
             writer.transport.abort()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
     try:
         yield server.sockets[0].getsockname()[1]
     finally:

@@ -13,7 +13,7 @@ from apps.probes.keepalive import Measurement
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin, browser_page  # noqa: F401  (fixtures)
+from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
 from datetime import UTC, datetime, timedelta
@@ -260,3 +261,104 @@ def test_it_rejects_a_url_that_is_not_http_without_raising():
     measurement = probe("ftp://127.0.0.1/")
 
     assert measurement.error == "not an http(s) URL: 'ftp://127.0.0.1/'"
+
+
+# --- typed URLs and hostile servers ----------------------------------------------------------
+
+
+def test_it_sends_a_non_ascii_path_and_query_percent_encoded_and_keeps_the_typed_url():
+    heads: list[bytes] = []
+
+    async def run() -> Measurement:
+        async with edge_servers.serve(
+            edge_servers.keeps_its_keep_alive_promise, heads=heads
+        ) as port:
+            return await measure(f"http://127.0.0.1:{port}/café/€?q=ü x", timeout_s=5)
+
+    measurement = asyncio.run(run())
+
+    assert measurement.error is None
+    assert measurement.url.endswith("/café/€?q=ü x")
+    assert heads[0].startswith(b"GET /caf%C3%A9/%E2%82%AC?q=%C3%BC%20x HTTP/1.1\r\n")
+
+
+def test_it_sends_an_idn_name_as_its_a_label_in_sni_host_and_the_certificate_check(tmp_path):
+    from tests.probes.nginx import write_self_signed_certificate
+
+    a_label = "xn--e1afmkfd.xn--p1ai"
+    cert, key = write_self_signed_certificate(tmp_path, a_label)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    sni: list[str | None] = []
+    server_tls.sni_callback = lambda _sock, name, _ctx: sni.append(name)
+    trust = ssl.create_default_context(cafile=str(cert))
+    heads: list[bytes] = []
+
+    async def run() -> Measurement:
+        async with edge_servers.serve(
+            edge_servers.keeps_its_keep_alive_promise, heads=heads, tls=server_tls
+        ) as port:
+            return await measure(
+                f"https://127.0.0.1:{port}/", server_name="Пример.рф", ssl_context=trust
+            )
+
+    measurement = asyncio.run(run())
+
+    assert measurement.error is None, measurement.error
+    assert sni == [a_label]
+    assert f"Host: {a_label}:".encode() in heads[0]
+    assert measurement.tls_expires is not None
+
+
+def test_it_asks_dns_for_the_a_label_of_an_idn_host():
+    measurement = probe("http://пример.invalid/café", timeout_s=5.0)
+
+    assert measurement.error.startswith("DNS failure: xn--e1afmkfd.invalid:")
+
+
+async def _hostile_batch(timeout_s: float) -> list[tuple[ProbeSpec, Measurement]]:
+    """Every hostile server, a typed URL that cannot be sent, and one good server, at once."""
+    async with contextlib.AsyncExitStack() as stack:
+        specs = []
+        for name, behaviour in edge_servers.HOSTILE.items():
+            port = await stack.enter_async_context(edge_servers.serve(behaviour))
+            specs.append(
+                ProbeSpec(f"http://127.0.0.1:{port}/", cap_s=2, timeout_s=timeout_s, tag=name)
+            )
+        good = await stack.enter_async_context(
+            edge_servers.serve(edge_servers.keeps_its_keep_alive_promise)
+        )
+        specs.append(ProbeSpec(f"http://127.0.0.1:{good}/ünïcode/€", cap_s=5, tag="good"))
+        specs.append(ProbeSpec("http://exa mple.com/", tag="unsendable"))
+        specs.append(ProbeSpec("https://пример.invalid/", timeout_s=timeout_s, tag="idn"))
+        async with asyncio.timeout(60):  # the batch must never hang: fail, do not wait
+            return [pair async for pair in measure_many(specs, limit=len(specs))]
+
+
+def test_a_batch_with_hostile_servers_yields_one_result_per_probe_and_never_waits_on_them():
+    results = asyncio.run(_hostile_batch(timeout_s=3.0))
+    by_tag = {spec.tag: (measurement, place) for place, (spec, measurement) in enumerate(results)}
+
+    assert sorted(by_tag) == sorted([*edge_servers.HOSTILE, "good", "unsendable", "idn"])
+    assert len(results) == len(by_tag)
+    good, good_place = by_tag["good"]
+    assert good.error is None and good.idle_timeout_s == pytest.approx(1.0, abs=TOLERANCE_S)
+    assert good_place < by_tag["slowloris trickle"][1]  # yielded as it ended, not held back
+    assert by_tag["unsendable"][0].error.startswith("not a valid host name")
+    assert by_tag["idn"][0].error.startswith("DNS failure: xn--e1afmkfd.invalid")
+    expected = {
+        "endless headers": "the response head larger than 64 KiB",
+        "huge status line": "response line longer than 64 KiB",
+        "slowloris trickle": "timed out reading the response after 3 s",
+        "endless 100 Continue": "more than 10 interim (1xx) responses",
+        "endless chunks": "more than 100000 chunks in the response body",
+        "flood after the response": "the server sent more than 64 KiB after the response",
+        "negative Content-Length": "bad Content-Length: '-5'",
+        "body without end": "the response body larger than 64 MiB",
+    }
+    for tag, error in expected.items():
+        assert by_tag[tag][0].error == error, tag
+    not_text, _ = by_tag["bytes that are not text"]
+    assert (not_text.error, not_text.status_code) == (None, 200)
+    huge, _ = by_tag["400-digit keep-alive timeout"]
+    assert huge.error is None and huge.advertised_timeout_s is None

@@ -6,6 +6,7 @@ import importlib
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.alerts.models import Transition
@@ -211,3 +212,52 @@ def test_it_turns_a_target_unknown_when_its_probes_stopped_and_leaves_running_on
     assert stopped.reason.startswith("no measurement since ")
     assert running.status == Status.OK
     assert Transition.objects.filter(object_id=stopped.pk, new_status="unknown").exists()
+
+
+def test_it_probes_a_url_typed_with_an_idn_host_or_a_non_ascii_path_and_shows_it_as_typed(
+    site, admin_client, api_client, api_key
+):
+    typed_idn = "https://пример.invalid/café/€?q=ü"  # .invalid: never resolves
+    added = admin_client.post(
+        reverse("admin:probes_target_add"),
+        {
+            "name": "",
+            "url": typed_idn,
+            "region": site.pk,
+            "interval_s": 900,
+            "cap_s": 30,
+            "timeout_s": 2,
+            "verify_tls": "on",
+            "enabled": "on",
+            "next_due_0": "2030-01-01",
+            "next_due_1": "00:00:00",
+        },
+    )
+    assert added.status_code == 302, added.content.decode()[:2000]
+    idn = Target.objects.get()
+    assert idn.url == typed_idn
+    with DemoServers((Behaviour("keeps", 1.0, (0, 5)),)) as urls:
+        typed_path = f"{urls[0]}café/€?q=ü"
+        created = api_client.post(
+            "/api/probes/targets/",
+            {"url": typed_path, "region": site.pk, "cap_s": 30, "verify_tls": False},
+            format="json",
+            HTTP_AUTHORIZATION=f"Bearer {api_key(read_only=False)}",
+        )
+        assert created.status_code == 201, created.json()
+        assert created.json()["url"] == typed_path
+        path_target = Target.objects.get(pk=created.json()["id"])
+
+        assert tasks.run_probes([idn.pk, path_target.pk]) == 2  # returns: nothing hangs
+
+    path_target.refresh_from_db()
+    assert path_target.status == Status.OK, path_target.reason
+    assert path_target.results.get().status_code == 200
+    idn.refresh_from_db()
+    assert idn.results.get().error.startswith("DNS failure: xn--e1afmkfd.invalid")
+    listed = api_client.get(
+        "/api/probes/targets/", HTTP_AUTHORIZATION=f"Bearer {api_key()}"
+    ).json()["results"]
+    assert {t["url"] for t in listed} == {typed_idn, typed_path}
+    page = admin_client.get(reverse("probes:target", args=[idn.pk])).content.decode()
+    assert "<code>https://пример.invalid/café/€?q=ü</code>" in page

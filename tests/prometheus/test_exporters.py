@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from apps.efs import collect, history
+from apps.efs import collect, history, pricing
 from apps.efs.metrics import GIB, TIB, Sample
 from apps.efs.models import FileSystem, RegionCollection
 from apps.efs.queries import align
@@ -104,6 +104,47 @@ def test_it_exports_a_file_systems_figures_as_the_collection_judged_them(region)
         "unknown": 0.0,
     }
     assert {dict(k)["subject"] for k in status} == {"fs-0123abcd"}
+
+
+def test_it_exports_what_each_throughput_mode_would_cost_and_the_cheapest(region):
+    rc = RegionCollection.objects.create(region=region)
+    fs = FileSystem.objects.create(
+        region=region,
+        filesystem_id="fs-0123abcd",
+        name="media",
+        throughput_mode="provisioned",
+        provisioned_mibps=64,
+        size_standard_bytes=100 * GIB,
+    )
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    minutes = [
+        Sample(end - timedelta(minutes=180 - i), metered_bytes=2 * MIB * 60, total_count=600.0)
+        for i in range(180)
+    ]
+    history.save_samples({fs.pk: minutes})
+    assert pricing.price_region(rc, now) == 1
+    assert pricing.price_region(rc, now) == 0  # fresh for pricing.REFRESH
+    collect.judge_region(rc, now)  # a verdict keeps the stored comparison
+    fs.refresh_from_db()
+    assert (
+        fs.figures["cost_best_mode"] == "bursting"
+        and fs.figures["throughput_mode"] == "provisioned"
+    )
+
+    metrics = scrape()
+    by_mode = {
+        dict(k)["mode"]: v for k, v in metrics["vigil_efs_mode_monthly_cost_dollars"].items()
+    }
+    assert by_mode == {"bursting": 30.0, "elastic": 30.0, "provisioned": 30.0}
+    fits = {dict(k)["mode"]: v for k, v in metrics["vigil_efs_mode_fits"].items()}
+    assert fits == {"bursting": 1.0, "elastic": 1.0, "provisioned": 1.0}
+    labels, one = only(metrics["vigil_efs_cheapest_mode"])
+    assert (labels["mode"], labels["filesystem_id"], one) == ("bursting", "fs-0123abcd", 1.0)
+    current = 30 + (64 - 100 * 50 / 1024) * 6
+    assert only(metrics["vigil_efs_monthly_cost_dollars"])[1] == pytest.approx(current, abs=0.01)
+    saving = only(metrics["vigil_efs_cheapest_mode_saving_dollars"])[1]
+    assert saving == pytest.approx(current - 30, abs=0.01)
 
 
 def test_it_leaves_out_a_figure_that_is_missing_instead_of_exporting_zero(region):

@@ -35,7 +35,7 @@ case "$SSH_ORIGINAL_COMMAND" in
   "sudo -n mdadm --detail /dev/"*)
     name="${{SSH_ORIGINAL_COMMAND#sudo -n mdadm --detail /dev/}}"
     case "$name" in *[!A-Za-z0-9_]*|"") echo "bad device" >&2; exit 2 ;; esac
-    if [ -f "$replies/detail-$name" ]; then exec cat "$replies/detail-$name"; fi
+    if [ -e "$replies/detail-$name" ]; then exec cat "$replies/detail-$name"; fi
     echo "mdadm: cannot open /dev/$name: No such file or directory" >&2; exit 1 ;;
   *) echo "not allowed: $SSH_ORIGINAL_COMMAND" >&2; exit 1 ;;
 esac
@@ -152,6 +152,16 @@ class Sshd:
             (self.replies / "delay").write_text(f"{delay:g}")
         for path in self.replies.iterdir():
             path.chmod(0o644)
+
+    def reply_raw(self, mdstat: bytes | None = None, *, endless: bool = False) -> None:
+        """Answer ``cat /proc/mdstat`` with these bytes, or (``endless``) with /dev/zero."""
+        self.reply("")
+        target = self.replies / "mdstat"
+        if endless:
+            target.unlink()
+            target.symlink_to("/dev/zero")
+        else:
+            target.write_bytes(mdstat or b"")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

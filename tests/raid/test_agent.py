@@ -1,9 +1,9 @@
-"""The README's push agent (sh, awk, jq, curl) against a live Vigil with a real token."""
+"""The shipped push agent, agents/vigil-raid-push itself, against a live Vigil with a real token:
+a fake /proc/mdstat (VIGIL_MDSTAT) and a stub ``mdadm`` on PATH printing real samples."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from tests.conftest import ROOT, SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+AGENT = ROOT / "agents" / "vigil-raid-push"
 FAKE_MDADM = """#!/bin/sh
 # mdadm --detail /dev/NAME from the test's folder; fails like mdadm for unknown arrays
 f="{folder}/detail-${{2#/dev/}}"
@@ -23,51 +24,101 @@ echo "mdadm: cannot open $2: No such file or directory" >&2; exit 1
 """
 
 
-def readme_agent() -> str:
-    readme = (ROOT / "README.md").read_text()
-    match = re.search(r"```sh\n(#!/bin/sh\n# vigil-raid-push:.*?)```", readme, re.DOTALL)
-    assert match, "the push agent is in README.md"
-    return match.group(1)
-
-
-def test_the_readme_agent_is_ten_lines_or_so():
-    lines = [line for line in readme_agent().splitlines() if line.strip()]
-    assert len(lines) <= 13
-
-
-def test_the_readme_agent_pushes_mdstat_and_details(live_server, host, tmp_path: Path):
-    agent = tmp_path / "vigil-raid-push"
-    agent.write_text(readme_agent())
-    agent.chmod(0o755)
-    mdstat = tmp_path / "mdstat"
-    mdstat.write_text((SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text())
-    detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
-    (tmp_path / "detail-md2").write_text(detail)
+@pytest.fixture
+def agent_env(tmp_path: Path, live_server, host) -> dict[str, str]:
+    """The agent's settings file and a PATH whose ``mdadm`` is the stub."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "mdadm").write_text(FAKE_MDADM.format(folder=tmp_path))
     (bin_dir / "mdadm").chmod(0o755)
-    token_file = tmp_path / "token"
-    token_file.write_text(host.issue_token())
-    env = {
+    config = tmp_path / "vigil-raid-push"
+    config.write_text(
+        f"VIGIL_URL={live_server.url}/\nVIGIL_TOKEN={host.issue_token()}\nVIGIL_HOST={host.name}\n"
+    )
+    config.chmod(0o600)
+    return {
         "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "VIGIL": live_server.url,
-        "NAME": host.name,
-        "MDSTAT": str(mdstat),
-        "TOKEN_FILE": str(token_file),
+        "VIGIL_CONFIG": str(config),
+        "VIGIL_MDSTAT": str(tmp_path / "mdstat"),
     }
-    subprocess.run([str(agent)], env=env, check=True, timeout=60)
+
+
+def run(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(AGENT)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_shipped_agent_pushes_mdstat_and_each_arrays_detail(
+    agent_env, host, tmp_path, client, django_user_model
+):
+    mdstat = Path(agent_env["VIGIL_MDSTAT"])
+    mdstat.write_text((SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text())
+    detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
+    # What JSON must escape, which the agent does with awk alone: quotes, backslashes, tabs.
+    detail = detail.replace("Name : md2", 'Name : md2 "quoted" \\back\tslash')
+    (tmp_path / "detail-md2").write_text(detail)
+
+    done = run(agent_env)
+    assert done.returncode == 0, done.stderr
     md2 = Array.objects.get(host=host, name="md2")
     assert md2.status == "ok"
     assert md2.members.exclude(slot=None).exists()  # the detail came along
     host.refresh_from_db()
-    assert host.details_text == {"md2": detail}
+    assert host.details_text == {"md2": detail}  # every byte of it
 
     mdstat.write_text(seed_layout_mdstat(failed=["sdb"]))  # no details for these: skipped
-    subprocess.run([str(agent)], env=env, check=True, timeout=60)
+    assert run(agent_env).returncode == 0
     assert Array.objects.get(host=host, name="md1").status == "critical"
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com"))
+    page = client.get(f"/raid/hosts/{host.name}/").content.decode()
+    assert "md1" in page and "critical" in page
+    assert "Push agent" in page
 
-    mdstat.write_text("garbage\n")
-    failed = subprocess.run([str(agent)], env=env, capture_output=True, text=True, timeout=60)
+
+def test_the_shipped_agent_fails_loudly_on_a_refused_report(agent_env, host):
+    Path(agent_env["VIGIL_MDSTAT"]).write_text("garbage\n")
+    failed = run(agent_env)
     assert failed.returncode != 0
     assert "400" in failed.stderr
+    assert "vgh_" not in failed.stderr  # the token never reaches the output
+
+
+def test_the_shipped_agent_says_what_is_missing(tmp_path):
+    env = {"PATH": os.environ["PATH"], "VIGIL_CONFIG": str(tmp_path / "none")}
+    failed = subprocess.run([str(AGENT)], env=env, capture_output=True, text=True, timeout=30)
+    assert failed.returncode == 1
+    assert "VIGIL_URL is not set" in failed.stderr
+
+
+@pytest.mark.parametrize("systemd", [True, False], ids=["systemd", "cron"])
+def test_install_puts_the_script_settings_and_timer_or_cron_line_in_place(tmp_path, systemd):
+    root = tmp_path / "root"
+    if systemd:
+        (root / "run/systemd/system").mkdir(parents=True)
+    env = {
+        "PATH": os.environ["PATH"],
+        "VIGIL_INSTALL_ROOT": str(root),
+        "VIGIL_URL": "https://vigil.example.com",
+        "VIGIL_TOKEN": "vgh_0123abcdsecret",
+        "VIGIL_HOST": "db1",
+    }
+    done = subprocess.run(
+        ["sh", str(AGENT), "install"], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert (root / "usr/local/sbin/vigil-raid-push").read_bytes() == AGENT.read_bytes()
+    config = root / "etc/default/vigil-raid-push"
+    assert config.stat().st_mode & 0o777 == 0o600
+    assert config.read_text() == (
+        "VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN=vgh_0123abcdsecret\nVIGIL_HOST=db1\n"
+    )
+    units = root / "etc/systemd/system"
+    if systemd:
+        for unit in ("vigil-raid-push.service", "vigil-raid-push.timer"):
+            assert (units / unit).read_text() == (AGENT.parent / unit).read_text()
+        assert not (root / "etc/cron.d").exists()
+    else:
+        cron = (root / "etc/cron.d/vigil-raid-push").read_text()
+        assert cron == (AGENT.parent / "vigil-raid-push.cron").read_text()
+        assert not units.exists()

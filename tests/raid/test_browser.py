@@ -6,7 +6,7 @@ import pytest
 
 from apps.raid import demo_setup
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin, browser_page  # noqa: F401 - fixtures
+from tests.test_browser import admin  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +33,7 @@ def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, 
     OUTPUT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(OUTPUT_DIR / "raid-region.png"), full_page=True)
 
-    page.click(f"text={name}")
+    panel.get_by_role("link", name=name).click()  # the timeline above names it too
     page.wait_for_selector(".raid-roots")
     md2 = page.locator(".raid-array", has=page.locator("h3 code", has_text="md2"))
     assert md2.locator("progress").count() == 1

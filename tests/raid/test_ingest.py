@@ -109,7 +109,7 @@ def test_it_uses_mdadm_detail_for_member_slots_and_states(host):
     rows = {m.name: m for m in parse_detail(detail).members if m.name}
     ingest(host, text, {f"/dev/{name}": detail})
     host.refresh_from_db()
-    assert host.details_text == {f"/dev/{name}": detail}
+    assert host.details_text == {name: detail}  # kept under the array's name
     for member in Member.objects.filter(array__name=name):
         if member.device in rows:
             assert member.slot == rows[member.device].raid_device
@@ -170,3 +170,19 @@ def test_the_region_moves_with_the_host(host, site):
     host.save()
     ingest(host, seed_layout_mdstat())
     assert set(Array.objects.filter(host=host).values_list("region", flat=True)) == {other.pk}
+
+
+def test_it_writes_only_the_arrays_and_members_that_changed(host, django_assert_max_num_queries):
+    ingest(host, seed_layout_mdstat())
+    before = dict(Member.objects.values_list("pk", "device"))
+
+    with django_assert_max_num_queries(12):  # the same report: no array or member rewritten
+        ingest(host, seed_layout_mdstat())
+    assert dict(Member.objects.values_list("pk", "device")) == before
+
+    ingest(host, seed_layout_mdstat(failed=["sdb"]))
+    md1 = Array.objects.get(host=host, name="md1")
+    assert md1.members.get(device="sdb").state == "faulty"
+    untouched = Member.objects.filter(array__name__in=["md2", "md3", "md4", "md5"])
+    assert set(untouched.values_list("pk", flat=True)) <= set(before)  # md1 and md99 changed
+    assert Array.objects.filter(host=host, last_seen=md1.last_seen).count() == 6

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncssh
 import pytest
+from django.utils.html import escape
 
 from apps.alerts.models import Transition
 from apps.raid import ssh
@@ -149,3 +150,89 @@ def test_details_of_many_arrays_are_all_collected(ssh_host, sshd):
     collected = ssh.collect(ssh_target(ssh_host))
     assert sorted(collected.details) == sorted(names)
     assert collected.details["md4"].startswith("/dev/md4:")
+
+
+def test_the_ssh_address_passes_the_outbound_guard_at_save_and_at_connect(
+    ssh_host, sshd, hosts_entry
+):
+    from django.core.exceptions import ValidationError
+
+    name = hosts_entry("127.0.0.1")  # a name: the host key is checked against it, not the IP
+    ssh_host.ssh_address = name
+    ssh_host.full_clean()
+    ssh_host.save()
+    sshd.reply(seed_layout_mdstat())
+    assert ssh.collect(ssh_target(ssh_host)).mdstat == seed_layout_mdstat()
+
+    hosts_entry("169.254.169.254")  # DNS rebinding: the name moved after it was saved
+    with pytest.raises(ssh.SshError) as refused:
+        ssh.collect(ssh_target(ssh_host))
+    assert str(refused.value) == (
+        f"{sshd.user}@{name}:{sshd.port}: {name} (169.254.169.254) is refused: "
+        "the instance metadata service"
+    )
+    with pytest.raises(ValidationError) as invalid:
+        ssh_host.full_clean()
+    assert invalid.value.message_dict["ssh_address"] == [
+        f"{name} (169.254.169.254) is refused: the instance metadata service"
+    ]
+
+
+# --- what a hostile or broken host prints ----------------------------------------------------
+
+
+def test_output_without_end_is_cut_at_the_limit_while_it_is_read(ssh_host, sshd, settings):
+    settings.VIGIL_RAID_SSH_COMMAND_TIMEOUT = 60.0
+    sshd.reply_raw(endless=True)  # cat /dev/zero: it never ends
+    collect_host(ssh_host.pk)
+    ssh_host.refresh_from_db()  # cut at 1 MiB while read: not the 60 s timeout, nor all of it
+    assert ssh_host.last_error.endswith("'cat /proc/mdstat' printed more than 1 MiB")
+    assert ssh_host.last_report is None
+    assert not Array.objects.filter(host=ssh_host).exists()
+
+
+@pytest.mark.parametrize(
+    ("output", "error"),
+    [
+        (
+            seed_layout_mdstat().encode().replace(b"sdk[1]", b"sd\xff\xfe[1]"),
+            "unreadable output: /proc/mdstat, line 5: bytes that are not UTF-8 text",
+        ),
+        (
+            seed_layout_mdstat().encode().replace(b"sdk[1]", b"sd\x00k[1]"),
+            "unreadable output: /proc/mdstat, line 5: a NUL character, which cannot be stored",
+        ),
+        (
+            seed_layout_mdstat().encode().replace(b"sdk[1]", b"sdk[123456789012345678901234]"),
+            "unreadable output: /proc/mdstat, line 5: member number 123456789012345678901234 is "
+            "out of range",
+        ),
+        (
+            seed_layout_mdstat().encode().replace(b"md5 :", b"md" + b"5" * 70 + b" :"),
+            "unreadable output: /proc/mdstat, line 5: array name longer than 64 characters",
+        ),
+    ],
+    ids=["not-utf-8", "nul", "24-digit-number", "long-name"],
+)
+def test_output_that_cannot_be_stored_is_the_hosts_error_on_its_page(
+    ssh_host, sshd, admin_client, output, error
+):
+    sshd.reply_raw(output)
+    collect_host(ssh_host.pk)
+    ssh_host.refresh_from_db()
+    assert ssh_host.last_error.startswith(error)
+    assert not Array.objects.filter(host=ssh_host).exists()
+    page = admin_client.get(f"/raid/hosts/{ssh_host.name}/").content.decode()
+    assert "Collection failing" in page
+    assert escape(error) in page
+
+
+def test_a_detail_without_end_is_a_warning_and_the_rest_is_stored(ssh_host, sshd):
+    sshd.reply(seed_layout_mdstat())
+    (sshd.replies / "detail-md1").symlink_to("/dev/zero")
+    collect_host(ssh_host.pk)
+    ssh_host.refresh_from_db()
+    assert "mdadm --detail /dev/md1: 'sudo -n mdadm --detail /dev/md1' printed more than 1 MiB" in (
+        ssh_host.last_error
+    )
+    assert set(statuses(ssh_host).values()) == {"ok"}

@@ -88,5 +88,5 @@ def test_the_demo_storage_client_opens_incidents_on_the_alerts_page(settings, lo
     settings.VIGIL_DEMO = "true"
     demo_setup.set_up()
     page = logged_in_client.get("/alerts/").content.decode()
-    assert "iSCSI storage" in page  # the demo site's incidents, grouped under it
+    assert "Demo site: on-premises" in page  # the demo site's incidents, grouped under it
     assert "md2: degraded" in page and "md99: member array md2 lost redundancy" in page

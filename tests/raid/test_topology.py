@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from apps.raid.demo import SEED_ARRAYS, SEED_DOMAINS, seed_layout_mdstat
 from apps.raid.errors import ParseError
 from apps.raid.mdadm_detail import parse as parse_detail
-from apps.raid.mdstat import parse
+from apps.raid.mdstat import Array, Mdstat, Member, parse
 from apps.raid.raid10 import copy_groups, raid10_copy_groups
 from apps.raid.topology import (
     Topology,
@@ -272,7 +272,7 @@ def test_it_stops_searching_domain_sets_at_its_budget_and_says_so():
     )
 
 
-def test_array_names_that_loop_do_not_recurse_forever():
+def test_array_names_that_loop_are_refused_and_never_walked_forever():
     text = (
         "Personalities : [raid1]\n"
         "md1 : active raid1 md2[0] sda[1]\n"
@@ -280,7 +280,24 @@ def test_array_names_that_loop_do_not_recurse_forever():
         "md2 : active raid1 md1[0] sdb[1]\n"
         "      1024 blocks [2/2] [UU]\n"
     )
-    topology = Topology.from_text(text)
+    with pytest.raises(ParseError, match="^line 2: md1 is inside itself"):
+        parse(text)
+
+    def mirror(name: str, over: str, disk: str) -> Array:
+        members = (Member(over, 0), Member(disk, 1))
+        return Array(
+            name,
+            "active",
+            level="raid1",
+            members=members,
+            raid_disks=2,
+            active_disks=2,
+            status="UU",
+        )
+
+    topology = Topology(
+        Mdstat((), (mirror("md1", "md2", "sda"), mirror("md2", "md1", "sdb")), None)
+    )
     assert topology.headroom("md1").running
     assert topology.roots() == []
 

@@ -53,9 +53,8 @@ def test_the_host_page_answers_htmx_with_the_live_part_only(logged_in_client, ho
     assert "<html" not in text
 
 
-def test_staff_issue_a_token_shown_once(client, django_user_model, host):
-    admin = django_user_model.objects.create_user("admin", "a@example.com", "pw", is_staff=True)
-    client.force_login(admin)
+def test_admins_issue_a_token_shown_once(logged_in_client, host):
+    client = logged_in_client  # an admin
     page = client.post("/raid/hosts/storage-client/token").content.decode()
     host.refresh_from_db()
     start = page.index("vgh_")
@@ -66,9 +65,13 @@ def test_staff_issue_a_token_shown_once(client, django_user_model, host):
     assert host.token_hint in again
 
 
-def test_others_may_not_issue_tokens(logged_in_client, host):
-    response = logged_in_client.post("/raid/hosts/storage-client/token")
-    assert response.status_code == 302
+def test_others_may_not_issue_tokens(client, django_user_model, operator, host):
+    staff = django_user_model.objects.create_user("staff", "s@example.com", "pw", is_staff=True)
+    for someone in (operator, staff):
+        client.force_login(someone)
+        assert "push token" not in client.get("/raid/hosts/storage-client/").content.decode()
+        response = client.post("/raid/hosts/storage-client/token")
+        assert response.status_code == 403
     host.refresh_from_db()
     assert not host.token_hash
 
@@ -78,3 +81,30 @@ def test_it_reads_the_host_page_in_a_constant_number_of_queries(logged_in_client
 
     # SMALL's largest host has 3 arrays (RAID-0 over two mirrors), BIGGER's has 6.
     assert queries(logged_in_client, "host", **SMALL) == queries(logged_in_client, "host", **BIGGER)
+
+
+def test_a_new_token_comes_with_the_agents_settings_file(logged_in_client, host, settings):
+    settings.VIGIL_BASE_URL = "https://vigil.example.com"
+    page = logged_in_client.post("/raid/hosts/storage-client/token").content.decode()
+    token = page.split('<code class="secret">')[1].split("</code>")[0]
+    assert (
+        f"VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN={token}\nVIGIL_HOST=storage-client"
+        in page
+    )
+
+
+def test_the_host_page_serves_the_agent_with_vigils_url_and_the_host_filled_in(
+    client, viewer, host, settings
+):
+    settings.VIGIL_BASE_URL = "https://vigil.example.com"
+    client.force_login(viewer)
+    page = client.get("/raid/hosts/storage-client/").content.decode()
+    for name in ("vigil-raid-push", "vigil-raid-push.service", "vigil-raid-push.timer"):
+        assert f'href="/raid/hosts/storage-client/agent/{name}"' in page
+    script = client.get("/raid/hosts/storage-client/agent/vigil-raid-push").content.decode()
+    assert "VIGIL_URL=${VIGIL_URL:-https://vigil.example.com}\n" in script
+    assert "VIGIL_HOST=${VIGIL_HOST:-storage-client}\n" in script
+    cron = client.get("/raid/hosts/storage-client/agent/vigil-raid-push.cron")
+    assert cron.content == b"* * * * * root /usr/local/sbin/vigil-raid-push\n"
+    assert client.get("/raid/hosts/storage-client/agent/vigil-galera-push").status_code == 404
+    assert client.get("/raid/hosts/nobody/agent/vigil-raid-push").status_code == 404

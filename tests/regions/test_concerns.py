@@ -46,9 +46,12 @@ def test_it_counts_with_one_query_per_concern_whatever_the_fleet_size(
     Gadget.objects.bulk_create(
         Gadget(region=r, name=str(i), status="ok") for i in range(50) for r in (ireland, tokyo)
     )
-    # A fixed 4 queries, then one or two per registered concern (not one per subject).
+    # A fixed 11 queries (session, user, their groups for the role, regions, accounts, the
+    # channels whose configuration is broken for the banner, the open incidents for the title
+    # and icon; on a session's first page its user's preferences, kept in the session, which is
+    # then saved: three queries), then one or two per registered concern (not one per subject).
     per_concern = sum(1 + (c.region_errors is not None) for c in concerns.registered())
-    with django_assert_max_num_queries(4 + per_concern):
+    with django_assert_max_num_queries(11 + per_concern):
         logged_in_client.get("/")
 
 
@@ -56,7 +59,35 @@ def test_it_shows_each_concerns_panel_on_the_region_page(logged_in_client, regio
     ireland, _ = regions
     Gadget.objects.create(region=ireland, name="sprocket", status="warning")
     page = logged_in_client.get(f"/regions/{ireland.pk}/").content.decode()
-    assert '<h2 id="panel-gadgets">Gadgets</h2>' in page and "sprocket: warning" in page
+    heading = page.split('<h2 id="panel-gadgets">', 1)[1].split("</h2>", 1)[0]
+    assert heading.startswith("Gadgets") and "badge-warning" in heading
+    assert "sprocket: warning" in page
+
+
+def test_it_lists_concerns_with_problems_first_and_collapses_the_empty_ones(
+    logged_in_client, regions
+):
+    from apps.galera.models import Cluster
+
+    ireland, _ = regions
+    Cluster.objects.create(region=ireland, name="db", status="ok")
+    Gadget.objects.create(region=ireland, name="sprocket", status="critical")
+    page = logged_in_client.get(f"/regions/{ireland.pk}/").content.decode()
+
+    assert page.index('id="panel-gadgets"') < page.index('id="panel-galera"')
+    assert 'id="panel-raid"' not in page and 'id="panel-probes"' not in page
+    empty = page.split('id="empty-concerns"', 1)[1].split("</p>", 1)[0]
+    assert all(label in empty for label in ("EFS", "md-RAID", "Keep-alive"))
+    assert f'?region={ireland.pk}">Add an md-RAID host</a>' in empty
+    assert "Add a Galera cluster" not in empty
+
+
+def test_a_viewer_sees_the_empty_concerns_without_add_links(client, viewer, regions):
+    ireland, _ = regions
+    client.force_login(viewer)
+    page = client.get(f"/regions/{ireland.pk}/").content.decode()
+    empty = page.split('id="empty-concerns"', 1)[1].split("</p>", 1)[0]
+    assert "Not watched here" in empty and "<a " not in empty
 
 
 def test_it_serves_each_concerns_panel_alone_for_polling(logged_in_client, regions):

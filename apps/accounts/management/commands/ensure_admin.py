@@ -6,8 +6,10 @@ import secrets
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
+from apps.accounts.roles import ADMIN_GROUP
 from config.settings.base import setting
 
 
@@ -24,7 +26,9 @@ class Command(BaseCommand):
         generated = not password
         if generated:
             password = secrets.token_urlsafe(12)
-        User.objects.create_superuser(username=username, email=email, password=password)
+        admin = User.objects.create_superuser(username=username, email=email, password=password)
+        # A superuser holds every permission anyway; the group shows the role in the admin.
+        admin.groups.add(Group.objects.get_or_create(name=ADMIN_GROUP)[0])
         _route_alerts_to(email)
         shown = password if generated else "(from VIGIL_ADMIN_PASSWORD)"
         self.stdout.write(

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from auditlog.context import disable_auditlog
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -31,9 +32,11 @@ from django.utils import timezone
 
 from apps.alerts.models import Transition
 from apps.demo import fleet
+from apps.efs import pricing
 from apps.efs.metrics import GIB, VALUE_FIELDS
 from apps.efs.models import FileSystem, MetricHour, MetricMinute, RegionCollection
 from apps.galera.models import Cluster, Node, Snapshot
+from apps.lib.keep import allow_deleting_history
 from apps.lib.status import Status, Verdict
 from apps.probes.models import Result, Target
 from apps.raid.models import Array, Host, Member
@@ -270,9 +273,10 @@ class Command(BaseCommand):
                     performance_mode=p.performance_mode,
                     throughput_mode=p.throughput_mode,
                     provisioned_mibps=p.provisioned_mibps,
-                    size_total_bytes=int((p.standard_gib + p.ia_gib) * GIB),
+                    size_total_bytes=int((p.standard_gib + p.ia_gib + p.archive_gib) * GIB),
                     size_standard_bytes=int(p.standard_gib * GIB),
                     size_ia_bytes=int(p.ia_gib * GIB),
+                    size_archive_bytes=int(p.archive_gib * GIB),
                     created_at=self.start - timedelta(days=plan.index % 400),
                     discovered=self.start,
                     collected_until=end,
@@ -350,6 +354,12 @@ class Command(BaseCommand):
         self.timings["EFS hour rows"] = progress.close()
         self.counts["EFS hour rows"] = progress.done
         self.counts["EFS file systems"] = len(filesystems)
+
+        # What each file system would cost in each throughput mode, as collection stores it.
+        t = time.perf_counter()
+        for rc in RegionCollection.objects.filter(region__in=self.regions):
+            pricing.price_region(rc, self.now, force=True)
+        self.timings["EFS mode comparison"] = time.perf_counter() - t
 
     # --- Galera -------------------------------------------------------------------------
 
@@ -656,11 +666,13 @@ def _minute_cells(members, first: int, end: int, fmt, with_index: bool = False) 
 
 def delete_seed(account: Account) -> None:
     """Delete a seeded fleet: its large tables first (one DELETE each), then the account,
-    which cascades to its regions and everything in them."""
+    which cascades to its regions and everything in them. The audit trail is not told each of
+    the thousands of synthetic objects that go (``disable_auditlog``)."""
     regions = Region.objects.filter(account=account)
     MetricMinute.objects.filter(filesystem__region__in=regions).delete()
     MetricHour.objects.filter(filesystem__region__in=regions).delete()
     Snapshot.objects.filter(cluster__region__in=regions).delete()
     Result.objects.filter(target__region__in=regions).delete()
     Transition.objects.filter(region__in=regions).delete()
-    account.delete()
+    with disable_auditlog(), allow_deleting_history():
+        account.delete()

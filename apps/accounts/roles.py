@@ -1,0 +1,133 @@
+"""Roles: viewer, operator, admin, as Django groups and permissions (the ecosystem's way).
+
+- **Viewer** (group ``Viewer``, or no group at all): every page and every read, no writes.
+- **Operator** (group ``Operator``): a viewer who also acknowledges incidents, manages
+  silences and probe targets (``OPERATOR_PERMISSIONS``, given by a data migration; other apps
+  may give the group more in their own migrations, with ``get_or_create``).
+- **Admin** (group ``Admin``, and superusers): every permission, including those of models
+  added later (``apps.accounts.backends.RoleBackend``).
+
+Every check is a Django permission: ``user.has_perm("alerts.add_silence")`` in views,
+``{% if perms.alerts.add_silence %}`` in templates, ``RolePermissions`` in the API. The role
+names here are for display, the admin site's door and cache keys, never for a decision that a
+permission can express.
+
+``is_staff`` alone opens the admin site and nothing else: what a staff user sees and changes
+there is still decided by permissions (a staff viewer sees an empty admin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+
+VIEWER = "viewer"
+OPERATOR = "operator"
+ADMIN = "admin"
+
+VIEWER_GROUP = "Viewer"
+OPERATOR_GROUP = "Operator"
+ADMIN_GROUP = "Admin"
+GROUPS = {VIEWER: VIEWER_GROUP, OPERATOR: OPERATOR_GROUP, ADMIN: ADMIN_GROUP}
+
+#: What the Operator group is given on top of reading (``app_label.codename``).
+OPERATOR_PERMISSIONS = (
+    "alerts.acknowledge_incident",
+    "alerts.add_silence",
+    "alerts.change_silence",
+    "alerts.delete_silence",
+    "alerts.resend_notification",  # given by alerts' migration 0006
+    "probes.add_target",
+    "probes.change_target",
+    "probes.delete_target",
+)
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def group_names(user: Any) -> frozenset[str]:
+    """The user's group names, read once per user object (a request's user is fresh)."""
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "pk", None):
+        return frozenset()
+    cached = getattr(user, "_vigil_groups", None)
+    if cached is None:
+        cached = frozenset(user.groups.values_list("name", flat=True))
+        user._vigil_groups = cached
+    return cached
+
+
+def is_admin(user: Any) -> bool:
+    """An active superuser or member of the Admin group: holds every permission."""
+    if not getattr(user, "is_active", False) or not getattr(user, "is_authenticated", False):
+        return False
+    return bool(user.is_superuser) or ADMIN_GROUP in group_names(user)
+
+
+def role_of(user: Any) -> str:
+    """``"admin"``, ``"operator"`` or ``"viewer"`` (anyone else who is logged in)."""
+    if is_admin(user):
+        return ADMIN
+    if getattr(user, "is_active", False) and OPERATOR_GROUP in group_names(user):
+        return OPERATOR
+    return VIEWER
+
+
+def can_use_admin_site(user: Any) -> bool:
+    """The admin site's door: staff, operators and admins (permissions decide what is inside)."""
+    if not getattr(user, "is_active", False) or not getattr(user, "is_authenticated", False):
+        return False
+    return bool(user.is_staff) or role_of(user) != VIEWER
+
+
+def forget_role(user: Any) -> None:
+    """Drop what ``group_names`` and the backend cached, after changing the user's groups."""
+    for attr in ("_vigil_groups", "_perm_cache", "_user_perm_cache", "_group_perm_cache"):
+        if hasattr(user, attr):
+            delattr(user, attr)
+
+
+def refuse_unless(request: HttpRequest, *perms: str) -> None:
+    """403 (``PermissionDenied``) unless the request's user holds every one of ``perms``."""
+    if not request.user.has_perms(perms):
+        raise PermissionDenied(
+            f"Your role ({role_of(request.user)}) may not do this: it needs {', '.join(perms)}."
+        )
+
+
+def writes_require(*perms: str) -> Callable:
+    """A page view whose reads are for everyone and whose writes (POST...) need ``perms``.
+
+    For a view that only writes, or a form page that is only useful to those who may submit
+    it, Django's ``permission_required(..., raise_exception=True)`` is the same for every method.
+    """
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method not in SAFE_METHODS:
+                refuse_unless(request, *perms)
+            return view(request, *args, **kwargs)
+
+        wrapped.required_perms = perms  # type: ignore[attr-defined]
+        return wrapped
+
+    return decorator
+
+
+def requires(*perms: str) -> Callable:
+    """A page view that needs ``perms`` for every method (403 otherwise, never a redirect)."""
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            refuse_unless(request, *perms)
+            return view(request, *args, **kwargs)
+
+        wrapped.required_perms = perms  # type: ignore[attr-defined]
+        return wrapped
+
+    return decorator

@@ -1,0 +1,59 @@
+"""Notifications as events: the JSON the webhook sends (its documented schema, version 1), and
+what Slack and PagerDuty messages are made from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from apps.alerts import content
+from apps.alerts.models import Notification, Transition
+
+SCHEMA_VERSION = 1
+
+
+def subject_key(transition: Transition) -> str:
+    """A subject's stable name across its transitions: ``vigil/efs.filesystem/42``.
+
+    PagerDuty's ``dedup_key``, so an incident opens and closes in PagerDuty with Vigil's."""
+    ct = transition.content_type
+    return f"vigil/{ct.app_label}.{ct.model}/{transition.object_id}"
+
+
+def event_id(notification: Notification) -> str:
+    """The same for every attempt at the same notification: receivers drop repeats by it."""
+    return f"vigil-notification-{notification.pk}"
+
+
+def event(notification: Notification) -> dict[str, Any]:
+    t = notification.transition
+    item = content.item(t)
+    return {
+        "id": event_id(notification),
+        "kind": notification.kind,
+        "reminder": notification.sequence or None,
+        "subject": {
+            "key": subject_key(t),
+            "label": t.subject_label,
+            "concern": t.concern,
+            "concern_label": item["concern"],
+            "region": item["region"],
+            "url": item["url"],
+        },
+        "status": t.new_status,
+        "old_status": t.old_status,
+        "word": item["word"],
+        "summary": content.summary_line(t),
+        "reason": t.reason,
+        "figures": t.figures,
+        "changed_at": t.created.isoformat(),
+        "transition_id": t.pk,
+    }
+
+
+def latest_per_subject(notifications: Sequence[Notification]) -> list[Notification]:
+    """One notification per subject, its latest change, in the order subjects first changed."""
+    by_subject: dict[tuple[int, int], Notification] = {}
+    for n in sorted(notifications, key=lambda n: (n.transition.created, n.transition.pk)):
+        by_subject[(n.transition.content_type_id, n.transition.object_id)] = n
+    return list(by_subject.values())

@@ -1,0 +1,74 @@
+"""PagerDuty Events API v2: trigger while a subject is not ok, resolve when it recovers.
+
+The ``dedup_key`` is the subject (``events.subject_key``), so PagerDuty's incident opens, is
+updated and closes with Vigil's. One event per subject of a batch, its latest change. 202 is
+accepted; 400 (a wrong routing key, an invalid event) is the channel's failure; 429 and 5xx
+are retried (PagerDuty asks for it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from django.conf import settings
+
+from apps.alerts import content
+from apps.alerts.integrations import http
+from apps.alerts.integrations.base import Transport
+from apps.alerts.integrations.events import latest_per_subject, subject_key
+from apps.alerts.models import Notification
+
+EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
+SEVERITY = {"critical": "critical", "unknown": "error", "warning": "warning"}
+
+
+def event(notification: Notification, routing_key: str) -> dict:
+    t = notification.transition
+    key = subject_key(t)
+    if t.new_status == "ok":
+        return {"routing_key": routing_key, "event_action": "resolve", "dedup_key": key}
+    item = content.item(t)
+    return {
+        "routing_key": routing_key,
+        "event_action": "trigger",
+        "dedup_key": key,
+        "payload": {
+            "summary": content.summary_line(t)[:1024],
+            "source": f"vigil {item['region']}",
+            "severity": SEVERITY.get(t.new_status, "error"),
+            "component": t.subject_label,
+            "group": item["concern"],
+            "class": t.new_status,
+            "custom_details": {"reason": t.reason, **dict(item["figures"])},
+        },
+        "links": [{"href": item["url"], "text": "Open in Vigil"}],
+        "client": "Vigil",
+        "client_url": settings.VIGIL_BASE_URL,
+    }
+
+
+class PagerDutyTransport(Transport):
+    kind = "pagerduty"
+
+    def send(self, recipient: str, notifications: Sequence[Notification]) -> str:
+        url = self.channel.target.strip() or EVENTS_URL
+        keys = []
+        for n in latest_per_subject(notifications):
+            body = json.dumps(event(n, self.channel.secret)).encode()
+            answer = http.post(url, body, {"Content-Type": "application/json"})
+            http.raise_for_status(answer, "PagerDuty")
+            keys.append(subject_key(n.transition))
+        return ",".join(keys)
+
+    @classmethod
+    def validate(cls, target: str, secret: str) -> dict[str, str]:
+        errors = {}
+        if target.strip() and (problem := http.url_problem(target)):
+            errors["target"] = problem
+        routing_key = secret.strip()
+        if not routing_key:
+            errors["secret"] = "Give the integration's routing key (Events API v2)."
+        elif len(routing_key) != 32 or not routing_key.isalnum():
+            errors["secret"] = "A PagerDuty routing key is 32 letters and digits."
+        return errors

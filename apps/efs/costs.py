@@ -1,0 +1,513 @@
+"""What one EFS file system would cost a month in each throughput mode (bursting, Elastic,
+provisioned), and whether each mode would have carried its workload without throttling.
+
+Pure: no Django, no I/O. The database side (``history.usage``) hands in hourly totals and the
+p95 and peak of the per-minute metered throughput; ``workload_from`` turns them into a month.
+
+Units, explicitly:
+
+- AWS's price pages say "GB". Its bills count usage in byte-hours and turn them into GB by
+  dividing by 1024^3, so a billed GB is 2^30 bytes, a GiB [P3]. ``GB_BYTES`` is that, and
+  every "GB" on the page and in the API means 2^30 bytes. (Were a GB 10^9 bytes, storage and
+  Elastic transfer would cost 7.4 % more.)
+- Provisioned throughput is set in MiB/s (the API's ``ProvisionedThroughputInMibps``) and
+  priced per "MB/s-month": one priced MB/s is one MiB/s.
+- A month is AWS's average month, 730 hours (8,760 h / 12); usage from a shorter window is
+  scaled to it.
+- Elastic bills bytes read and written [P1]; each request counts as at least 4 KiB, as for
+  metering [fact sheet 4], so many small requests cost more than their bytes. Metadata
+  operations are billed as reads here (CloudWatch does not say which ones write): Elastic's
+  figure is a floor when many metadata operations are creates or deletes.
+- IA and Archive access charges (per GB read from those classes) are not included: CloudWatch
+  does not say which class a read came from.
+
+Sources (read 2026-11-24 through the ``search`` tool; the page itself is a JavaScript table):
+
+- [P1] AWS, "Amazon EFS pricing", https://aws.amazon.com/efs/pricing/, Regional (Multi-AZ)
+  file systems, US East (N. Virginia). Since 2023-11-27 the page has two tables (as quoted
+  that day by https://blog.gslin.org/archives/tag/tiering/): "with Elastic Throughput":
+  Standard $0.30, Infrequent Access $0.016, Archive $0.008 per GB-month, reads $0.03 and
+  writes $0.06 per GB transferred; "with legacy throughput modes" (bursting, provisioned):
+  Standard $0.30, Infrequent Access $0.025 per GB-month, Provisioned Throughput $6.00 per
+  MB/s-month. Standard $0.30, Elastic $0.03/$0.06 and provisioned $6.00 are also the figures
+  of issue 16 and of 2026 summaries (sst.dev's EFS component, factualminds.com); the latter
+  quotes Archive at $0.0036, which Vigil does not use (unconfirmed by AWS text).
+- [P2] AWS, "Managing file system throughput", https://docs.aws.amazon.com/efs/latest/ug/
+  managing-throughput.html: bursting "supports bursting to higher levels for up to 12 hours
+  per day".
+- [P3] GB = 2^30 bytes in AWS billing: the EBS/EFS usage records are byte-hours divided by
+  1024^3 (a worked answer quoted in the search index), and Wasabi's billing page "follows the
+  AWS convention of using the GB ... terms even when using base-2". Secondary sources.
+- Archive appears only in [P1]'s Elastic table, so bursting and provisioned cost Archive bytes
+  at the legacy IA price, and the row says so (inference).
+- The bursting rules (baseline 50 KiB/s per GiB of Standard, at least 1 MiB/s; burst 100 MiB/s
+  or 100 MiB/s per TiB; new file systems start with 2.1 TiB of credits; provisioned pays only
+  above the baseline) are the fact sheet's [4][5][6][7], coded in ``metrics``. The credit
+  balance is taken as full (2.1 TiB) at the start of the window.
+
+A region missing from the table falls back to us-east-1's prices, and the comparison says so
+in ``prices_note`` (shown on the page and in the API), never silently. ``VIGIL_EFS_PRICES``
+adds regions or overrides prices (``price_table``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+from .metrics import (
+    GIB,
+    KIB,
+    MIB,
+    TIB,
+    baseline_mibps,
+    burst_mibps,
+    human_mibps,
+)
+
+GB_BYTES = GIB  # one billed "GB" (see the module docstring)
+MONTH_HOURS = 730.0
+#: Every request is billed as at least this many bytes (the metering minimum [4]).
+BILLING_MINIMUM_BYTES = 4 * KIB
+#: New file systems start with 2.1 TiB of burst credits [6]: the balance assumed full.
+CREDIT_BALANCE_BYTES = 2.1 * TIB
+#: Less data than this and no comparison is made.
+MIN_HOURS = 1.0
+MODES = ("bursting", "elastic", "provisioned")
+FALLBACK_REGION = "us-east-1"
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
+
+
+@dataclass(frozen=True)
+class RegionPrices:
+    """Dollars: storage per GB-month, Elastic transfer per GB, provisioned per MiB/s-month."""
+
+    standard: float
+    ia: float  # Infrequent Access, with Elastic throughput
+    legacy_ia: float  # Infrequent Access, with bursting or provisioned throughput
+    elastic_read: float
+    elastic_write: float
+    provisioned: float
+    archive: float | None = None  # Elastic throughput only
+    source: str = ""
+
+
+PRICES: dict[str, RegionPrices] = {
+    "us-east-1": RegionPrices(
+        standard=0.30,
+        ia=0.016,
+        legacy_ia=0.025,
+        archive=0.008,
+        elastic_read=0.03,
+        elastic_write=0.06,
+        provisioned=6.00,
+        source="https://aws.amazon.com/efs/pricing/ (Regional, us-east-1; 2023-11-27 tables, "
+        "checked 2026-11-24)",
+    ),
+}
+_FIELDS = {
+    "standard",
+    "ia",
+    "legacy_ia",
+    "archive",
+    "elastic_read",
+    "elastic_write",
+    "provisioned",
+    "source",
+}
+_REQUIRED = {"standard", "ia", "elastic_read", "elastic_write", "provisioned"}
+
+
+def price_table(overrides: Mapping[str, object] | None = None) -> dict[str, RegionPrices]:
+    """The built-in table with ``overrides`` applied (``VIGIL_EFS_PRICES``):
+    ``{"eu-west-1": {"standard": 0.33, "ia": 0.0175, ...}}``. A region already in the table
+    takes any subset of the fields; a new one needs at least standard, ia, elastic_read,
+    elastic_write and provisioned (legacy_ia defaults to ia). ValueError names what is wrong."""
+    table = dict(PRICES)
+    if not overrides:
+        return table
+    if not isinstance(overrides, Mapping):
+        raise ValueError("expected a JSON object of region codes")
+    for region, values in overrides.items():
+        if not isinstance(region, str) or not _REGION.match(region):
+            raise ValueError(f"{region!r} is not an AWS region code")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"{region}: expected an object of prices")
+        unknown = sorted(set(values) - _FIELDS)
+        if unknown:
+            raise ValueError(f"{region}: unknown price {', '.join(unknown)}")
+        for name, value in values.items():
+            if name == "source":
+                if not isinstance(value, str):
+                    raise ValueError(f"{region}.source: expected text")
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{region}.{name}: expected a number of dollars")
+            if not 0 <= value < 1000 or not math.isfinite(value):
+                raise ValueError(f"{region}.{name}: {value} is not a price between 0 and 1000")
+        given = {k: (v if k == "source" else float(v)) for k, v in values.items()}
+        if region in table:
+            table[region] = replace(table[region], **given)
+        else:
+            missing = sorted(_REQUIRED - set(given))
+            if missing:
+                raise ValueError(f"{region}: missing {', '.join(missing)}")
+            given.setdefault("legacy_ia", given["ia"])
+            given.setdefault("source", "VIGIL_EFS_PRICES")
+            table[region] = RegionPrices(**given)
+    return table
+
+
+def prices_for(region: str, table: Mapping[str, RegionPrices]) -> tuple[str, RegionPrices, str]:
+    """(region whose prices apply, the prices, a note when they are not ``region``'s own)."""
+    if region in table:
+        return region, table[region], ""
+    note = (
+        f"no EFS prices for {region} in Vigil's table: {FALLBACK_REGION} prices shown "
+        f"(add {region} to VIGIL_EFS_PRICES)"
+    )
+    return FALLBACK_REGION, table[FALLBACK_REGION], note
+
+
+# --- The workload ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HourTotals:
+    """One hour of a file system (from its minute rows or its hour row); ``minutes`` is how
+    many of its minutes had MeteredIOBytes. Bytes are summed over those minutes."""
+
+    minutes: int
+    metered_bytes: float
+    read_bytes: float = 0.0  # billed reads: data reads and metadata, each at least 4 KiB
+    write_bytes: float = 0.0  # billed writes: data writes, each at least 4 KiB
+
+
+def billed_bytes(sum_bytes: float | None, count: float | None) -> float:
+    """Bytes Elastic bills for ``count`` requests moving ``sum_bytes``: at least 4 KiB each.
+    Over a period this is a floor of the true figure (it cannot see single requests)."""
+    return max(sum_bytes or 0.0, (count or 0.0) * BILLING_MINIMUM_BYTES)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A month of one file system as the cost model needs it: sizes and transfer in billed
+    GB (2^30 bytes), throughput in metered MiB/s."""
+
+    standard_gib: float
+    read_gib: float = 0.0
+    write_gib: float = 0.0
+    p95_mibps: float = 0.0
+    peak_mibps: float = 0.0
+    mean_mibps: float | None = None
+    ia_gib: float = 0.0
+    archive_gib: float = 0.0
+    hours_of_data: float = MONTH_HOURS
+    #: The largest net credit drain over the window (GiB), or None when unknown.
+    drain_gib: float | None = None
+
+
+def workload_from(
+    hours: Sequence[HourTotals],
+    p95_mibps: float,
+    peak_mibps: float,
+    *,
+    standard_bytes: float,
+    ia_bytes: float = 0.0,
+    archive_bytes: float = 0.0,
+) -> Workload | None:
+    """A month from ``hours`` (in time order; gaps are simply absent), or None with less
+    than ``MIN_HOURS`` of data. Transfer is scaled from the hours that had data to 730 h."""
+    minutes = sum(h.minutes for h in hours)
+    if minutes < MIN_HOURS * 60:
+        return None
+    covered_h = minutes / 60
+    scale = MONTH_HOURS / covered_h
+    mean = sum(h.metered_bytes for h in hours) / (minutes * 60) / MIB
+    return Workload(
+        standard_gib=standard_bytes / GIB,
+        read_gib=sum(h.read_bytes for h in hours) * scale / GB_BYTES,
+        write_gib=sum(h.write_bytes for h in hours) * scale / GB_BYTES,
+        p95_mibps=p95_mibps,
+        peak_mibps=peak_mibps,
+        mean_mibps=mean,
+        ia_gib=ia_bytes / GIB,
+        archive_gib=archive_bytes / GIB,
+        hours_of_data=covered_h,
+        drain_gib=credit_drain(hours, baseline_mibps(standard_bytes)) / GIB,
+    )
+
+
+def credit_drain(hours: Sequence[HourTotals], baseline: float) -> float:
+    """The largest net drain of burst credits (bytes) over ``hours`` at ``baseline`` MiB/s:
+    the deepest fall of the running balance below its highest point. Starting full, the
+    balance runs out exactly when this exceeds the balance. Hours without data neither earn
+    nor spend; within an hour the drain cannot exceed 100 MiB/s x 1 h = 352 GiB, far below a
+    full balance, so hourly totals suffice."""
+    level = high = deepest = 0.0
+    for h in hours:
+        level += baseline * MIB * 60 * h.minutes - h.metered_bytes
+        high = max(high, level)
+        deepest = max(deepest, high - level)
+    return deepest
+
+
+# --- The comparison ------------------------------------------------------------------------
+
+
+class ModeCost(NamedTuple):
+    mode: str
+    monthly_usd: float
+    fits: bool
+
+
+@dataclass(frozen=True)
+class ModeRow:
+    """One mode of the comparison; ``why`` is its part of the reason, in words."""
+
+    mode: str
+    monthly_usd: float
+    fits: bool
+    storage_usd: float
+    throughput_usd: float
+    why: str
+    available: bool = True
+    provisioned_mibps: float | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The modes cheapest first; ``best`` is the cheapest that fits (None if none does)."""
+
+    rows: tuple[ModeRow, ...]
+    workload: Workload
+    region: str
+    prices_region: str
+    prices_note: str = ""
+    provision: str = "peak"
+    current_mode: str | None = None
+    current_usd: float | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def best(self) -> ModeRow | None:
+        return next((r for r in self.rows if r.fits and r.available), None)
+
+    @property
+    def saving_usd(self) -> float | None:
+        """What the best mode saves a month against the current one (0 if it is the best)."""
+        if self.best is None or self.current_usd is None:
+            return None
+        return max(0.0, self.current_usd - self.best.monthly_usd)
+
+    @property
+    def current_fits(self) -> bool | None:
+        """Whether the mode it is in now carries the workload (None: mode unknown)."""
+        row = next((r for r in self.rows if r.mode == self.current_mode), None)
+        return None if row is None else row.fits
+
+    @property
+    def extra_usd(self) -> float | None:
+        """What the best mode costs a month more than now, when now throttles and is cheaper."""
+        if self.best is None or self.current_usd is None:
+            return None
+        more = self.best.monthly_usd - self.current_usd
+        return more if more > 0 else None
+
+    @property
+    def reason(self) -> str:
+        ordered = sorted(self.rows, key=lambda r: r is not self.best)
+        text = "; ".join(r.why for r in ordered)
+        text = text[:1].upper() + text[1:]
+        if self.workload.hours_of_data < MONTH_HOURS * 0.9:
+            text += (
+                f" (from {_hours_label(self.workload.hours_of_data)} of data, scaled to a month)"
+            )
+        return text
+
+    def tuples(self) -> list[ModeCost]:
+        return [ModeCost(r.mode, round(r.monthly_usd, 2), r.fits) for r in self.rows]
+
+
+def compare(
+    workload: Workload,
+    region: str,
+    *,
+    table: Mapping[str, RegionPrices] | None = None,
+    provision: str = "peak",
+    price_per_mibps: float | None = None,
+    performance_mode: str = "generalPurpose",
+    current_mode: str | None = None,
+    current_provisioned_mibps: float | None = None,
+) -> Comparison:
+    """Each mode's monthly cost and fit for ``workload`` in ``region``, cheapest first.
+
+    ``provision`` is "peak" or "p95": the metered throughput a provisioned file system would
+    be set to (rounded up to a whole MiB/s). At the peak it carries the workload; at the p95
+    it is cheaper but throttles the busiest minutes, so it never "fits" when they are higher. ``price_per_mibps`` overrides the table's
+    provisioned price. ``current_mode`` (and its provisioned MiB/s) prices what it costs now.
+    """
+    if provision not in ("p95", "peak"):
+        raise ValueError("provision at the p95 or the peak")
+    prices_region, prices, note = prices_for(region, table or PRICES)
+    if price_per_mibps is not None:
+        prices = replace(prices, provisioned=price_per_mibps)
+    w = workload
+    standard_bytes = w.standard_gib * GIB
+    base = baseline_mibps(standard_bytes)
+    burst = burst_mibps(standard_bytes)
+    elastic_storage = w.standard_gib * prices.standard + w.ia_gib * prices.ia
+    elastic_storage += w.archive_gib * (prices.archive if prices.archive is not None else prices.ia)
+    legacy_storage = (w.standard_gib * prices.standard) + (
+        w.ia_gib + w.archive_gib
+    ) * prices.legacy_ia
+    notes = []
+    if w.archive_gib and prices.archive is not None:
+        notes.append("Archive exists only with Elastic: bursting and provisioned price it as IA")
+
+    transfer = w.read_gib * prices.elastic_read + w.write_gib * prices.elastic_write
+    elastic_ok = performance_mode == "generalPurpose"
+    elastic_fits = elastic_ok and w.peak_mibps <= ELASTIC_METERED_LIMIT_MIBPS
+    if not elastic_ok:
+        elastic_why = "Elastic is not available with Max I/O"
+    else:
+        elastic_why = (
+            f"Elastic would cost {_usd(elastic_storage + transfer)}/month for "
+            f"{_gb(w.read_gib)} read and {_gb(w.write_gib)} written a month"
+        )
+        if not elastic_fits:
+            elastic_why += f" but cap the {human_mibps(w.peak_mibps)} peak"
+    elastic = ModeRow(
+        "elastic",
+        elastic_storage + transfer,
+        elastic_fits,
+        elastic_storage,
+        transfer,
+        elastic_why,
+        available=elastic_ok,
+    )
+
+    level = float(max(1, math.ceil(w.p95_mibps if provision == "p95" else w.peak_mibps)))
+    provisioned = _provisioned_row(level, base, w, prices.provisioned, legacy_storage, provision)
+
+    bursting_fits, trouble = _bursting_fit(w, base, burst)
+    if bursting_fits:
+        mean = w.mean_mibps if w.mean_mibps is not None else w.p95_mibps
+        bursting_why = (
+            f"bursting would cost {_usd(legacy_storage)}/month: its {human_mibps(base)} baseline "
+            f"covers the {human_mibps(mean)} {'mean' if w.mean_mibps is not None else 'p95'} "
+            f"and credits the {human_mibps(w.peak_mibps)} peak"
+        )
+    else:
+        bursting_why = f"bursting ({_usd(legacy_storage)}/month) would throttle: {trouble}"
+    bursting = ModeRow("bursting", legacy_storage, bursting_fits, legacy_storage, 0.0, bursting_why)
+
+    order = {m: i for i, m in enumerate(MODES)}
+    rows = sorted(
+        (bursting, elastic, provisioned),
+        key=lambda r: (not r.available, round(r.monthly_usd, 6), order[r.mode]),
+    )
+    current_usd = None
+    if current_mode == "provisioned" and current_provisioned_mibps:
+        current_usd = legacy_storage + prices.provisioned * max(
+            0.0, current_provisioned_mibps - base
+        )
+    elif current_mode in MODES:
+        current_usd = {r.mode: r.monthly_usd for r in rows}[current_mode]
+    return Comparison(
+        rows=tuple(rows),
+        workload=w,
+        region=region,
+        prices_region=prices_region,
+        prices_note=note,
+        provision=provision,
+        current_mode=current_mode,
+        current_usd=current_usd,
+        notes=tuple(notes),
+    )
+
+
+def compare_modes(
+    region: str,
+    standard_gib: float,
+    read_gib: float,
+    write_gib: float,
+    p95_mibps: float,
+    peak_mibps: float,
+    **options: object,
+) -> list[ModeCost]:
+    """``(mode, monthly_usd, fits)`` for each mode, cheapest first, for a month of
+    ``read_gib``/``write_gib`` billed GB and metered ``p95``/``peak`` MiB/s. Without a mean,
+    bursting must have the p95 under its baseline to fit. Options as for ``compare`` and
+    ``Workload`` (``mean_mibps``, ``ia_gib``, ``archive_gib``, ``drain_gib``)."""
+    workload_keys = {"mean_mibps", "ia_gib", "archive_gib", "drain_gib", "hours_of_data"}
+    workload = Workload(
+        standard_gib=standard_gib,
+        read_gib=read_gib,
+        write_gib=write_gib,
+        p95_mibps=p95_mibps,
+        peak_mibps=peak_mibps,
+        **{k: v for k, v in options.items() if k in workload_keys},  # type: ignore[arg-type]
+    )
+    rest = {k: v for k, v in options.items() if k not in workload_keys}
+    return compare(workload, region, **rest).tuples()  # type: ignore[arg-type]
+
+
+#: Elastic's lowest documented per-file-system write throughput (1 GiB/s, ``limits``), taken
+#: as the metered throughput it carries everywhere (reads meter at a third).
+ELASTIC_METERED_LIMIT_MIBPS = 1024.0
+
+
+def _provisioned_row(
+    level: float, base: float, w: Workload, price: float, storage: float, provision: str
+) -> ModeRow:
+    throughput = price * max(0.0, level - base)
+    permitted = max(level, base)
+    fits = w.peak_mibps <= permitted
+    what = "the p95" if provision == "p95" else "the peak"
+    why = f"provisioning {what} ({level:.0f} MiB/s) would cost {_usd(storage + throughput)}/month"
+    if not fits:
+        why += f" and throttle the {human_mibps(w.peak_mibps)} peak"
+    return ModeRow(
+        "provisioned", storage + throughput, fits, storage, throughput, why, provisioned_mibps=level
+    )
+
+
+def _bursting_fit(w: Workload, base: float, burst: float) -> tuple[bool, str]:
+    if w.peak_mibps > burst:
+        return False, (
+            f"the {human_mibps(w.peak_mibps)} peak is above the {human_mibps(burst)} burst rate"
+        )
+    if w.mean_mibps is None:
+        if w.p95_mibps > base:
+            return False, (
+                f"the {human_mibps(w.p95_mibps)} p95 is above the {human_mibps(base)} baseline"
+            )
+    elif w.mean_mibps > base:
+        return False, (
+            f"the {human_mibps(w.mean_mibps)} mean is above the {human_mibps(base)} baseline, "
+            "so credits run out"
+        )
+    if w.drain_gib is not None and w.drain_gib * GIB > CREDIT_BALANCE_BYTES:
+        return False, (
+            f"a burst spent {_gb(w.drain_gib)} of credits, more than the 2.1 TiB a file system "
+            "holds"
+        )
+    return True, ""
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}" if value < 10 else f"${value:,.0f}"
+
+
+def _gb(value: float) -> str:
+    if value >= 10_000:
+        return f"{value / 1024:,.1f} TB"
+    return f"{value:,.1f} GB" if value < 10 else f"{value:,.0f} GB"
+
+
+def _hours_label(hours: float) -> str:
+    return f"{hours:.0f} h" if hours < 48 else f"{hours / 24:.0f} days"

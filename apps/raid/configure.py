@@ -1,0 +1,75 @@
+"""Adding and editing md-RAID hosts in the app (Admins): paste the host key, choose SSH or push,
+"Test SSH" connects as the form stands (through the outbound guard, host key verified) and
+shows what it read, before anything is saved; a push host's token is issued on its page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from apps.accounts.roles import refuse_unless
+from apps.lib import liveforms
+from apps.regions.models import Region
+
+from . import ssh
+from .errors import ParseError
+from .models import Host
+from .report import assess
+from .tasks import ssh_target
+
+FIELDS = [
+    "name", "region", "collection", "ssh_address", "ssh_port", "ssh_user", "known_hosts",
+    "domain_rules", "domain_noun", "interval_s", "enabled",
+]  # fmt: skip
+
+
+class HostForm(forms.ModelForm):
+    class Meta:
+        model = Host
+        fields = FIELDS
+        widgets = {"known_hosts": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["region"].queryset = Region.objects.shown()
+        if self.instance.pk and self.instance.is_demo:
+            self.fields["name"].disabled = True
+
+
+def try_ssh(host: Host) -> dict[str, Any]:
+    """Collect once from the unsaved host; what was read, or the error in words."""
+    if not host.ssh_address:
+        return {"error": "Give an SSH address to test the connection."}
+    try:
+        collected = ssh.collect(ssh_target(host))
+    except ssh.SshError as error:
+        return {"error": str(error)}
+    read = {"mdstat": collected.mdstat, "warnings": collected.warnings}
+    try:
+        report = assess(collected.mdstat, collected.details, host.domain_rules, host.domain_noun)
+    except ParseError as error:  # outside text: said in words, never a failed page
+        return {**read, "error": str(error)}
+    return {**read, "arrays": [(a.name, a.verdict) for a in report.arrays]}
+
+
+def edit_host(request: HttpRequest, name: str | None = None) -> HttpResponse:
+    refuse_unless(request, "raid.change_host" if name else "raid.add_host")
+    host = get_object_or_404(Host, name=name) if name else None
+    initial = {}
+    if host is None and request.GET.get("region", "").isdigit():
+        initial["region"] = int(request.GET["region"][:12])
+    form = HostForm(request.POST or None, instance=host, initial=initial)
+    if liveforms.is_check(request):
+        return liveforms.check(request, form)
+    trial = None
+    if request.method == "POST" and form.is_valid():
+        if request.POST.get("_try") == "1":
+            trial = try_ssh(form.instance)
+        else:
+            saved = form.save()
+            return redirect("raid:host", name=saved.name)
+    context = {"form": form, "host": host, "trial": trial}
+    return render(request, "raid/edit.html", context, status=400 if form.errors else 200)

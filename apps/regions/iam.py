@@ -1,0 +1,54 @@
+"""The IAM policy Vigil needs in a watched account: exactly the calls it makes, read-only.
+
+Pure: no Django, no I/O. ``ACTIONS`` lists each AWS API call Vigil's adapters make (the test in
+tests/regions/test_iam.py reads the adapters' source to keep it exact); the trust policy lets
+the account Vigil runs in assume the role with an external id.
+"""
+
+from __future__ import annotations
+
+import json
+
+#: (IAM action, where Vigil makes that call)
+ACTIONS: tuple[tuple[str, str], ...] = (
+    ("ec2:DescribeRegions", "apps/regions/ec2.py: which regions the account has"),
+    ("account:ListRegions", "apps/regions/ec2.py: opt-in status in transition (optional)"),
+    ("elasticfilesystem:DescribeFileSystems", "apps/efs/efs_api.py: the file systems"),
+    ("cloudwatch:GetMetricData", "apps/efs/cloudwatch.py: the EFS metrics"),
+)
+
+
+def permissions_policy() -> str:
+    """The role's permissions policy as JSON to paste into IAM."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "VigilReadOnly",
+                    "Effect": "Allow",
+                    "Action": sorted(action for action, _ in ACTIONS),
+                    "Resource": "*",
+                }
+            ],
+        },
+        indent=2,
+    )
+
+
+def trust_policy(principal_arn: str, external_id: str) -> str:
+    """Who may assume the role: Vigil's own identity, with the external id."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"AWS": principal_arn or "arn:aws:iam::<VIGIL_ACCOUNT_ID>:root"},
+                    "Action": "sts:AssumeRole",
+                    "Condition": {"StringEquals": {"sts:ExternalId": external_id}},
+                }
+            ],
+        },
+        indent=2,
+    )

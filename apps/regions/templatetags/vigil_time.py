@@ -1,0 +1,71 @@
+"""Times as a viewer reads them: in their time zone, with the UTC time on hover.
+
+``{% when dt %}`` renders ``<time datetime="…Z" title="… UTC">local time</time>``; ``{% ago dt %}``
+renders "3 min ago" the same way, for where recency matters. The zone is the one
+``apps.accounts.middleware.TimezoneMiddleware`` activated (the user's setting, else the
+browser's, else UTC).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(UTC) if timezone.is_aware(value) else value.replace(tzinfo=UTC)
+
+
+def ago_text(value: datetime, now: datetime) -> str:
+    """'just now', '3 min ago', '2 h ago', '4 days ago' (or 'in 5 min' for the future)."""
+    seconds = (now - value).total_seconds()
+    future = seconds < 0
+    seconds = abs(seconds)
+    if seconds < 45:
+        return "just now"
+    if seconds < 3600:
+        text = f"{round(seconds / 60)} min"
+    elif seconds < 2 * 86400:
+        text = f"{round(seconds / 3600)} h"
+    else:
+        text = f"{round(seconds / 86400)} days"
+    return f"in {text}" if future else f"{text} ago"
+
+
+@register.simple_tag
+def when(value: datetime | None, fmt: str = "Y-m-d H:i") -> SafeString | str:
+    if value is None:
+        return ""
+    from django.utils.dateformat import format as date_format
+
+    utc = _utc(value)
+    local = timezone.localtime(utc)
+    return format_html(
+        '<time datetime="{}" title="{} UTC">{}</time>',
+        utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        utc.strftime("%Y-%m-%d %H:%M:%S"),
+        date_format(local, fmt),
+    )
+
+
+@register.simple_tag
+def ago(value: datetime | None) -> SafeString | str:
+    if value is None:
+        return ""
+    from django.utils.dateformat import format as date_format
+
+    utc = _utc(value)
+    local = timezone.localtime(utc)
+    return format_html(
+        '<time datetime="{}" title="{} ({} UTC)">{}</time>',
+        utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        date_format(local, "Y-m-d H:i T"),
+        utc.strftime("%Y-%m-%d %H:%M"),
+        ago_text(utc, timezone.now()),
+    )

@@ -1,0 +1,35 @@
+"""The channel form says what is wrong while it is typed, in Debian's chromium (Playwright)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.alerts.models import Channel
+from tests.conftest import OUTPUT_DIR
+from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_channel_form_explains_a_wrong_url_as_it_is_typed(live_server, admin, browser_page):  # noqa: F811
+    page = browser_page
+    page.goto(live_server.url + "/accounts/login/?next=/alerts/channels/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "s3cret-pass-word")
+    page.click("button[type=submit]")
+    page.select_option("#id_kind", "webhook")
+    page.fill("#id_name", "Ops hook")
+    page.locator("#id_target").press_sequentially("ftp://hooks.example.com/", delay=20)
+    errors = page.locator("#id_target-live-errors")
+    errors.get_by_text("must start with https://").wait_for(timeout=10_000)
+    assert page.evaluate("document.activeElement.id") == "id_target"  # still typing there
+    assert page.locator("#id_secret-live-errors").inner_text() == ""  # not reached yet
+
+    page.locator("#id_target").fill("http://169.254.169.254/hook")
+    page.locator("#id_target").dispatch_event("change")
+    errors.get_by_text("the instance metadata service").wait_for(timeout=10_000)
+    assert not Channel.objects.filter(name="Ops hook").exists()  # checking saves nothing
+
+    out = OUTPUT_DIR / "browser"
+    out.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=out / "alerts-channel-form.png", full_page=True)

@@ -1,0 +1,55 @@
+"""Counters read at two moments as a rate per minute (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.galera.rates import Reading, cert_failures, per_minute, since_previous
+
+
+@pytest.mark.parametrize(
+    ("previous", "current", "rate"),
+    [
+        (Reading(100, 0.0), Reading(130, 60.0), 30.0),
+        (Reading(100, 0.0), Reading(110, 30.0), 20.0),
+        (Reading(100, 0.0), Reading(100, 60.0), 0.0),
+        # A restart (or FLUSH STATUS) in between: it counted from 0 since.
+        (Reading(500, 0.0), Reading(12, 120.0), 6.0),
+    ],
+    ids=["a-minute", "half-a-minute", "none", "reset"],
+)
+def test_it_gives_the_increase_per_minute(previous, current, rate):
+    assert per_minute(previous, current) == pytest.approx(rate)
+
+
+@pytest.mark.parametrize(
+    ("previous", "current"),
+    [
+        (None, Reading(1, 60.0)),
+        (Reading(1, 0.0), None),
+        (Reading(1, 60.0), Reading(5, 60.0)),
+        (Reading(1, 60.0), Reading(5, 30.0)),
+    ],
+    ids=["no-previous", "no-current", "same-moment", "backwards"],
+)
+def test_it_cannot_tell_without_two_readings_apart_in_time(previous, current):
+    assert per_minute(previous, current) is None
+
+
+def test_it_rates_a_node_against_its_facts_in_the_previous_snapshot():
+    before = {"cert_failures": 10, "read_at": 1000.0, "cert_failures_per_minute": 3.0}
+    assert since_previous(40, 1060.0, before, 1001.0) == pytest.approx(30.0)
+    # A pushing node that did not report again: the same reading keeps the rate it gave.
+    assert since_previous(10, 1000.0, before, 1001.0) == 3.0
+    # Snapshots from before read_at was kept: their own time.
+    assert since_previous(40, 1060.0, {"cert_failures": 10}, 1000.0) == pytest.approx(30.0)
+    assert since_previous(40, 1060.0, None, None) is None
+    assert since_previous(None, 1060.0, before, 1001.0) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "count"),
+    [("12", 12), ("", None), ("-1", None), ("1e3", None), ("٣", None), ("9" * 19, None)],
+)
+def test_it_reads_the_counter_only_as_plain_digits(value, count):
+    assert cert_failures({"wsrep_local_cert_failures": value}) == count

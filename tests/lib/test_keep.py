@@ -1,0 +1,111 @@
+"""Nothing with history vanishes by accident: deletion is refused with a message (API 409, the
+admin's "cannot delete" page, any other path), and what holds nothing is deleted (and audited)."""
+
+from __future__ import annotations
+
+import pytest
+from auditlog.models import LogEntry
+from django.db import transaction
+
+from apps import alerts
+from apps.alerts.models import Channel, Notification, Rule
+from apps.galera.models import Cluster, Snapshot
+from apps.lib.keep import HistoryKept, allow_deleting_history
+from apps.lib.status import Status, Verdict
+from apps.raid.models import Array, Host
+from apps.regions.models import Account, Region
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fleet():
+    """An account whose region holds a cluster that changed status, routed to a channel."""
+    account = Account.objects.create(name="prod")
+    region = Region.objects.create(account=account, code="eu-west-1", opt_in_status="opted-in")
+    cluster = Cluster.objects.create(region=region, name="db")
+    channel = Channel.objects.create(name="On call", target="oncall@example.com")
+    Rule.objects.filter(is_default=True).first().channels.add(channel)
+    alerts.record(cluster, Verdict(Status.CRITICAL, "no Primary"))
+    assert Notification.objects.filter(channel=channel, state="pending").exists()
+    return account, region, cluster, channel
+
+
+def test_the_api_refuses_to_delete_an_account_cluster_or_channel_with_history(
+    api_client, user, fleet
+):
+    account, _, cluster, channel = fleet
+    api_client.force_login(user)
+    answers = {
+        what: api_client.delete(url)
+        for what, url in (
+            ("account", f"/api/accounts/{account.pk}/"),
+            ("cluster", f"/api/galera/clusters/{cluster.pk}/"),
+            ("channel", f"/api/alerts/channels/{channel.pk}/"),
+        )
+    }
+    assert {what: a.status_code for what, a in answers.items()} == dict.fromkeys(answers, 409)
+    assert answers["account"].json() == {
+        "error": "Account prod was not deleted: it holds 1 monitored subject, 1 status change, "
+        "1 pending notification. To stop it, turn it off (enabled: false) instead."
+    }
+    assert "1 status changes" in answers["cluster"].json()["error"]
+    assert (
+        answers["channel"]
+        .json()["error"]
+        .endswith(
+            "it holds 1 pending notifications. To stop it, disable it (disabled: true) instead."
+        )
+    )
+    assert Account.objects.filter(pk=account.pk).exists() and Cluster.objects.exists()
+    assert Notification.objects.filter(channel=channel).exists()
+    turned_off = api_client.patch(f"/api/accounts/{account.pk}/", {"enabled": False})
+    assert turned_off.status_code == 200
+    assert LogEntry.objects.get_for_object(account).latest("timestamp").changes_dict == {
+        "enabled": ["True", "False"]
+    }
+
+
+def test_what_holds_nothing_is_deleted_and_the_audit_trail_says_who(api_client, user):
+    empty = Account.objects.create(name="spare")
+    api_client.force_login(user)
+    assert api_client.delete(f"/api/accounts/{empty.pk}/").status_code == 204
+    deleted = LogEntry.objects.get(action=LogEntry.Action.DELETE, object_repr="spare")
+    assert deleted.actor == user
+
+
+def test_the_admin_says_why_it_cannot_delete(client, user, fleet):
+    account, region, cluster, channel = fleet
+    host = Host.objects.create(name="db1", region=region)
+    Array.objects.create(host=host, region=region, name="md0")
+    client.force_login(user)
+    for url in (
+        f"/admin/regions/account/{account.pk}/delete/",
+        f"/admin/regions/region/{region.pk}/delete/",
+        f"/admin/galera/cluster/{cluster.pk}/delete/",
+        f"/admin/raid/host/{host.pk}/delete/",
+        f"/admin/alerts/channel/{channel.pk}/delete/",
+    ):
+        page = client.post(url, {"post": "yes"})
+        assert page.status_code == 200, url
+        assert "was not deleted: it holds" in page.content.decode(), url
+    bulk = client.post(
+        "/admin/galera/cluster/",
+        {"action": "delete_selected", "_selected_action": [cluster.pk], "post": "yes"},
+    )
+    assert "was not deleted" in bulk.content.decode()
+    assert Cluster.objects.filter(pk=cluster.pk).exists()
+    assert Host.objects.filter(pk=host.pk).exists() and Channel.objects.exists()
+
+
+def test_no_other_path_deletes_history_either_but_code_that_means_it(fleet):
+    account, region, cluster, _ = fleet
+    Snapshot.objects.create(cluster=cluster, status="critical")
+    with pytest.raises(HistoryKept, match="Region eu-west-1"):
+        region.delete()  # a cascade from the region reaches nothing: it is refused first
+    with pytest.raises(HistoryKept, match="Account prod"), transaction.atomic():
+        Account.objects.filter(pk=account.pk).delete()  # a queryset: pre_delete refuses
+    assert Cluster.objects.filter(pk=cluster.pk).exists()
+    with allow_deleting_history():
+        account.delete()
+    assert not Cluster.objects.exists()

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.contenttypes.models import ContentType
+
+from apps.alerts.models import Transition
+from apps.lib.status import Status
+from apps.regions import timeline
+from apps.regions.models import Region
+from tests.concern_app.models import Gadget
+
+END = datetime(2026, 11, 24, 15, 0, tzinfo=UTC)
+START = END - timedelta(hours=24)
+
+
+def change(subject: int, minutes_before_end: int, old: str, new: str) -> timeline.Change:
+    return timeline.Change(
+        subject=("gadgets", subject),
+        label=f"g{subject}",
+        at=END - timedelta(minutes=minutes_before_end),
+        old=Status(old),
+        new=Status(new),
+        reason=f"{old} to {new}",
+    )
+
+
+def test_it_draws_a_lane_of_bands_per_subject_worst_first():
+    built = timeline.build(
+        [
+            change(1, 60, "ok", "warning"),
+            change(2, 58, "ok", "critical"),
+            change(1, 30, "warning", "ok"),
+        ],
+        START,
+        END,
+    )
+    assert [lane.label for lane in built.lanes] == ["g2", "g1"]
+    g1 = built.lanes[1]
+    assert [b.status for b in g1.bands] == ["ok", "warning", "ok"]
+    assert g1.bands[1].x == pytest.approx(100 - 60 / 14.4, abs=0.01)
+    assert sum(b.width for b in g1.bands) == pytest.approx(100)
+    assert built.lanes[0].bands[-1].end == END  # still critical at the end of the window
+    assert len(g1.marks) == 2 and g1.marks[0] == g1.bands[1].x  # a tick at each change
+
+
+def test_it_ticks_whole_hours_for_a_day_and_whole_days_for_a_week():
+    assert all(t.at.minute == 0 for t in timeline.ticks(START, END))
+    week = timeline.ticks(END - timedelta(days=7), END)
+    assert all(t.at.hour == 0 for t in week) and 5 <= len(week) <= 8
+
+
+def test_an_unknown_span_is_the_default():
+    assert timeline.parse_span("1y") == timeline.parse_span(None) == "24h"
+    assert timeline.parse_span("7d") == "7d"
+
+
+@pytest.fixture
+def site_with_changes():
+    site = Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
+    gadget = Gadget.objects.create(region=site, name="sprocket", status="critical")
+    ref = {
+        "content_type": ContentType.objects.get_for_model(Gadget),
+        "object_id": gadget.pk,
+        "region": site,
+        "concern": "gadgets",
+        "subject_label": "gadget sprocket",
+    }
+    now = datetime.now(UTC)
+    Transition.objects.create(
+        **ref,
+        old_status="ok",
+        new_status="warning",
+        reason="=cmd|x",
+        created=now - timedelta(hours=2),
+    )
+    Transition.objects.create(
+        **ref,
+        old_status="warning",
+        new_status="critical",
+        reason="worse",
+        created=now - timedelta(days=3),
+    )
+    return site
+
+
+@pytest.mark.django_db
+def test_the_region_page_shows_the_timeline_with_a_list_and_a_csv(
+    logged_in_client, site_with_changes
+):
+    page = logged_in_client.get(f"/regions/{site_with_changes.pk}/").content.decode()
+    section = page.split('id="timeline"', 1)[1].split("</section>", 1)[0]
+    assert (
+        'class="band band-warning"' in section and 'class="band band-critical"' not in section
+    )  # 24 h
+    assert "The 1 change as a list" in section and "gadget sprocket" in section
+    week = logged_in_client.get(f"/regions/{site_with_changes.pk}/?span=7d").content.decode()
+    assert "The 2 changes as a list" in week
+
+
+@pytest.mark.django_db
+def test_the_timeline_zooms_alone_for_htmx_and_downloads_as_csv(
+    logged_in_client, site_with_changes
+):
+    url = f"/regions/{site_with_changes.pk}/timeline/"
+    alone = logged_in_client.get(url + "?span=7d", headers={"HX-Request": "true"})
+    assert alone.status_code == 200 and "<html" not in alone.content.decode()
+    assert "last 7d" in alone.content.decode()
+    csv = logged_in_client.get(url + "?span=7d&format=csv")
+    assert csv["Content-Type"].startswith("text/csv")
+    lines = csv.content.decode().splitlines()
+    assert lines[0] == "time_utc,concern,subject,old_status,new_status,reason"
+    assert lines[1].split(",")[4] == "critical" and lines[2].endswith(",'=cmd|x")
+    assert logged_in_client.get(url + "?span=" + "x" * 5000).status_code == 200  # bounded

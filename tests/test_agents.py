@@ -1,0 +1,130 @@
+"""The push agents in agents/, as shipped: POSIX sh that shellcheck passes, units that systemd
+accepts, a cron line per agent, and an ``install`` that puts them in place (under a scratch
+root here). What they push is tested with Vigil running: tests/raid/test_agent.py and
+tests/galera/test_push.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from apps.lib import agents
+from tests.conftest import ROOT
+
+AGENTS = ROOT / "agents"
+NAMES = ("vigil-raid-push", "vigil-galera-push")
+
+
+def test_every_agent_has_its_script_units_and_cron_line_and_nothing_else():
+    shipped = sorted(path.name for path in AGENTS.iterdir())
+    assert shipped == sorted(name for agent in NAMES for name in agents.files(agent))
+    for agent in NAMES:
+        assert os.access(AGENTS / agent, os.X_OK)
+        assert (AGENTS / agent).read_text().startswith("#!/bin/sh\n")
+
+
+@pytest.mark.parametrize("agent", NAMES)
+def test_the_scripts_are_posix_sh_that_shellcheck_passes(agent):
+    assert shutil.which("shellcheck"), "shellcheck is in requirements/apt.txt"
+    done = subprocess.run(
+        ["shellcheck", "--shell=sh", "--severity=style", str(AGENTS / agent)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout
+    assert "jq" not in (AGENTS / agent).read_text()
+
+
+@pytest.mark.parametrize("agent", NAMES)
+def test_systemd_accepts_the_service_and_the_timer(agent, tmp_path: Path):
+    if not shutil.which("systemd-analyze"):
+        pytest.skip("systemd-analyze is not installed (the systemd package)")
+    for suffix in (".service", ".timer"):
+        text = (AGENTS / f"{agent}{suffix}").read_text()
+        # ExecStart must exist for verify: the script where it is, not where install puts it.
+        text = text.replace(f"/usr/local/sbin/{agent}", str(AGENTS / agent))
+        (tmp_path / f"{agent}{suffix}").write_text(text)
+    done = subprocess.run(
+        ["systemd-analyze", "verify", f"{agent}.service", f"{agent}.timer"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    ours = [line for line in done.stderr.splitlines() if agent in line]
+    assert ours == []
+
+
+@pytest.mark.parametrize("agent", NAMES)
+def test_the_cron_line_runs_the_installed_script_every_minute(agent):
+    line = (AGENTS / f"{agent}.cron").read_text()
+    user = "root" if agent == "vigil-raid-push" else "vigil"
+    assert line == f"* * * * * {user} /usr/local/sbin/{agent}\n"
+
+
+@pytest.mark.parametrize("systemd", [True, False], ids=["systemd", "cron"])
+def test_install_puts_the_galera_agent_in_place(tmp_path, systemd):
+    root = tmp_path / "root"
+    if systemd:
+        (root / "run/systemd/system").mkdir(parents=True)
+    env = {
+        "PATH": os.environ["PATH"],
+        "VIGIL_INSTALL_ROOT": str(root),
+        "VIGIL_URL": "https://vigil.example.com",
+        "VIGIL_TOKEN": "vgn_0123abcdsecret",
+        "VIGIL_NODE": "12",
+    }
+    agent = AGENTS / "vigil-galera-push"
+    done = subprocess.run(
+        ["sh", str(agent), "install"], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert (root / "usr/local/sbin/vigil-galera-push").read_bytes() == agent.read_bytes()
+    config = root / "etc/default/vigil-galera-push"
+    assert config.stat().st_mode & 0o777 == 0o600
+    assert config.read_text() == (
+        "VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN=vgn_0123abcdsecret\nVIGIL_NODE=12\n"
+        "VIGIL_MYSQL_OPTIONS=\n"
+    )
+    if systemd:
+        timer = root / "etc/systemd/system/vigil-galera-push.timer"
+        assert timer.read_text() == (AGENTS / "vigil-galera-push.timer").read_text()
+    else:
+        cron = (root / "etc/cron.d/vigil-galera-push").read_text()
+        assert cron == (AGENTS / "vigil-galera-push.cron").read_text()
+
+
+def test_the_galera_agent_says_what_is_missing(tmp_path):
+    env = {
+        "PATH": os.environ["PATH"],
+        "VIGIL_CONFIG": str(tmp_path / "none"),
+        "VIGIL_URL": "http://127.0.0.1:9",
+        "VIGIL_TOKEN": "vgn_x",
+    }
+    done = subprocess.run(
+        [str(AGENTS / "vigil-galera-push")], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 1
+    assert "VIGIL_NODE is not set" in done.stderr
+
+
+def test_the_galera_agent_pushes_nothing_when_the_node_does_not_answer(tmp_path):
+    env = {
+        "PATH": os.environ["PATH"],
+        "VIGIL_CONFIG": str(tmp_path / "none"),
+        "VIGIL_URL": "http://127.0.0.1:9",
+        "VIGIL_TOKEN": "vgn_x",
+        "VIGIL_NODE": "1",
+        "VIGIL_MYSQL_OPTIONS": f"--socket={tmp_path / 'no.sock'} --user=vigil",
+    }
+    done = subprocess.run(
+        [str(AGENTS / "vigil-galera-push")], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert "could not read the node's status" in done.stderr
