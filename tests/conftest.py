@@ -42,6 +42,7 @@ SERVICE_FIXTURES = {
     "nginx": "nginx",
     "sshd": "sshd",
     "browser_page": "browser",
+    "chromium": "browser",
 }
 SERVICE_MODULES = {
     "tests/accounts/test_throttling.py": "redis",
@@ -68,6 +69,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(name)
         if needs:
             item.add_marker("services")
+    # The one chromium (a session fixture) keeps Playwright's event loop running in the main
+    # thread until the session ends, and asyncio.run() refuses to start under it: the browser
+    # tests go last, together.
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
 
 
 @pytest.fixture(scope="session")
