@@ -333,8 +333,13 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Vigil API",
     "DESCRIPTION": "Health of AWS EFS, Galera clusters, md-RAID arrays and HTTP keep-alive, "
     "per region. Authenticate with an API key: `Authorization: Bearer vgr_…` (read-only) or "
-    "`vgw_…` (read-write).",
-    "VERSION": "1",
+    "`vgw_…` (read-write).\n\n"
+    "**Version 2 (breaking):** the history lists (probe results, Galera snapshots, transitions, "
+    "RAID history, incidents) page by cursor: `?limit=` and the `next` link of the answer "
+    "`{next, results}`, newest first; they no longer take `offset` or `ordering` nor answer a "
+    "`count`. A cursor the API did not give is a 400. Configuration lists keep "
+    "`?limit=&offset=&ordering=` and `count`.",
+    "VERSION": "2",
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema and its docs page need a login or an API key, like every other route.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
