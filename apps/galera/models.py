@@ -295,10 +295,7 @@ class Snapshot(models.Model):
 
     class Meta:
         ordering = ["-created", "-pk"]
-        indexes = [
-            models.Index(fields=["cluster", "-created"]),
-            models.Index(fields=["-created", "-id"], name="galera_snapshot_newest"),
-        ]
+        indexes = [models.Index(fields=["cluster", "-created"])]
 
     def __str__(self) -> str:
         return f"{self.cluster} at {self.created:%Y-%m-%d %H:%M:%S}"

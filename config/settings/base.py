@@ -45,9 +45,11 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_HOLD_SECONDS",
     "VIGIL_ALERT_HTTP_TIMEOUT",
     "VIGIL_ALERT_LEASE_SECONDS",
+    "VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS",
     "VIGIL_ALERT_REMINDER_HOURS",
     "VIGIL_ALERT_REPEAT_HOLD_SECONDS",
     "VIGIL_ALERT_SETTLE_MINUTES",
+    "VIGIL_ALERT_TRANSITION_RETENTION_DAYS",
     "VIGIL_ALERT_SWEEP_SECONDS",
     "VIGIL_ALERT_UNDELIVERABLE_HOURS",
     "VIGIL_API_KEYS_PER_USER",
@@ -76,6 +78,8 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_GALERA_CERT_FAILURES_PER_MINUTE",
     "VIGIL_GALERA_PUSH_STALE_MINUTES",
     "VIGIL_GALERA_SECRETS_DIR",
+    "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS",
+    "VIGIL_HISTORY_EXPIRY_BATCH",
     "VIGIL_METRICS_ALLOW",
     "VIGIL_OUTBOUND_ALLOW",
     "VIGIL_OUTBOUND_ALLOW_LOOPBACK",
@@ -84,6 +88,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_LOGIN_FAILURE_LIMIT",
     "VIGIL_LOGIN_LOCKOUT_MINUTES",
     "VIGIL_PROBES_CERT_WARN_DAYS",
+    "VIGIL_PROBES_RESULT_RETENTION_DAYS",
     "VIGIL_PROBES_CONCURRENCY",
     "VIGIL_PROBES_DRIFT_TOLERANCE_S",
     "VIGIL_PROXY_COUNT",
@@ -414,7 +419,27 @@ CELERY_BEAT_SCHEDULE = {
     "dispatch-due-work": {"task": "apps.regions.tasks.dispatch", "schedule": 60.0},
     "alerts-sweep": {"task": "apps.alerts.tasks.sweep", "schedule": VIGIL_ALERT_SWEEP_SECONDS},
     "alerts-undeliverable": {"task": "apps.alerts.tasks.undeliverable", "schedule": 24 * 3600.0},
+    "expire-history": {"task": "apps.regions.tasks.expire_history", "schedule": 3600.0},
 }
+# Retention of the grow-only history (apps/lib/retention.py), expired hourly by the beat in
+# batches of VIGIL_HISTORY_EXPIRY_BATCH rows, each its own short transaction. EFS minute and
+# hour rows keep VIGIL_EFS_MINUTE_RETENTION_DAYS / VIGIL_EFS_HOUR_RETENTION_DAYS (the roll-up).
+VIGIL_PROBES_RESULT_RETENTION_DAYS = setting(
+    "VIGIL_PROBES_RESULT_RETENTION_DAYS", "int", default=30
+)
+VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS = setting(
+    "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS", "int", default=30
+)
+# Sent notifications only: pending and failed ones stay until they are settled.
+VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS = setting(
+    "VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS", "int", default=90
+)
+# Processed transitions (the status history pages and RAID history), but never the last one
+# of an incident; as long as EFS keeps hour rows, so a chart never outlives its history.
+VIGIL_ALERT_TRANSITION_RETENTION_DAYS = setting(
+    "VIGIL_ALERT_TRANSITION_RETENTION_DAYS", "int", default=400
+)
+VIGIL_HISTORY_EXPIRY_BATCH = setting("VIGIL_HISTORY_EXPIRY_BATCH", "int", default=5000)
 # Region codes whose work goes to its own queues ("efs.eu-west-1"), for workers that run
 # close to that region: VIGIL_REGION_QUEUES=eu-west-1,ap-east-1
 VIGIL_REGION_QUEUES = setting("VIGIL_REGION_QUEUES", "list", default=[])
