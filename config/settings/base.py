@@ -81,6 +81,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS",
     "VIGIL_HISTORY_EXPIRY_BATCH",
     "VIGIL_METRICS_ALLOW",
+    "VIGIL_METRICS_CACHE_SECONDS",
     "VIGIL_OUTBOUND_ALLOW",
     "VIGIL_OUTBOUND_ALLOW_LOOPBACK",
     "VIGIL_OUTBOUND_DENY",
@@ -359,6 +360,8 @@ SPECTACULAR_SETTINGS = {
 # Client addresses or networks (CIDRs, comma-separated) that may read /metrics without an API
 # key, e.g. the Prometheus server's. Empty: /metrics always needs an API key.
 VIGIL_METRICS_ALLOW = setting("VIGIL_METRICS_ALLOW", "list", default=[])
+# /metrics renders its body at most once per this many seconds (0: every scrape).
+VIGIL_METRICS_CACHE_SECONDS = setting("VIGIL_METRICS_CACHE_SECONDS", "int", default=15)
 for _cidr in VIGIL_METRICS_ALLOW:
     try:
         ipaddress.ip_network(_cidr.strip(), strict=False)
