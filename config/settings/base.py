@@ -65,6 +65,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_DEMO_PROBES_PORT",
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
     "VIGIL_EFS_BACKFILL_HOURS",
+    "VIGIL_EFS_COMPARISON_CACHE_SECONDS",
     "VIGIL_EFS_DISCOVERY_MINUTES",
     "VIGIL_EFS_FORECAST_HOURS",
     "VIGIL_EFS_HOUR_RETENTION_DAYS",
@@ -526,6 +527,10 @@ VIGIL_EFS_STALE_MINUTES = setting("VIGIL_EFS_STALE_MINUTES", "int", default=15)
 # Per-minute rows are kept this long, then rolled up into hours; hours are kept this long.
 VIGIL_EFS_MINUTE_RETENTION_DAYS = setting("VIGIL_EFS_MINUTE_RETENTION_DAYS", "int", default=7)
 VIGIL_EFS_HOUR_RETENTION_DAYS = setting("VIGIL_EFS_HOUR_RETENTION_DAYS", "int", default=400)
+# The file system page's mode comparison reads 30 days of usage: kept this long per file system.
+VIGIL_EFS_COMPARISON_CACHE_SECONDS = setting(
+    "VIGIL_EFS_COMPARISON_CACHE_SECONDS", "int", default=3600
+)
 
 
 def efs_prices() -> dict:
