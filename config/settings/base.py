@@ -64,6 +64,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_DEMO_AWS_PORT",
     "VIGIL_DEMO_PROBES_PORT",
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
+    "VIGIL_DISPATCH_SECONDS",
     "VIGIL_EFS_BACKFILL_HOURS",
     "VIGIL_EFS_COMPARISON_CACHE_SECONDS",
     "VIGIL_EFS_DISCOVERY_MINUTES",
@@ -425,8 +426,13 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # The outbox sweep: reminders, settled flappers, retries; silences ending before the next sweep
 # get a wake-up of their own at their end.
 VIGIL_ALERT_SWEEP_SECONDS = setting("VIGIL_ALERT_SWEEP_SECONDS", "float", default=30.0)
+# The beat's tick that queues due work; the intervals themselves live on the objects.
+VIGIL_DISPATCH_SECONDS = setting("VIGIL_DISPATCH_SECONDS", "float", default=60.0)
 CELERY_BEAT_SCHEDULE = {
-    "dispatch-due-work": {"task": "apps.regions.tasks.dispatch", "schedule": 60.0},
+    "dispatch-due-work": {
+        "task": "apps.regions.tasks.dispatch",
+        "schedule": VIGIL_DISPATCH_SECONDS,
+    },
     "alerts-sweep": {"task": "apps.alerts.tasks.sweep", "schedule": VIGIL_ALERT_SWEEP_SECONDS},
     "alerts-undeliverable": {"task": "apps.alerts.tasks.undeliverable", "schedule": 24 * 3600.0},
     "expire-history": {"task": "apps.regions.tasks.expire_history", "schedule": 3600.0},
