@@ -2,9 +2,9 @@
 
 Each table keeps its rows for a setting's number of days (``HISTORY``); the beat's
 ``expire-history`` task (``apps.regions.tasks.expire_history``) calls ``expire_all`` hourly.
-A batch finds the oldest ``VIGIL_HISTORY_EXPIRY_BATCH`` expired primary keys (an index scan
-from the low end, where the old rows are) and deletes that primary-key range in its own short
-transaction, so writers wait for one batch at most, never for the whole expiry.
+A batch finds the ``VIGIL_HISTORY_EXPIRY_BATCH``-th oldest expired row by its time and primary
+key (an index scan from the old end) and deletes the rows up to it in its own short transaction
+(row locks on old rows only, which nothing writes), so the expiry never holds a long lock.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.apps import apps
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Q, QuerySet
 
 
@@ -55,21 +55,39 @@ HISTORY = (
 )
 
 
-def expire(expired: QuerySet, batch: int) -> int:
-    """Delete ``expired`` rows, oldest primary keys first, ``batch`` at a time; rows deleted."""
+def expire(expired: QuerySet, batch: int, time_field: str = "pk") -> int:
+    """Delete ``expired`` rows, oldest first by ``(time_field, pk)`` (an indexed order),
+    ``batch`` at a time, each batch its own transaction; rows deleted."""
     deleted = 0
+    key = (time_field, "pk")
     while True:
-        nth = list(expired.order_by("pk").values_list("pk", flat=True)[batch - 1 : batch])
-        last = nth[0] if nth else None
-        upto = expired.filter(pk__lte=last) if last is not None else expired
+        nth = list(expired.order_by(*key).values_list(time_field, flat=True)[batch - 1 : batch])
+        # Up to that row's time, one index range (rows sharing it go in the same batch).
+        upto = expired.filter(**{f"{time_field}__lte": nth[0]}) if nth else expired
         with transaction.atomic():
-            n, _ = upto.delete()
-        deleted += n
-        if last is None:
+            deleted += _delete(upto)
+        if not nth:
             return deleted
+
+
+def _delete(rows: QuerySet) -> int:
+    """``DELETE ... WHERE`` in SQL, the rows' cascaded children first (one level: what points
+    at history rows is a Notification at its Transition). Not ``QuerySet.delete()``: with
+    ``apps.lib.keep``'s ``pre_delete`` guard connected, Django would read every row into
+    Python and delete them a hundred at a time."""
+    for relation in rows.model._meta.related_objects:
+        if relation.on_delete is models.CASCADE and not relation.many_to_many:
+            children = relation.related_model._base_manager.filter(
+                **{f"{relation.field.name}__in": rows.values("pk")}
+            )
+            children._raw_delete(children.db)
+    return rows._raw_delete(rows.db)
 
 
 def expire_all(now: datetime) -> dict[str, int]:
     """Expire every table of ``HISTORY``; rows deleted per model (cascades included)."""
     batch = settings.VIGIL_HISTORY_EXPIRY_BATCH
-    return {history.model: expire(history.expired(now), batch) for history in HISTORY}
+    return {
+        history.model: expire(history.expired(now), batch, history.time_field)
+        for history in HISTORY
+    }

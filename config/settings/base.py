@@ -455,7 +455,7 @@ VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS = setting(
 VIGIL_ALERT_TRANSITION_RETENTION_DAYS = setting(
     "VIGIL_ALERT_TRANSITION_RETENTION_DAYS", "int", default=400
 )
-VIGIL_HISTORY_EXPIRY_BATCH = setting("VIGIL_HISTORY_EXPIRY_BATCH", "int", default=5000)
+VIGIL_HISTORY_EXPIRY_BATCH = setting("VIGIL_HISTORY_EXPIRY_BATCH", "int", default=2000)
 # Region codes whose work goes to its own queues ("efs.eu-west-1"), for workers that run
 # close to that region: VIGIL_REGION_QUEUES=eu-west-1,ap-east-1
 VIGIL_REGION_QUEUES = setting("VIGIL_REGION_QUEUES", "list", default=[])

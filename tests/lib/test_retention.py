@@ -44,7 +44,7 @@ def test_it_expires_probe_results_past_their_retention_in_short_batches(target, 
     settings.VIGIL_PROBES_RESULT_RETENTION_DAYS = 30
     _results(target, [31, 32, 33, 34, 35, 29, 1])
     with CaptureQueriesContext(connection) as queries:
-        deleted = retention.expire(retention.HISTORY[0].expired(timezone.now()), batch=2)
+        deleted = retention.expire(retention.HISTORY[0].expired(timezone.now()), 2, "created")
     assert deleted == 5
     assert sorted(round(r) for r in _ages(Result.objects.all())) == [1, 29]
     deletes = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("DELETE")]
@@ -92,10 +92,13 @@ def test_it_expires_processed_transitions_but_not_an_incidents_last_or_an_unsent
     old = timezone.now() - timedelta(days=401)
     Transition.objects.update(created=old, processed=old)
     Transition.objects.filter(pk=up.pk).update(processed=None)
+    channel = Channel.objects.create(name="On call", target="oncall@example.com")
+    Notification.objects.create(transition=down, channel=channel, state="failed")
     retention.expire_all(timezone.now())
     kept = set(Transition.objects.values_list("pk", flat=True))
     assert Incident.objects.filter(last_transition=again).exists()
     assert kept == {up.pk, again.pk} and down.pk not in kept
+    assert not Notification.objects.filter(transition=down).exists()  # went with it
 
 
 def test_the_beat_expires_history_hourly(target):
