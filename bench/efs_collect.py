@@ -122,6 +122,53 @@ def _collect(pk: int, code: str) -> tuple[str, dict, float]:
     return code, result or {}, time.perf_counter() - started
 
 
+# Where a cycle's time goes: (label, module path suffix, function), cumulative per call tree.
+# "- " labels are part of the one above (the CloudWatch calls run in threads, which cProfile
+# does not follow: they are the metrics step less its saving).
+SPLIT = (
+    ("discovery", "apps/efs/collect.py", "save_discovery"),
+    ("discovery", "apps/efs/efs_api.py", "describe_file_systems"),
+    ("metrics", "apps/efs/collect.py", "collect_metrics"),
+    ("- saving rows", "apps/efs/history.py", "save_samples"),
+    ("judging", "apps/efs/collect.py", "judge_region"),
+    ("- status changes", "apps/alerts/transitions.py", "record"),
+    ("mode comparisons", "apps/efs/pricing.py", "price_region"),
+    ("roll-up", "apps/efs/history.py", "rollup"),
+    ("whole task", "apps/efs/tasks.py", "collect_region"),
+)
+
+
+def _collect_profiled(pk: int, code: str) -> dict[str, float]:
+    """``collect_region`` under cProfile: cumulative seconds of each ``SPLIT`` function."""
+    import cProfile
+    import pstats
+
+    from django.db import connections
+
+    from apps.efs import tasks
+
+    connections.close_all()
+    profile = cProfile.Profile()
+    profile.runcall(tasks.collect_region, pk, region=code)
+    stats = pstats.Stats(profile).stats
+    out = dict.fromkeys((label for label, _, _ in SPLIT), 0.0)
+    for (filename, _, function), (_, _, _, cumulative, _) in stats.items():
+        for label, suffix, name in SPLIT:
+            if function == name and filename.endswith(suffix):
+                out[label] += cumulative
+    return out
+
+
+def split_cycle(collections: list[tuple[int, str]], workers: int) -> dict[str, float]:
+    """The seconds of each part of a steady cycle, summed over every account-region."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max(1, workers), mp_context=ctx) as pool:
+        parts = list(pool.map(_collect_profiled, *zip(*collections, strict=True)))
+    return {label: sum(p[label] for p in parts) for label, _, _ in SPLIT}
+
+
 def cycle(collections: list[tuple[int, str]], workers: int) -> tuple[dict, float]:
     from django.db import connections
 
@@ -330,6 +377,10 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     plain_cpu = plain.pop("_cpu_s")
     plain_calls = sum(control(control_port)["calls"].values())
 
+    # The same steady cycle once more under cProfile (slower: its shares, not its seconds).
+    FileSystem.objects.update(collected_until=start)
+    split = split_cycle(collections, args.workers)
+
     refs = {
         code: [fs.ref() for fs in FileSystem.objects.filter(region__code=code)] for code in regions
     }
@@ -370,6 +421,14 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     print(f"  wall {wall:.2f} s (goal 5 s on 2 cores), collector CPU {cpu_s:.2f} s, "
           f"load average {load:.1f}; peak RSS {peak_self:.0f} MB "
           f"(workers {peak_children:.0f} MB)")  # fmt: skip
+    whole = split.pop("whole task") or 1.0
+    print(f"  where a steady cycle's time goes (cProfile, per file system at this cycle's wall "
+          f"{wall / len(all_refs) * 1000:.2f} ms):")  # fmt: skip
+    for label, seconds in split.items():
+        share = seconds / whole
+        print(f"    {label:<18}{share * 100:>6.1f} %{share * wall / len(all_refs) * 1000:>9.2f} ms")
+    parts = sum(s for label, s in split.items() if not label.startswith("- "))
+    print(f"    {'other (lease, SQL)':<18}{(1 - parts / whole) * 100:>6.1f} %")
     print(f"naive GetMetricStatistics: {naive_calls} calls for {regions[0]} in {naive_s:.1f} s; "
           f"{naive_total} calls for the fleet (about {naive_s * naive_total / naive_calls:.0f} s "
           f"at that rate, one call at a time) vs {api_calls}")  # fmt: skip

@@ -17,6 +17,12 @@ compared with (goals: home and region p95 at most 3x trivial's; the file system 
 chart p95 at most 100 ms on PostgreSQL). With ``--json`` the last line is one JSON object keyed
 by page name, each with ``p50_ms``, ``p95_ms`` and ``queries``. Settings are
 ``config.settings.base`` with DEBUG off; a temporary SQLite database unless --database-url.
+
+The API's history lists (probe results, Galera snapshots, transitions: the first page of 100,
+one target's, and page 50 by cursor) are measured too, with the table's size. With
+``--scale N`` (PostgreSQL) they are measured, the seeded probe results and snapshots are then
+multiplied by N (``seed_fleet --scale N``: one way, reseed with ``--replace`` for 1x again),
+and measured again: goal, the same p95 within noise at 1x and Nx.
 """
 
 from __future__ import annotations
@@ -98,6 +104,38 @@ def pages() -> dict[str, str]:
     }
 
 
+def history_lists(client) -> dict[str, str]:
+    """API list name -> URL: the grow-only lists' first page, one subject's, and page 50."""
+    from apps.demo.fleet import ACCOUNT_NAME
+    from apps.probes.models import Target
+
+    target = Target.objects.filter(region__account__name=ACCOUNT_NAME).order_by("pk").first()
+    urls = {
+        "api_results": "/api/probes/results/?limit=100",
+        "api_results_target": f"/api/probes/results/?target={target.pk}&limit=100",
+        "api_snapshots": "/api/galera/snapshots/?limit=100",
+        "api_transitions": "/api/alerts/transitions/?limit=100",
+    }
+    url = urls["api_results"]
+    for _ in range(49):
+        url = client.get(url).json()["next"]
+    urls["api_results_page50"] = url.removeprefix("http://testserver")
+    return urls
+
+
+def table_rows() -> dict[str, int]:
+    from apps.galera.models import Snapshot
+    from apps.probes.models import Result
+
+    return {"probe results": Result.objects.count(), "snapshots": Snapshot.objects.count()}
+
+
+def measure_history(client, requests: int, warmup: int) -> dict[str, dict]:
+    return {
+        name: measure(client, url, requests, warmup) for name, url in history_lists(client).items()
+    }
+
+
 def measure(client, url: str, requests: int, warmup: int) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -139,6 +177,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--scale", type=int, default=1, help="then multiply the history by N and measure again"
+    )
+    parser.add_argument("--history-only", action="store_true", help="only the API's history lists")
     args = parser.parse_args()
 
     if not args.database_url:
@@ -185,6 +227,15 @@ def main() -> None:
     user, _ = get_user_model().objects.get_or_create(username="bench-pages")
     client = Client()
     client.force_login(user)
+    history = [(table_rows(), measure_history(client, args.requests, args.warmup))]
+    if args.scale > 1:
+        call_command("seed_fleet", scale=args.scale)
+        history.append((table_rows(), measure_history(client, args.requests, args.warmup)))
+    print_history(history, args.scale)
+    if args.history_only:
+        if args.json:
+            print(json.dumps([h for _, h in history]))
+        return
     urls = pages()
     results = {name: measure(client, url, args.requests, args.warmup) for name, url in urls.items()}
     # Home tiles and region panels are shared for VIGIL_PAGE_CACHE_SECONDS: above, nearly every
@@ -219,6 +270,20 @@ def main() -> None:
         keys = ("p50_ms", "p95_ms", "queries", "cpu_p50_ms", "sql_ms")
         out = {name: {k: r[k] for k in keys} for name, r in results.items()}
         print(json.dumps(out))
+
+
+def print_history(history: list[tuple[dict, dict]], scale: int) -> None:
+    print(f"API history lists (load average {os.getloadavg()[0]:.1f}); goal: p95 flat from 1x")
+    for n, (rows, _) in enumerate(history):
+        print(
+            f"  {'1x' if n == 0 else f'{scale}x'}: "
+            + ", ".join(f"{v:,} {k}" for k, v in rows.items())
+        )
+    head = "".join(f"{f'{s} p50':>10}{f'{s} p95':>10}" for s in ("1x", f"{scale}x")[: len(history)])
+    print(f"{'list':<22}{head}{'queries':>9}")
+    for name in history[0][1]:
+        cells = "".join(f"{h[name]['p50_ms']:>10.2f}{h[name]['p95_ms']:>10.2f}" for _, h in history)
+        print(f"{name:<22}{cells}{history[-1][1][name]['queries']:>9}")
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ SERVICE_MODULES = {
     "tests/test_agents.py": "agents",
     "tests/probes/test_command.py": "workers",
 }
-SERVICE_MARKS = {"browser", "faults", "e2e"}
+SERVICE_MARKS = {"browser", "faults", "e2e", "deployment"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -6,10 +6,12 @@ Two kinds of validators, by what is cheap and still exact:
   exact whatever changed the rows (an API write, a collection task's compare-and-set). A 304
   saves the transfer, not the queries.
 - ``AppendOnlyList`` (lists of rows that are only ever inserted or pruned: probe results, Galera
-  snapshots, transitions): one aggregate query over the filtered queryset (newest time, count,
-  highest id) gives ``Last-Modified`` and an ``ETag`` *before* the page is read, so a 304 costs
-  that one query and no serialization. A new row raises the highest id, a pruned one lowers the
-  count. ``If-Modified-Since`` has HTTP's one-second resolution; ``If-None-Match`` is exact.
+  snapshots, transitions, RAID history): keyset pages (``lists.KeysetPagination``), and two
+  index lookups over the filtered queryset (the newest and the oldest row by the list's key)
+  give ``Last-Modified`` and an ``ETag`` *before* the page is read, so a 304 costs two short
+  queries and no serialization, and neither scans the table as an aggregate would. A new row
+  changes the newest, expiry changes the oldest. ``If-Modified-Since`` has HTTP's one-second
+  resolution; ``If-None-Match`` is exact.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import hashlib
 from functools import partial
 from typing import Any
 
-from django.db.models import Count, Max
 from django.http import HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.utils.http import http_date, quote_etag
+from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from apps.accounts.lists import KeysetPagination, keyset_field
 
 READS = ("GET", "HEAD")
 
@@ -55,33 +59,31 @@ class ConditionalGet:
 
 
 class AppendOnlyList(ConditionalGet):
-    """``list()`` answers 304 from one aggregate query, before the page is read.
+    """Keyset pages, and ``list()`` answers 304 from two index lookups before the page is read.
 
-    ``changed_field`` is the row's insertion time (``created``).
+    ``ordering`` is the key: the row's insertion time, descending, then ``-pk``; ``?ordering=``
+    is not offered (a keyset has one order).
     """
 
-    changed_field = "created"
+    pagination_class = KeysetPagination
+    filter_backends = [DjangoFilterBackend]
+    ordering = ["-created", "-pk"]
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         queryset = self.filter_queryset(self.get_queryset())
-        summary = queryset.order_by().aggregate(
-            newest=Max(self.changed_field), rows=Count("pk"), last=Max("pk")
-        )
+        time_field = keyset_field(self)
+        key = (time_field, "pk")
+        newest = queryset.order_by(f"-{time_field}", "-pk").values_list(*key).first()
+        oldest = newest and queryset.order_by(time_field, "pk").values_list(*key).first()
         fingerprint = "|".join(
             str(part)
-            for part in (
-                summary["newest"],
-                summary["rows"],
-                summary["last"],
-                request.get_full_path(),
-                request.accepted_renderer.format,
-            )
+            for part in (newest, oldest, request.get_full_path(), request.accepted_renderer.format)
         )
         etag = quote_etag(hashlib.sha256(fingerprint.encode()).hexdigest()[:32])
-        newest = summary["newest"] and int(summary["newest"].timestamp())
-        not_modified = get_conditional_response(request._request, etag=etag, last_modified=newest)
+        changed = newest and int(newest[0].timestamp())
+        not_modified = get_conditional_response(request._request, etag=etag, last_modified=changed)
         response = not_modified or super().list(request, *args, **kwargs)
         response["ETag"] = etag
-        if newest:
-            response["Last-Modified"] = http_date(newest)
+        if changed:
+            response["Last-Modified"] = http_date(changed)
         return response

@@ -7,6 +7,7 @@ from datetime import timedelta
 import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -14,7 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.accounts.lists import (
+    FilterSet,
+    IdFilter,
+    KeysetPagination,
+    RegionFilter,
+    SinceUntilFilterSet,
+)
 from apps.regions.models import STATUS_CHOICES
 
 from .integrations import validate as validate_channel
@@ -192,7 +199,6 @@ class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     serializer_class = TransitionSerializer
     queryset = Transition.objects.select_related("region")
     filterset_class = TransitionFilter
-    ordering_fields = ["id", "created"]
     ordering = ["-created", "-pk"]
 
 
@@ -218,7 +224,9 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     serializer_class = IncidentSerializer
     queryset = Incident.objects.select_related("region", "acknowledged_by")
     filterset_class = IncidentFilter
-    ordering_fields = ["id", "opened", "closed", "status"]
+    # Keyset pages, newest opened first (see AppendOnlyList); the ETag is the body's.
+    pagination_class = KeysetPagination
+    filter_backends = [DjangoFilterBackend]
     ordering = ["-opened", "-pk"]
     required_perms = None  # the model's, but for the actions that declare theirs
 

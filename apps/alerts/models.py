@@ -100,7 +100,8 @@ class Incident(SubjectRef):
         indexes = [
             models.Index(
                 fields=["next_reminder"], condition=Q(closed=None), name="incident_reminder_due"
-            )
+            ),
+            models.Index(fields=["-opened", "-id"], name="incident_newest"),
         ]
 
     def __str__(self) -> str:

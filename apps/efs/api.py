@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.conditional import ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, as_utc
+from apps.accounts.lists import FilterSet, IdFilter, PlainRows, RegionFilter, as_utc
 from apps.regions.models import STATUS_CHOICES
 
 from . import charts, history, pricing
@@ -83,7 +83,7 @@ class FileSystemFilter(FilterSet):
         return queryset  # applied in filter_queryset, as hiding is the default
 
 
-class FileSystemViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
+class FileSystemViewSet(ConditionalGet, PlainRows, viewsets.ReadOnlyModelViewSet):
     """EFS file systems with their status and current figures (``figures``)."""
 
     serializer_class = FileSystemSerializer

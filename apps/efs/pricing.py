@@ -54,9 +54,15 @@ def comparisons(
     *,
     provision: str = "peak",
     price_per_mibps: float | None = None,
+    usage: dict | None = None,
 ) -> dict[int, Comparison]:
-    """The comparison of each file system that has a Standard size and an hour of data."""
-    got = history.usage([fs.pk for fs in filesystems], now - WINDOW, now, now)
+    """The comparison of each file system that has a Standard size and an hour of data;
+    ``usage`` is ``history.usage`` over ``WINDOW`` when the caller has it already."""
+    got = (
+        usage
+        if usage is not None
+        else history.usage([fs.pk for fs in filesystems], now - WINDOW, now, now)
+    )
     table = price_table(settings.VIGIL_EFS_PRICES)
     if price_per_mibps is None:
         price_per_mibps = settings.VIGIL_EFS_PRICE_PER_MIBPS_MONTH

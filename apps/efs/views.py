@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
@@ -58,6 +59,21 @@ def region_panel_context(region: Region) -> dict[str, Any]:
     return {"rows": [table_row(fs) for fs in filesystems], "collection": collection}
 
 
+def _usage(pk: int, now: Any) -> dict:
+    """The 30 days of usage behind the mode comparison, kept for
+    ``VIGIL_EFS_COMPARISON_CACHE_SECONDS`` (an hour): it is most of the page's SQL, and an hour
+    more or less of 30 days does not change which mode is cheaper."""
+    seconds = settings.VIGIL_EFS_COMPARISON_CACHE_SECONDS
+    if seconds <= 0:
+        return history.usage([pk], now - pricing.WINDOW, now, now)
+    key = f"vigil:efs:usage:{pk}"
+    found = cache.get(key)
+    if found is None:
+        found = history.usage([pk], now - pricing.WINDOW, now, now)
+        cache.set(key, found, seconds)
+    return found
+
+
 def _price(request: HttpRequest) -> float | None:
     """A provisioned price typed on the page, or None (the settings' or the table's)."""
     try:
@@ -97,9 +113,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     provision = request.GET.get("provision", "peak")
     if provision not in PROVISION:
         provision = "peak"
-    comparison = pricing.comparisons([fs], now, provision=provision, price_per_mibps=price).get(
-        fs.pk
-    )
+    comparison = pricing.comparisons(
+        [fs], now, provision=provision, price_per_mibps=price, usage=_usage(fs.pk, now)
+    ).get(fs.pk)
     standard, ia, archive = pricing.storage_bytes(fs)
     context = {
         "fs": fs,

@@ -398,5 +398,4 @@ class SnapshotViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     serializer_class = SnapshotSerializer
     queryset = Snapshot.objects.all()
     filterset_class = SnapshotFilter
-    ordering_fields = ["id", "created", "cluster_size", "status"]
     ordering = ["-created", "-pk"]

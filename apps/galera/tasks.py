@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 3.0
 READ_TIMEOUT_S = 3.0
-SNAPSHOT_RETENTION = timedelta(days=30)
 
 
 def thresholds() -> Thresholds:
@@ -44,7 +43,6 @@ def dispatch_due(now: datetime) -> int:
     for cluster in stale_clusters(now):
         when = f"{cluster.polled_at:%Y-%m-%d %H:%M} UTC" if cluster.polled_at else "ever"
         alerts.record(cluster, Verdict(Status.UNKNOWN, f"not polled since {when}"))
-    Snapshot.objects.filter(created__lt=now - SNAPSHOT_RETENTION).delete()
     claimed = Cluster.claim_due(now)
     regions = dict(Cluster.objects.filter(pk__in=claimed).values_list("pk", "region__code"))
     for pk in claimed:

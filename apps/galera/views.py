@@ -101,8 +101,11 @@ def node_rows(cluster: Cluster, latest: Snapshot | None) -> list[dict[str, Any]]
 
 
 def cluster_context(cluster: Cluster) -> dict[str, Any]:
-    recent = list(cluster.snapshots.order_by("-created", "-pk")[:CHART_SNAPSHOTS])
-    latest = recent[0] if recent else None
+    newest_first = cluster.snapshots.order_by("-created", "-pk")
+    # The chart's columns only: each row's nodes (JSON) is most of a snapshot; the latest whole.
+    chart_fields = ("cluster", "created", "cluster_size", "data_nodes", "one_by_one")
+    recent = list(newest_first.only(*chart_fields)[:CHART_SNAPSHOTS])
+    latest = newest_first.first() if recent else None
     suspect = cluster.suspect_timeout_s
     return {
         "cluster": cluster,

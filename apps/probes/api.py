@@ -124,5 +124,4 @@ class ResultViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     serializer_class = ResultSerializer
     queryset = Result.objects.all()
     filterset_class = ResultFilter
-    ordering_fields = ["id", "created", "started_at", "idle_timeout_s", "total_s", "status"]
     ordering = ["-created", "-pk"]

@@ -200,7 +200,11 @@ class Result(models.Model):
 
     class Meta:
         ordering = ["-created", "-pk"]
-        indexes = [models.Index(fields=["target", "-created"])]
+        # The API's keyset pages: newest first, by target or across the fleet.
+        indexes = [
+            models.Index(fields=["target", "-created"]),
+            models.Index(fields=["-created", "-id"], name="probe_result_newest"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.target} at {self.started_at:%Y-%m-%d %H:%M:%S}"

@@ -329,5 +329,4 @@ class HistoryViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     serializer_class = HistorySerializer
     queryset = Transition.objects.filter(concern=Array.concern)
     filterset_class = HistoryFilter
-    ordering_fields = ["id", "created"]
     ordering = ["-created", "-pk"]

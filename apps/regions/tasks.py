@@ -9,7 +9,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from celery import shared_task
 from django.utils import timezone
 
-from apps.lib import aws, leases
+from apps.lib import aws, leases, retention
 
 from . import concerns, ec2
 from .models import Account
@@ -26,6 +26,13 @@ def dispatch() -> None:
     for concern in concerns.registered():
         if concern.dispatch is not None:
             concern.dispatch(now)
+
+
+@shared_task(time_limit=1800, soft_time_limit=1740)
+def expire_history() -> None:
+    """Hourly: delete history past its retention (``apps.lib.retention``), in short batches."""
+    deleted = retention.expire_all(timezone.now())
+    log.info("Expired history: %s", deleted)
 
 
 @shared_task(time_limit=180, soft_time_limit=150)

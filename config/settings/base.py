@@ -45,9 +45,11 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_HOLD_SECONDS",
     "VIGIL_ALERT_HTTP_TIMEOUT",
     "VIGIL_ALERT_LEASE_SECONDS",
+    "VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS",
     "VIGIL_ALERT_REMINDER_HOURS",
     "VIGIL_ALERT_REPEAT_HOLD_SECONDS",
     "VIGIL_ALERT_SETTLE_MINUTES",
+    "VIGIL_ALERT_TRANSITION_RETENTION_DAYS",
     "VIGIL_ALERT_SWEEP_SECONDS",
     "VIGIL_ALERT_UNDELIVERABLE_HOURS",
     "VIGIL_API_KEYS_PER_USER",
@@ -62,7 +64,9 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_DEMO_AWS_PORT",
     "VIGIL_DEMO_PROBES_PORT",
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
+    "VIGIL_DISPATCH_SECONDS",
     "VIGIL_EFS_BACKFILL_HOURS",
+    "VIGIL_EFS_COMPARISON_CACHE_SECONDS",
     "VIGIL_EFS_DISCOVERY_MINUTES",
     "VIGIL_EFS_FORECAST_HOURS",
     "VIGIL_EFS_HOUR_RETENTION_DAYS",
@@ -76,7 +80,10 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_GALERA_CERT_FAILURES_PER_MINUTE",
     "VIGIL_GALERA_PUSH_STALE_MINUTES",
     "VIGIL_GALERA_SECRETS_DIR",
+    "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS",
+    "VIGIL_HISTORY_EXPIRY_BATCH",
     "VIGIL_METRICS_ALLOW",
+    "VIGIL_METRICS_CACHE_SECONDS",
     "VIGIL_OUTBOUND_ALLOW",
     "VIGIL_OUTBOUND_ALLOW_LOOPBACK",
     "VIGIL_OUTBOUND_DENY",
@@ -84,6 +91,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_LOGIN_FAILURE_LIMIT",
     "VIGIL_LOGIN_LOCKOUT_MINUTES",
     "VIGIL_PROBES_CERT_WARN_DAYS",
+    "VIGIL_PROBES_RESULT_RETENTION_DAYS",
     "VIGIL_PROBES_CONCURRENCY",
     "VIGIL_PROBES_DRIFT_TOLERANCE_S",
     "VIGIL_PROXY_COUNT",
@@ -200,6 +208,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+else:
+    # Keep each process's connection between requests (a new PostgreSQL connection is a fork on
+    # the server and an authentication: more than a short API answer costs); checked before
+    # reuse, so a restarted database costs one failed check, not an error.
+    DATABASES["default"]["CONN_MAX_AGE"] = setting("DATABASE_CONN_MAX_AGE", "int", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Unset: each process keeps its own cache (make run). Production shares Redis
@@ -333,8 +347,13 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Vigil API",
     "DESCRIPTION": "Health of AWS EFS, Galera clusters, md-RAID arrays and HTTP keep-alive, "
     "per region. Authenticate with an API key: `Authorization: Bearer vgr_…` (read-only) or "
-    "`vgw_…` (read-write).",
-    "VERSION": "1",
+    "`vgw_…` (read-write).\n\n"
+    "**Version 2 (breaking):** the history lists (probe results, Galera snapshots, transitions, "
+    "RAID history, incidents) page by cursor: `?limit=` and the `next` link of the answer "
+    "`{next, results}`, newest first; they no longer take `offset` or `ordering` nor answer a "
+    "`count`. A cursor the API did not give is a 400. Configuration lists keep "
+    "`?limit=&offset=&ordering=` and `count`.",
+    "VERSION": "2",
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema and its docs page need a login or an API key, like every other route.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
@@ -349,6 +368,8 @@ SPECTACULAR_SETTINGS = {
 # Client addresses or networks (CIDRs, comma-separated) that may read /metrics without an API
 # key, e.g. the Prometheus server's. Empty: /metrics always needs an API key.
 VIGIL_METRICS_ALLOW = setting("VIGIL_METRICS_ALLOW", "list", default=[])
+# /metrics renders its body at most once per this many seconds (0: every scrape).
+VIGIL_METRICS_CACHE_SECONDS = setting("VIGIL_METRICS_CACHE_SECONDS", "int", default=15)
 for _cidr in VIGIL_METRICS_ALLOW:
     try:
         ipaddress.ip_network(_cidr.strip(), strict=False)
@@ -405,11 +426,36 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # The outbox sweep: reminders, settled flappers, retries; silences ending before the next sweep
 # get a wake-up of their own at their end.
 VIGIL_ALERT_SWEEP_SECONDS = setting("VIGIL_ALERT_SWEEP_SECONDS", "float", default=30.0)
+# The beat's tick that queues due work; the intervals themselves live on the objects.
+VIGIL_DISPATCH_SECONDS = setting("VIGIL_DISPATCH_SECONDS", "float", default=60.0)
 CELERY_BEAT_SCHEDULE = {
-    "dispatch-due-work": {"task": "apps.regions.tasks.dispatch", "schedule": 60.0},
+    "dispatch-due-work": {
+        "task": "apps.regions.tasks.dispatch",
+        "schedule": VIGIL_DISPATCH_SECONDS,
+    },
     "alerts-sweep": {"task": "apps.alerts.tasks.sweep", "schedule": VIGIL_ALERT_SWEEP_SECONDS},
     "alerts-undeliverable": {"task": "apps.alerts.tasks.undeliverable", "schedule": 24 * 3600.0},
+    "expire-history": {"task": "apps.regions.tasks.expire_history", "schedule": 3600.0},
 }
+# Retention of the grow-only history (apps/lib/retention.py), expired hourly by the beat in
+# batches of VIGIL_HISTORY_EXPIRY_BATCH rows, each its own short transaction. EFS minute and
+# hour rows keep VIGIL_EFS_MINUTE_RETENTION_DAYS / VIGIL_EFS_HOUR_RETENTION_DAYS (the roll-up).
+VIGIL_PROBES_RESULT_RETENTION_DAYS = setting(
+    "VIGIL_PROBES_RESULT_RETENTION_DAYS", "int", default=30
+)
+VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS = setting(
+    "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS", "int", default=30
+)
+# Sent notifications only: pending and failed ones stay until they are settled.
+VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS = setting(
+    "VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS", "int", default=90
+)
+# Processed transitions (the status history pages and RAID history), but never the last one
+# of an incident; as long as EFS keeps hour rows, so a chart never outlives its history.
+VIGIL_ALERT_TRANSITION_RETENTION_DAYS = setting(
+    "VIGIL_ALERT_TRANSITION_RETENTION_DAYS", "int", default=400
+)
+VIGIL_HISTORY_EXPIRY_BATCH = setting("VIGIL_HISTORY_EXPIRY_BATCH", "int", default=2000)
 # Region codes whose work goes to its own queues ("efs.eu-west-1"), for workers that run
 # close to that region: VIGIL_REGION_QUEUES=eu-west-1,ap-east-1
 VIGIL_REGION_QUEUES = setting("VIGIL_REGION_QUEUES", "list", default=[])
@@ -487,6 +533,10 @@ VIGIL_EFS_STALE_MINUTES = setting("VIGIL_EFS_STALE_MINUTES", "int", default=15)
 # Per-minute rows are kept this long, then rolled up into hours; hours are kept this long.
 VIGIL_EFS_MINUTE_RETENTION_DAYS = setting("VIGIL_EFS_MINUTE_RETENTION_DAYS", "int", default=7)
 VIGIL_EFS_HOUR_RETENTION_DAYS = setting("VIGIL_EFS_HOUR_RETENTION_DAYS", "int", default=400)
+# The file system page's mode comparison reads 30 days of usage: kept this long per file system.
+VIGIL_EFS_COMPARISON_CACHE_SECONDS = setting(
+    "VIGIL_EFS_COMPARISON_CACHE_SECONDS", "int", default=3600
+)
 
 
 def efs_prices() -> dict:

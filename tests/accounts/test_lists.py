@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core import signing
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.accounts.lists import MAX_LIMIT
@@ -67,7 +71,7 @@ def test_it_selects_history_by_time_range(api_client, auth, regions):
         Result.objects.create(target=target, started_at=at, created=at, cap_s=30, status="ok")
     since, until = (now - timedelta(hours=25)).isoformat(), (now - timedelta(hours=15)).isoformat()
     body = api_client.get("/api/probes/results/", {"since": since, "until": until}, **auth).json()
-    assert body["count"] == 1
+    assert len(body["results"]) == 1
     assert body["results"][0]["created"].startswith((now - timedelta(hours=20)).date().isoformat())
 
 
@@ -108,7 +112,10 @@ def test_it_caps_the_page_size(api_client, auth, regions):
 def test_it_documents_filters_ordering_and_pagination_in_the_schema(api_client, auth):
     schema = api_client.get("/api/schema/?format=json", **auth).json()
     params = {p["name"] for p in schema["paths"]["/api/probes/results/"]["get"]["parameters"]}
-    assert {"target", "region", "status", "since", "until", "ordering", "limit"} <= params
+    assert {"target", "region", "status", "since", "until", "cursor", "limit"} <= params
+    assert "ordering" not in params and "offset" not in params
+    params = {p["name"] for p in schema["paths"]["/api/probes/targets/"]["get"]["parameters"]}
+    assert {"ordering", "limit", "offset"} <= params
     errors = schema["paths"]["/api/probes/targets/{id}/"]["patch"]["responses"]
     assert {"400", "401", "403", "404", "429"} <= set(errors)
     assert errors["429"]["content"]["application/json"]["schema"] == {
@@ -145,3 +152,58 @@ def test_it_refuses_a_time_that_does_not_exist_in_utc(api_client, auth):
     response = api_client.get("/api/probes/results/?since=0001-01-01T00:00:00%2B23:00", **auth)
     assert response.status_code == 400
     assert response.json()["fields"] == {"since": "out of range"}
+
+
+def _results_over_time(regions, n: int) -> Target:
+    _, lab = regions
+    target = Target.objects.create(region=lab, url="http://127.0.0.1:1/")
+    at = timezone.now()
+    Result.objects.bulk_create(
+        # Pairs that share a time: the key's tie-breaker (the id) must keep them apart.
+        Result(target=target, started_at=at, created=at - timedelta(seconds=i // 2), cap_s=30)
+        for i in range(n)
+    )
+    return target
+
+
+def test_it_walks_a_history_list_by_cursor_without_repeating_or_skipping_a_row(
+    api_client, auth, regions
+):
+    _results_over_time(regions, 25)
+    seen, url = [], "/api/probes/results/?limit=4"
+    with CaptureQueriesContext(connection) as queries:
+        while url:
+            body = api_client.get(url, **auth).json()
+            assert set(body) == {"next", "results"}  # no count: nothing scans the table
+            seen += [(row["created"], row["id"]) for row in body["results"]]
+            url = body["next"]
+    assert len(seen) == 25 == len(set(seen))
+    assert seen == sorted(seen, reverse=True)
+    assert not any("COUNT(" in q["sql"] for q in queries.captured_queries)
+
+
+@pytest.mark.parametrize("cursor", ["garbage", "", "WzEsMl0:forged:signature", "W10"])
+def test_it_refuses_a_cursor_it_did_not_give_with_a_400(api_client, auth, regions, cursor):
+    _results_over_time(regions, 3)
+    response = api_client.get("/api/probes/results/", {"cursor": cursor}, **auth)
+    assert response.status_code == 400
+    assert "cursor" in response.json()["fields"]
+
+
+def test_it_refuses_a_cursor_whose_position_was_edited(api_client, auth, regions):
+    _results_over_time(regions, 3)
+    link = api_client.get("/api/probes/results/?limit=1", **auth).json()["next"]
+    [token] = parse_qs(urlsplit(link).query)["cursor"]
+    value, signature = token.split(":", 1)
+    forged = signing.b64_encode(b'["2000-01-01T00:00:00+00:00",1]').decode()
+    response = api_client.get("/api/probes/results/", {"cursor": f"{forged}:{signature}"}, **auth)
+    assert response.status_code == 400
+    assert value != forged
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "ten", "1e3"])
+def test_it_refuses_a_history_page_size_that_is_not_a_whole_number(
+    api_client, auth, regions, limit
+):
+    response = api_client.get("/api/probes/results/", {"limit": limit}, **auth)
+    assert response.status_code == 400

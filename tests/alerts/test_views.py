@@ -102,12 +102,8 @@ def test_the_api_lists_transitions_by_region(api_client, api_key, gadget):
     alerts.record(gadget, CRITICAL)
     body = api_client.get("/api/alerts/transitions/?region=lab", **bearer(api_key())).json()
     assert [t["new_status"] for t in body["results"]] == ["critical"]
-    assert (
-        api_client.get("/api/alerts/transitions/?region=nowhere", **bearer(api_key())).json()[
-            "count"
-        ]
-        == 0
-    )
+    nowhere = api_client.get("/api/alerts/transitions/?region=nowhere", **bearer(api_key()))
+    assert nowhere.json() == {"next": None, "results": []}
 
 
 def test_the_default_rule_cannot_be_deleted(api_client, api_key):

@@ -1,9 +1,15 @@
-"""The EFS API's series: any time Python reads is answered, never with a server error."""
+"""The EFS API: its list rows as the serializer writes them; its series: any time Python reads is
+answered, never with a server error."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from datetime import timedelta
 
+import pytest
+from django.utils import timezone
+
+from apps.efs.api import FileSystemSerializer, FileSystemViewSet
 from apps.efs.models import FileSystem
 from apps.regions.models import Account, Region
 
@@ -104,3 +110,43 @@ def test_it_compares_the_modes_live_and_stores_the_comparison_in_the_figures(api
 def test_it_answers_null_without_enough_data(api_client, auth, url):
     got = api_client.get(url.replace("/series/", "/modes/"), **auth)
     assert got.status_code == 200 and got.json()["comparison"] is None
+
+
+@pytest.mark.parametrize(
+    "query", ["", "?ordering=region", "?ordering=-status&limit=2&offset=1", "?region=eu-west-1"]
+)
+def test_its_list_rows_are_what_the_serializer_would_write(api_client, auth, query):
+    prod = Account.objects.create(name="prod")
+    west, east = (Region.objects.create(account=prod, code=c) for c in ("us-west-2", "eu-west-1"))
+    now = timezone.now()
+    FileSystem.objects.create(
+        region=west,
+        filesystem_id="fs-1",
+        name='b ünïcode "quoted"',
+        tags={"Name": "b", "team": ["x", 1]},
+        provisioned_mibps=128.5,
+        size_total_bytes=2**62,
+        created_at=now - timedelta(days=3, microseconds=7),
+        collected_until=now,
+        status="warning",
+        figures={"io_limit_pct": 91.5, "missing": None},
+    )
+    FileSystem.objects.create(region=east, filesystem_id="fs-2", name="a", status="critical")
+    FileSystem.objects.create(region=east, filesystem_id="fs-3", name="c", deleted=now)
+    body = api_client.get(f"/api/efs/filesystems/{query}", **auth).json()
+
+    queryset = FileSystemViewSet.queryset.filter(pk__in=[row["id"] for row in body["results"]])
+    by_id = {row["id"]: row for row in FileSystemSerializer(queryset, many=True).data}
+    assert body["results"] == [json.loads(json.dumps(by_id[row["id"]])) for row in body["results"]]
+    assert body["count"] == (1 if "region=" in query else 2)
+
+
+def test_its_list_orders_by_region_as_the_model_does(api_client, auth):
+    prod = Account.objects.create(name="prod")
+    # Created in the other order than their codes sort: ordering=region is the region's order.
+    for code in ("us-west-2", "eu-west-1"):
+        region = Region.objects.create(account=prod, code=code)
+        FileSystem.objects.create(region=region, filesystem_id=f"fs-{code}")
+    rows = api_client.get("/api/efs/filesystems/?ordering=region", **auth).json()["results"]
+    expected = FileSystem.objects.order_by("region", "pk").values_list("filesystem_id", flat=True)
+    assert [row["filesystem_id"] for row in rows] == list(expected)

@@ -244,3 +244,22 @@ def test_it_draws_a_week_in_at_most_a_thousand_points_a_series(fs, logged_in_cli
     # 59 minutes of 10 reads/s over four buckets: still 10 reads/s, not diluted by the gap.
     assert read and all(v == pytest.approx(10.0) for v in read)
     assert "one point per 15 minutes" in page.content.decode()
+
+
+def test_it_keeps_the_usage_behind_the_mode_comparison_for_an_hour(fs, logged_in_client, settings):
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.VIGIL_EFS_COMPARISON_CACHE_SECONDS = 3600
+    cache.delete(f"vigil:efs:usage:{fs.pk}")
+    url = reverse("efs:detail", args=[fs.pk])
+    before = logged_in_client.get(url).context["comparison"]
+    with CaptureQueriesContext(connection) as cached:
+        after = logged_in_client.get(url).context["comparison"]
+    settings.VIGIL_EFS_COMPARISON_CACHE_SECONDS = 0
+    with CaptureQueriesContext(connection) as uncached:
+        fresh = logged_in_client.get(url).context["comparison"]
+    assert len(cached.captured_queries) < len(uncached.captured_queries)
+    assert before == after == fresh
+    cache.delete(f"vigil:efs:usage:{fs.pk}")

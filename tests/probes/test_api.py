@@ -107,7 +107,7 @@ def test_it_lists_results_filtered_by_target_and_region_and_allows_no_writes(
     assert [r["id"] for r in by_target["results"]] == [mine.pk]
     assert [r["id"] for r in by_region["results"]] == [mine.pk]
     assert by_target["results"][0]["idle_timeout_s"] == 3.0
-    assert everything["count"] == 2
+    assert len(everything["results"]) == 2 and everything["next"] is None
     write = api_client.post("/api/probes/results/", {}, format="json", **bearer(api_key(False)))
     assert write.status_code == 405
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from apps.efs.models import FileSystem
+from apps.prometheus.collector import FixedFamilies, registry, render, text_format
 from apps.regions import concerns
 from apps.regions.models import Account, Region
 
@@ -120,3 +122,20 @@ def test_it_reads_the_fleet_in_a_constant_number_of_queries(
     assert len(small["vigil_subject_status"]) == 4 * 4 * 3
     assert len(big["vigil_subject_status"]) == 4 * 4 * 63
     assert len(big["vigil_probe_keepalive_idle_timeout_seconds"]) == 63
+
+
+def test_its_own_text_encoder_writes_what_prometheus_client_writes(db):
+    build_fleet(3)
+    FileSystem.objects.filter(pk=FileSystem.objects.first().pk).update(name='quote " back \\ nl\n')
+    families = list(registry.collect())
+    assert text_format(families) == generate_latest(FixedFamilies(families))
+
+
+def test_it_renders_the_body_once_per_cache_interval(db, settings):
+    build_fleet(2)
+    settings.VIGIL_METRICS_CACHE_SECONDS = 15
+    first, _ = render()
+    FileSystem.objects.update(status="critical")
+    assert render()[0] == first  # the same scrape interval: the kept body
+    settings.VIGIL_METRICS_CACHE_SECONDS = 0
+    assert render()[0] != first

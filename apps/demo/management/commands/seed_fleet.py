@@ -186,6 +186,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--replace", action="store_true", help="delete the previous seeded fleet first"
         )
+        parser.add_argument(
+            "--scale",
+            type=int,
+            default=1,
+            help="multiply the seeded probe results and Galera snapshots by this (PostgreSQL): "
+            "the history tables at ten times the fleet with --scale 10; on an existing seed "
+            "without --replace, only that",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         retention = settings.VIGIL_EFS_MINUTE_RETENTION_DAYS
@@ -202,6 +210,13 @@ class Command(BaseCommand):
         if size.regions < 1 or size.days < 1 or min(size.filesystems, size.clusters) < 0:
             raise CommandError("--regions and --days must be at least 1, counts at least 0.")
         existing = Account.objects.filter(name=fleet.ACCOUNT_NAME, is_demo=False).first()
+        if options["scale"] < 1:
+            raise CommandError("--scale must be at least 1.")
+        if options["scale"] > 1 and connection.vendor != "postgresql":
+            raise CommandError("--scale needs PostgreSQL.")
+        if existing is not None and not options["replace"] and options["scale"] > 1:
+            self.scale_history(existing, options["scale"])
+            return
         if existing is not None and not options["replace"]:
             raise CommandError(
                 f"A seeded fleet exists (account {fleet.ACCOUNT_NAME!r}); "
@@ -238,6 +253,8 @@ class Command(BaseCommand):
             self.seed_raid(size)
             self.seed_probes(size)
             self.seed_transitions()
+        if options["scale"] > 1:
+            self.scale_history(self.account, options["scale"])
         if connection.vendor == "postgresql":
             t = time.perf_counter()
             with connection.cursor() as cursor:
@@ -623,6 +640,44 @@ class Command(BaseCommand):
             model.objects.bulk_update(list(subjects.values()), ["status_changed"], batch_size=500)
         self.timings["Transitions"] = time.perf_counter() - t
         self.counts["Transitions"] = len(rows)
+
+    def scale_history(self, account: Account, factor: int) -> None:
+        """``factor - 1`` more copies of the account's probe results and snapshots, each copy a
+        few milliseconds before its original (so keyset order stays strict), one statement and
+        one transaction per copy."""
+        q = connection.ops.quote_name
+        for model, subject, key in (
+            (Result, Target, "target_id"),
+            (Snapshot, Cluster, "cluster_id"),
+        ):
+            ids = list(subject.objects.filter(region__account=account).values_list("pk", flat=True))
+            columns = [f.column for f in model._meta.concrete_fields if not f.primary_key]
+            shifted = {"created", "started_at"}
+            picks = ", ".join(
+                f"{q(c)} - %s * interval '1 millisecond'" if c in shifted else q(c) for c in columns
+            )
+            sql = (
+                f"INSERT INTO {q(model._meta.db_table)} ({', '.join(map(q, columns))}) "
+                f"SELECT {picks} FROM {q(model._meta.db_table)} WHERE {q(key)} = ANY(%s) "
+                f"AND {q('id')} <= %s"
+            )
+            t = time.perf_counter()
+            last = model.objects.aggregate(m=models.Max("pk"))["m"] or 0  # the originals
+            added = 0
+            for copy in range(1, factor):
+                shifts = [copy] * sum(c in shifted for c in columns)
+                with transaction.atomic(), connection.cursor() as cursor:
+                    cursor.execute(sql, [*shifts, ids, last])
+                    added += cursor.rowcount
+                self.stderr.write(
+                    f"  {model.__name__}: copy {copy} of {factor - 1}, {added:,} rows"
+                )
+            with connection.cursor() as cursor:
+                cursor.execute(f"ANALYZE {q(model._meta.db_table)}")
+            self.stdout.write(
+                f"{model.__name__}: {added:,} rows added (x{factor}) in "
+                f"{time.perf_counter() - t:.1f} s"
+            )
 
     def report(self, total: float) -> None:
         self.stdout.write(

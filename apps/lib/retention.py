@@ -1,0 +1,93 @@
+"""Expiry of the grow-only history tables, in batches that never hold a long lock.
+
+Each table keeps its rows for a setting's number of days (``HISTORY``); the beat's
+``expire-history`` task (``apps.regions.tasks.expire_history``) calls ``expire_all`` hourly.
+A batch finds the ``VIGIL_HISTORY_EXPIRY_BATCH``-th oldest expired row by its time and primary
+key (an index scan from the old end) and deletes the rows up to it in its own short transaction
+(row locks on old rows only, which nothing writes), so the expiry never holds a long lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.apps import apps
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import Q, QuerySet
+
+
+@dataclass(frozen=True)
+class History:
+    model: str  # "app_label.Model"
+    time_field: str
+    days_setting: str
+    keep: Callable[[], Q] = Q  # rows that stay whatever their age
+
+    def expired(self, now: datetime) -> QuerySet:
+        cutoff = now - timedelta(days=getattr(settings, self.days_setting))
+        model = apps.get_model(self.model)
+        return model._base_manager.filter(**{f"{self.time_field}__lt": cutoff}).exclude(self.keep())
+
+
+def _unsettled_transitions() -> Q:
+    incidents = apps.get_model("alerts.Incident").objects.values("last_transition")
+    return Q(processed=None) | Q(pk__in=incidents)
+
+
+HISTORY = (
+    History("probes.Result", "created", "VIGIL_PROBES_RESULT_RETENTION_DAYS"),
+    History("galera.Snapshot", "created", "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS"),
+    History(
+        "alerts.Notification",
+        "sent",
+        "VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS",
+        keep=lambda: ~Q(state="sent"),
+    ),
+    History(
+        "alerts.Transition",
+        "created",
+        "VIGIL_ALERT_TRANSITION_RETENTION_DAYS",
+        keep=_unsettled_transitions,
+    ),
+)
+
+
+def expire(expired: QuerySet, batch: int, time_field: str = "pk") -> int:
+    """Delete ``expired`` rows, oldest first by ``(time_field, pk)`` (an indexed order),
+    ``batch`` at a time, each batch its own transaction; rows deleted."""
+    deleted = 0
+    key = (time_field, "pk")
+    while True:
+        nth = list(expired.order_by(*key).values_list(time_field, flat=True)[batch - 1 : batch])
+        # Up to that row's time, one index range (rows sharing it go in the same batch).
+        upto = expired.filter(**{f"{time_field}__lte": nth[0]}) if nth else expired
+        with transaction.atomic():
+            deleted += _delete(upto)
+        if not nth:
+            return deleted
+
+
+def _delete(rows: QuerySet) -> int:
+    """``DELETE ... WHERE`` in SQL, the rows' cascaded children first (one level: what points
+    at history rows is a Notification at its Transition). Not ``QuerySet.delete()``: with
+    ``apps.lib.keep``'s ``pre_delete`` guard connected, Django would read every row into
+    Python and delete them a hundred at a time."""
+    for relation in rows.model._meta.related_objects:
+        if relation.on_delete is models.CASCADE and not relation.many_to_many:
+            children = relation.related_model._base_manager.filter(
+                **{f"{relation.field.name}__in": rows.values("pk")}
+            )
+            children._raw_delete(children.db)
+    return rows._raw_delete(rows.db)
+
+
+def expire_all(now: datetime) -> dict[str, int]:
+    """Expire every table of ``HISTORY``; rows deleted per model (cascades included)."""
+    batch = settings.VIGIL_HISTORY_EXPIRY_BATCH
+    return {
+        history.model: expire(history.expired(now), batch, history.time_field)
+        for history in HISTORY
+    }
