@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint fmt lock system-deps clean
 
-run: $(VENV)/.base
+run: $(VENV)/.demo
 	$(BIN)/python -m config.run
 
 test: $(VENV)/.test system-deps
@@ -28,6 +28,7 @@ fmt: $(VENV)/.test
 # Re-pin after editing requirements/*.in.
 lock: $(BIN)/uv
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 base.in -o base.txt
+	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 demo.in -o demo.txt
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 test.in -o test.txt
 
 # Debian packages the tests drive for real (chromium, nginx, MariaDB Galera, sshd...).
@@ -52,13 +53,13 @@ $(BIN)/uv:
 		$(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
 
-$(VENV)/.base: requirements/base.txt | $(BIN)/uv
-	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/base.txt
+$(VENV)/.demo: requirements/demo.txt | $(BIN)/uv
+	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/demo.txt
 	@touch $@
 
 $(VENV)/.test: requirements/test.txt | $(BIN)/uv
 	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/test.txt
-	@touch $@ $(VENV)/.base
+	@touch $@ $(VENV)/.demo
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache test-output
