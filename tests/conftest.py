@@ -190,6 +190,55 @@ def logged_in_client(client, user):
 
 
 @pytest.fixture
+def admin(django_user_model):
+    """A superuser, as the browser tests log in (password ``s3cret-pass-word``)."""
+    return django_user_model.objects.create_superuser(
+        "admin", "admin@example.com", "s3cret-pass-word"
+    )
+
+
+@pytest.fixture
+def collected_demo(settings) -> tuple[int, int]:
+    """The demo's EFS fleet discovered and collected once in us-east-1, on its own stand-in:
+    (the region's pk, the pk of the file system ``demo-builds-primary``)."""
+    from apps.demo import mode
+    from apps.demo.standin import AwsStandIn
+    from apps.efs import demo
+    from apps.efs import tasks as efs_tasks
+    from apps.efs.models import FileSystem, RegionCollection
+    from apps.lib import aws
+    from apps.regions import tasks as region_tasks
+    from apps.regions.models import Account
+
+    with AwsStandIn() as url:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
+        settings.AWS_ENDPOINT_URL = url
+        aws.clear_cache()
+        mode.ensure_demo_account(True)
+        account = Account.objects.get(is_demo=True)
+        region_tasks.discover_regions(account.pk)
+        demo.set_up()
+        region = account.regions.get(code="us-east-1")
+        rc = RegionCollection.objects.create(region=region)
+        efs_tasks.collect_region(rc.pk, region=region.code)
+    aws.clear_cache()
+    return region.pk, FileSystem.objects.get(name="demo-builds-primary").pk
+
+
+@pytest.fixture
+def site(db):
+    """A site outside AWS, where most concerns' subjects live in the tests."""
+    from apps.regions.models import Region
+
+    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
+
+
+def bearer(raw: str) -> dict[str, str]:
+    """The test client's headers for an API key."""
+    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+@pytest.fixture
 def api_client():
     from rest_framework.test import APIClient
 
@@ -258,8 +307,8 @@ def hosts_entry() -> Iterator[Callable[[str], str]]:
 @pytest.fixture(scope="session")
 def galera_cluster():
     """A real 3-node MariaDB Galera cluster plus garbd, started once per test session
-    (tests/galera/cluster.py; ``TEST_GALERA_PORT`` moves its ports)."""
-    from tests.galera.cluster import GaleraCluster
+    (tests/services/galera.py; ``TEST_GALERA_PORT`` moves its ports)."""
+    from tests.services.galera import GaleraCluster
 
     cluster = GaleraCluster()
     try:

@@ -26,7 +26,7 @@ from apps.efs.models import FileSystem, MetricMinute, RegionCollection
 from apps.efs.queries import align
 from apps.efs.standin import PHASE_TAG, PROFILE_TAG
 from apps.regions.models import Account, Region
-from tests.alerts.workers import wait_for
+from tests.services import wait_for
 
 #: One file system heading for credit exhaustion, one idle, one with few credits.
 FLEET = (("builds", "draining", 700), ("assets", "web-assets", 0), ("scratch", "scratch", 600))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from apps.alerts.models import Notification
-from tests.alerts.workers import wait_for
+from tests.services import wait_for
 
 from .fleet import (
     assert_converged,

@@ -17,7 +17,7 @@ import pytest
 from django.utils import timezone
 
 from apps.efs.models import RegionCollection
-from tests.alerts.workers import wait_for
+from tests.services import wait_for
 
 from .conftest import TASK_TIME_LIMIT_S
 from .fleet import (
