@@ -1,14 +1,20 @@
-# Vigil: `make run` starts it, `make test` runs every test. See README.md.
+# Vigil: `make run` starts it, `make check` is the quick loop, `make test` runs every test.
+# See README.md.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV_VERSION := 0.13.9
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test lint fmt lock system-deps clean
+.PHONY: run check test lint fmt lock system-deps clean
 
 run: $(VENV)/.demo
 	$(BIN)/python -m config.run
+
+# Lint, then the tests that need no outside service and are not slow, on SQLite, two at a time:
+# no root, no apt, no browser (`make test` runs them all).
+check: lint
+	env -u DATABASE_URL $(BIN)/pytest -m "not services and not slow" -n 2 -q -p no:schemathesis
 
 test: $(VENV)/.test system-deps
 	cd tests/js && npm ci --no-audit --no-fund --silent
@@ -19,7 +25,7 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
 	@mkdir -p var
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	shellcheck --shell=sh agents/vigil-raid-push agents/vigil-galera-push
+	$(BIN)/shellcheck --shell=sh agents/vigil-raid-push agents/vigil-galera-push
 
 fmt: $(VENV)/.test
 	$(BIN)/ruff check --fix .
