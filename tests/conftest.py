@@ -42,6 +42,7 @@ SERVICE_FIXTURES = {
     "nginx": "nginx",
     "sshd": "sshd",
     "browser_page": "browser",
+    "hosts_entry": "hosts",
 }
 SERVICE_MODULES = {
     "tests/accounts/test_throttling.py": "redis",
