@@ -124,6 +124,10 @@ def main() -> None:
             up = wait_for_web(f"http://127.0.0.1:{web}/healthz", process)
             print(f"web answered {up:.1f} s after the start; waiting {args.wait:.0f} s")
             time.sleep(args.wait)
+            if process.poll() is not None or len(descendants(process.pid)) < 2:
+                log.flush()
+                tail = (Path(var) / "run.log").read_text().splitlines()[-30:]
+                sys.exit("make run lost a process; its last lines:\n" + "\n".join(tail))
             rows = []
             for pid in descendants(process.pid):
                 try:
