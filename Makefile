@@ -1,14 +1,20 @@
-# Vigil: `make run` starts it, `make test` runs every test. See README.md.
+# Vigil: `make run` starts it, `make check` is the quick loop, `make test` runs every test.
+# See README.md.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV_VERSION := 0.13.9
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test lint fmt lock system-deps clean
+.PHONY: run check test lint fmt lock system-deps clean
 
-run: $(VENV)/.base
+run: $(VENV)/.demo
 	$(BIN)/python -m config.run
+
+# Lint, then the tests that need no outside service and are not slow, on SQLite, two at a time:
+# no root, no apt, no browser (`make test` runs them all).
+check: lint
+	env -u DATABASE_URL $(BIN)/pytest -m "not services and not slow" -n 2 -q -p no:schemathesis
 
 test: $(VENV)/.test system-deps
 	cd tests/js && npm ci --no-audit --no-fund --silent
@@ -19,7 +25,7 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
 	@mkdir -p var
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	shellcheck --shell=sh agents/vigil-raid-push agents/vigil-galera-push
+	$(BIN)/shellcheck --shell=sh agents/vigil-raid-push agents/vigil-galera-push
 
 fmt: $(VENV)/.test
 	$(BIN)/ruff check --fix .
@@ -28,6 +34,7 @@ fmt: $(VENV)/.test
 # Re-pin after editing requirements/*.in.
 lock: $(BIN)/uv
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 base.in -o base.txt
+	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 demo.in -o demo.txt
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 test.in -o test.txt
 
 # Debian packages the tests drive for real (chromium, nginx, MariaDB Galera, sshd...).
@@ -52,13 +59,13 @@ $(BIN)/uv:
 		$(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
 
-$(VENV)/.base: requirements/base.txt | $(BIN)/uv
-	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/base.txt
+$(VENV)/.demo: requirements/demo.txt | $(BIN)/uv
+	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/demo.txt
 	@touch $@
 
 $(VENV)/.test: requirements/test.txt | $(BIN)/uv
 	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/test.txt
-	@touch $@ $(VENV)/.base
+	@touch $@ $(VENV)/.demo
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache test-output

@@ -37,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.alerts.workers import Beat, RedisServer, stop_group, wait_for  # noqa: E402
+from tests.services import wait_for  # noqa: E402
+from tests.services.workers import Beat, RedisServer, stop_group  # noqa: E402
 
 
 def main() -> None:
@@ -300,7 +301,7 @@ def measure_webhook(count: int, rate: float = 20.0) -> list[float]:
     from apps.alerts.models import Channel, Rule
     from apps.lib.status import Status, Verdict
     from apps.regions.models import Region
-    from tests.alerts.receiver import Receiver
+    from tests.services.receiver import Receiver
 
     receiver = Receiver()
     try:

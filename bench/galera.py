@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/galera.py [--polls 50] [--json]
 
-Starts the test harness's cluster (tests/galera/cluster.py, about a minute), then measures:
+Starts the test harness's cluster (tests/services/galera.py, about a minute), then measures:
 the wall time of one concurrent poll of the three nodes (adapter + build_view + verdict);
 the same poll with a fourth, black-holed node added (it costs one timeout, not one per node);
 and, after a SIGKILL of node3, how long until a poll sees the cluster shrink (the harness
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from apps.galera.mysql import NodeAddress, poll_nodes  # noqa: E402
 from apps.galera.view import ClusterView, build_view, cluster_verdict  # noqa: E402
 from apps.lib.outbound import Policy  # noqa: E402
-from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster  # noqa: E402
+from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster  # noqa: E402
 
 TIMEOUT_S = 3.0  # what apps/galera/tasks.py uses
 

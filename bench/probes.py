@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.probes.keepalive import Measurement, measure  # noqa: E402
-from tests.probes.nginx import Nginx, Site, raise_open_files_limit  # noqa: E402
+from tests.services.nginx import Nginx, Site, raise_open_files_limit  # noqa: E402
 
 PROBES_PER_PORT = 8000  # well under the ~28k ephemeral source ports per destination port
 

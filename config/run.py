@@ -1,18 +1,28 @@
-"""``make run``: Vigil on one machine with nothing to install.
+"""``make run``: Vigil on one machine with nothing to install, in two processes.
 
-Migrates, creates the first admin, decides demo mode, and starts the web server, one Celery
-worker and Celery beat under honcho (Ctrl-C stops all of them). The embedded defaults are
-SQLite and kombu's filesystem broker in ``var/``. In demo mode this process also serves the
-embedded AWS stand-in on loopback and discovers the demo account's regions before the first
-page is served, and holds open the concerns' demo services (the probes' loopback servers).
+Migrates, creates the first admin, decides demo mode, then becomes the web server (Django's
+development server, in this process) with Celery beat as a thread beside it, and starts one
+Celery worker as a child (a thread pool of two: one process, not a prefork parent and its
+children). Ctrl-C stops both; when the worker stops on its own, so does the rest. The embedded
+defaults are SQLite and kombu's filesystem broker in ``var/`` (``VIGIL_VAR_DIR``). In demo mode
+this process also serves the embedded AWS stand-in on loopback, discovers the demo account's
+regions before the first page is served, and holds open the concerns' demo services (the
+probes' loopback servers).
+
+Production runs the same three roles apart (docker-compose.yml: gunicorn, prefork workers per
+queue, one beat); this layout is for one machine, where each Python process costs ~100 MB.
+``bench/memory.py`` measures it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 
 import django
 
@@ -24,11 +34,10 @@ def main() -> None:
 
     from django.conf import settings
     from django.core.management import call_command
-    from honcho.manager import Manager
 
     from apps.demo.mode import demo_enabled, ensure_demo_account
     from apps.regions import concerns
-    from config.celery_app import all_queues
+    from config.celery_app import all_queues, app
 
     (settings.VAR_DIR / "static").mkdir(parents=True, exist_ok=True)
     for folder in ("queue", "processed", "control"):
@@ -36,51 +45,78 @@ def main() -> None:
     call_command("migrate", interactive=False, verbosity=0)
     call_command("ensure_admin")
 
-    env = dict(os.environ)
     demo = demo_enabled()
-    env["VIGIL_DEMO"] = "true" if demo else "false"
+    os.environ["VIGIL_DEMO"] = "true" if demo else "false"
     ensure_demo_account(demo)
-    standin = None
-    demo_services = ExitStack()
-    if demo:
-        standin = _start_demo_aws(settings.VIGIL_DEMO_AWS_PORT)
-        env["AWS_ENDPOINT_URL"] = standin.url
-        for concern in concerns.registered():
-            if concern.demo_runtime is not None:
-                demo_services.enter_context(concern.demo_runtime())
+    with ExitStack() as running:
+        mode = "AWS credentials found"
+        if demo:
+            standin = _start_demo_aws(settings.VIGIL_DEMO_AWS_PORT)
+            running.callback(standin.stop)
+            mode = f"demo mode (AWS stand-in at {standin.url})"
+            for concern in concerns.registered():
+                if concern.demo_runtime is not None:
+                    running.enter_context(concern.demo_runtime())
 
-    python = sys.executable
-    port = settings.VIGIL_WEB_PORT
-    queues = ",".join(all_queues(settings.VIGIL_REGION_QUEUES))
-    broker_dir = settings.VAR_DIR
-    manager = Manager()
-    manager.add_process("web", f"{python} manage.py runserver --noreload 127.0.0.1:{port}", env=env)
-    manager.add_process(
-        "worker",
-        f"{python} -m celery -A config worker -l INFO -Q {queues} --concurrency 2 -n vigil@%h",
-        env=env,
-    )
-    manager.add_process(
-        "beat",
-        f"{python} -m celery -A config beat -l INFO -s {broker_dir / 'celerybeat-schedule'}",
-        env=env,
-    )
-    mode = f"demo mode (AWS stand-in at {standin.url})" if standin else "AWS credentials found"
-    print(
-        f"\nVigil is starting at http://127.0.0.1:{port}/ — {mode}; "
-        f"ready steps took {time.monotonic() - started:.1f} s. Ctrl-C stops it.\n",
-        flush=True,
-    )
+        queues = ",".join(all_queues(settings.VIGIL_REGION_QUEUES))
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "INFO"]
+            + ["-Q", queues, "--pool", "threads", "--concurrency", "2", "-n", "vigil@%h"],
+            env=dict(os.environ),
+        )
+        stopping = threading.Event()
+        running.callback(_stop, worker, stopping)
+        threading.Thread(target=_stop_when_gone, args=(worker, stopping), daemon=True).start()
+
+        from celery.beat import EmbeddedService
+
+        beat = EmbeddedService(
+            app, thread=True, schedule_filename=str(settings.VAR_DIR / "celerybeat-schedule")
+        )
+        beat.start()
+        running.callback(beat.stop)
+
+        # SIGTERM (a service manager, a closed terminal) stops as cleanly as Ctrl-C does.
+        signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+        port = settings.VIGIL_WEB_PORT
+        print(
+            f"\nVigil is starting at http://127.0.0.1:{port}/ — {mode}; "
+            f"ready steps took {time.monotonic() - started:.1f} s. Ctrl-C stops it.\n",
+            flush=True,
+        )
+        with suppress(SystemExit):  # the server's own exit on Ctrl-C
+            call_command("runserver", f"127.0.0.1:{port}", use_reloader=False)
+    sys.exit(worker.returncode or 0)
+
+
+def _stop_when_gone(worker: subprocess.Popen, stopping: threading.Event) -> None:
+    """A worker that stops on its own takes the web server and beat with it."""
+    worker.wait()
+    if not stopping.is_set():
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def _stop(worker: subprocess.Popen, stopping: threading.Event, grace: float = 30) -> None:
+    """Celery's warm shutdown: the tasks under way finish (Ctrl-C at a terminal has reached the
+    worker already, in the same process group; SIGTERM asks for the same, not a cold stop)."""
+    stopping.set()
+    if worker.poll() is None:
+        worker.terminate()
     try:
-        manager.loop()
-    finally:
-        demo_services.close()
-        if standin:
-            standin.stop()
-    sys.exit(manager.returncode)
+        worker.wait(grace)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
 
 
 def _start_demo_aws(port: int):
+    import importlib.util
+
+    if importlib.util.find_spec("moto") is None:  # the production image leaves it out
+        sys.exit(
+            "Demo mode needs moto (requirements/demo.txt, which make run installs): give AWS "
+            "credentials, or set VIGIL_DEMO=false, to run without it."
+        )
     from apps.demo.mode import set_up_demo_fleet
     from apps.demo.standin import AwsStandIn
     from apps.lib import aws

@@ -43,6 +43,7 @@ SERVICE_FIXTURES = {
     "sshd": "sshd",
     "browser_page": "browser",
     "chromium": "browser",
+    "hosts_entry": "hosts",
 }
 SERVICE_MODULES = {
     "tests/accounts/test_throttling.py": "redis",
@@ -54,6 +55,55 @@ SERVICE_MODULES = {
     "tests/probes/test_command.py": "workers",
 }
 SERVICE_MARKS = {"browser", "faults", "e2e", "deployment"}
+# Slow on their own, with no service (subprocesses, schema-wide fuzzing, the whole demo fleet on
+# the stand-in, big fleets on the pages): marked ``slow``, left by ``make check`` to ``make test``.
+# Found with ``pytest -m "not services" --durations=0``; each took over five seconds here.
+SLOW_MODULES = {
+    "tests/test_schemathesis.py",
+    "tests/test_security.py",
+    "tests/test_settings.py",
+    "tests/test_startup.py",
+    "tests/test_celery.py",
+    "tests/efs/test_demo.py",
+    "tests/demo/test_seed_fleet.py",
+    "tests/demo/test_mode.py",
+    "tests/fuzz/test_properties.py",
+}
+SLOW_TESTS = {
+    "tests/regions/test_firstrun.py::test_test_access_lists_the_regions_and_file_systems_it_sees_before_saving",
+    "tests/regions/test_views.py::test_a_big_region_shows_its_worst_subjects_first_and_links_to_all",
+    "tests/regions/test_tasks.py::test_it_hints_at_regional_sts_when_an_opt_in_region_rejects_the_token",
+    "tests/raid/test_push_limits.py::test_a_report_too_large_to_judge_is_answered_fast_unknown_and_says_so_on_the_page",
+    "tests/galera/test_api.py::test_it_documents_the_galera_endpoints_in_the_schema",
+    "tests/alerts/test_ses.py::test_it_retries_throttling_and_server_errors_and_sends_once",
+    "tests/efs/test_collect.py::test_it_batches_queries_500_to_a_call_and_follows_next_token",
+    "tests/efs/test_collect.py::test_it_retries_throttled_calls_and_never_saves_zeros",
+    "tests/efs/test_collect.py::test_it_lists_every_file_system_across_pages_with_names_and_modes",
+    "tests/efs/test_queries.py::test_the_late_look_reaches_back_in_the_same_number_of_calls",
+    "tests/efs/test_views.py::test_it_reads_the_file_system_page_in_a_constant_number_of_queries",
+    "tests/probes/test_views.py::test_it_reads_the_probe_page_in_a_constant_number_of_queries",
+    "tests/probes/test_demo.py::test_the_demo_front_end_is_probed_ok_and_the_mismatched_api_warns",
+    "tests/regions/test_views.py::test_it_reads_the_region_page_in_a_constant_number_of_queries",
+    "tests/raid/test_views.py::test_it_reads_the_host_page_in_a_constant_number_of_queries",
+    "tests/galera/test_views.py::test_it_reads_the_cluster_page_in_a_constant_number_of_queries",
+    "tests/raid/test_mdadm_detail.py::test_it_raises_nothing_but_parse_error_on_damaged_samples",
+    "tests/raid/test_mdstat.py::test_it_raises_nothing_but_parse_error_on_damaged_samples",
+    "tests/raid/test_health.py::test_whatever_the_parser_accepts_gets_a_verdict_and_a_headroom",
+    "tests/alerts/test_channels.py::test_the_daily_check_sends_what_nobody_received_by_another_channel",
+    "tests/alerts/test_ses.py::test_one_bad_address_fails_alone",
+    "tests/alerts/test_ses.py::test_a_rejection_caused_by_vigils_configuration_is_retried_and_sent_once_fixed",
+    "tests/lib/test_aws.py::test_it_assumes_a_role_through_sts",
+    "tests/lib/test_aws.py::test_it_points_every_client_at_the_endpoint_override",
+}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With slow tests left out (``-m "... not slow"``), their modules are not even imported
+    (schemathesis and the fuzz strategies alone take seconds to import)."""
+    if "not slow" not in (config.getoption("markexpr") or ""):
+        return None
+    relative = collection_path.relative_to(ROOT).as_posix() if collection_path.is_absolute() else ""
+    return True if relative in SLOW_MODULES else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -64,11 +114,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = Path(str(item.fspath)).relative_to(ROOT).as_posix()
         if module in SERVICE_MODULES:
             needs.add(SERVICE_MODULES[module])
-        needs |= SERVICE_MARKS & {mark.name for mark in item.iter_markers()}
+        marks = {mark.name for mark in item.iter_markers()}
+        needs |= SERVICE_MARKS & marks
         for name in sorted(needs):
             item.add_marker(name)
         if needs:
             item.add_marker("services")
+        test = item.nodeid.split("[")[0]
+        if module in SLOW_MODULES or test in SLOW_TESTS:
+            item.add_marker("slow")
     # The one chromium (a session fixture) keeps Playwright's event loop running in the main
     # thread until the session ends, and asyncio.run() refuses to start under it: the browser
     # tests go last, together.
@@ -195,6 +249,55 @@ def logged_in_client(client, user):
 
 
 @pytest.fixture
+def admin(django_user_model):
+    """A superuser, as the browser tests log in (password ``s3cret-pass-word``)."""
+    return django_user_model.objects.create_superuser(
+        "admin", "admin@example.com", "s3cret-pass-word"
+    )
+
+
+@pytest.fixture
+def collected_demo(settings) -> tuple[int, int]:
+    """The demo's EFS fleet discovered and collected once in us-east-1, on its own stand-in:
+    (the region's pk, the pk of the file system ``demo-builds-primary``)."""
+    from apps.demo import mode
+    from apps.demo.standin import AwsStandIn
+    from apps.efs import demo
+    from apps.efs import tasks as efs_tasks
+    from apps.efs.models import FileSystem, RegionCollection
+    from apps.lib import aws
+    from apps.regions import tasks as region_tasks
+    from apps.regions.models import Account
+
+    with AwsStandIn() as url:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
+        settings.AWS_ENDPOINT_URL = url
+        aws.clear_cache()
+        mode.ensure_demo_account(True)
+        account = Account.objects.get(is_demo=True)
+        region_tasks.discover_regions(account.pk)
+        demo.set_up()
+        region = account.regions.get(code="us-east-1")
+        rc = RegionCollection.objects.create(region=region)
+        efs_tasks.collect_region(rc.pk, region=region.code)
+    aws.clear_cache()
+    return region.pk, FileSystem.objects.get(name="demo-builds-primary").pk
+
+
+@pytest.fixture
+def site(db):
+    """A site outside AWS, where most concerns' subjects live in the tests."""
+    from apps.regions.models import Region
+
+    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
+
+
+def bearer(raw: str) -> dict[str, str]:
+    """The test client's headers for an API key."""
+    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+@pytest.fixture
 def api_client():
     from rest_framework.test import APIClient
 
@@ -263,8 +366,8 @@ def hosts_entry() -> Iterator[Callable[[str], str]]:
 @pytest.fixture(scope="session")
 def galera_cluster():
     """A real 3-node MariaDB Galera cluster plus garbd, started once per test session
-    (tests/galera/cluster.py; ``TEST_GALERA_PORT`` moves its ports)."""
-    from tests.galera.cluster import GaleraCluster
+    (tests/services/galera.py; ``TEST_GALERA_PORT`` moves its ports)."""
+    from tests.services.galera import GaleraCluster
 
     cluster = GaleraCluster()
     try:

@@ -29,13 +29,6 @@ def demo_fleet(settings) -> Iterator[None]:
     aws.clear_cache()
 
 
-@pytest.fixture
-def admin(django_user_model):
-    return django_user_model.objects.create_superuser(
-        "admin", "admin@example.com", "s3cret-pass-word"
-    )
-
-
 # The ORM is used only in fixtures set up before the browser: inside Playwright's sync API the
 # code runs in another context, where a database connection would outlive the test.
 def test_it_logs_in_and_shows_the_demo_regions(live_server, admin, demo_fleet, browser_page):

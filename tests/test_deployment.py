@@ -24,9 +24,9 @@ from apps.galera.models import Cluster, Node
 from apps.probes.models import Target
 from apps.raid.models import Host
 from apps.regions.models import Account, Region
-from tests.alerts.workers import Beat, RedisServer, Worker, free_port, stop_group, wait_for
 from tests.conftest import ROOT
-from tests.faults.fleet import database_url
+from tests.services import free_port, wait_for
+from tests.services.workers import Beat, RedisServer, Worker, stop_group, worker_database_url
 
 pytestmark = [pytest.mark.deployment, pytest.mark.django_db(transaction=True)]
 
@@ -73,7 +73,7 @@ def test_each_collection_runs_once_on_the_worker_its_queue_names(aws, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIGIL_"))}
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.base",
-        DATABASE_URL=database_url(),
+        DATABASE_URL=worker_database_url(),
         CELERY_BROKER_URL=redis.url,
         AWS_ENDPOINT_URL=aws,
         VIGIL_DEMO="false",

@@ -17,7 +17,6 @@ from datetime import timedelta
 import pytest
 
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -62,7 +61,7 @@ def _story(region, subjects: dict[str, object]) -> None:
 
 
 @pytest.fixture
-def demo_story(settings, admin):  # noqa: F811
+def demo_story(settings, admin):
     """The demo as ``make run`` sets it up: the stand-in's regions, every concern's demo
     subjects, EFS collected in the demo region, the probes judged, an email sent."""
     from django.core import mail

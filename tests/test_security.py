@@ -26,8 +26,6 @@ from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils import timezone
 
 from tests.conftest import ROOT
-from tests.efs.test_browser import collected_demo  # noqa: F401  (fixture)
-from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
 
 PK = 7001
 HOST_NAME = "planted-host"
@@ -499,9 +497,9 @@ document.addEventListener("securitypolicyviolation", (e) => {
 @pytest.mark.django_db(transaction=True)
 def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
     live_server,
-    admin,  # noqa: F811
-    collected_demo,  # noqa: F811
-    browser_page,  # noqa: F811  (last: no ORM once the browser runs, see tests/test_browser.py)
+    admin,
+    collected_demo,
+    browser_page,  # last: no ORM once the browser runs, see tests/test_browser.py
 ):
     region_pk, fs_pk = collected_demo
     page = browser_page

@@ -6,10 +6,21 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from apps.lib.keep import HistoryKept
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The shape of every API error, for the schema (``apps.accounts.schema``)."""
+
+    error = serializers.CharField(help_text="What went wrong, for a person to read.")
+    fields = serializers.DictField(
+        required=False, help_text="Invalid input: the message(s) for each field."
+    )
+    line = serializers.IntegerField(required=False, help_text="A report's unreadable line.")
 
 
 def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -1,4 +1,8 @@
-"""How the OpenAPI schema describes API key authentication, errors, 304s and rate limits."""
+"""How the OpenAPI schema describes API key authentication, errors, 304s and rate limits.
+
+Loaded by DRF when a schema is generated (``DEFAULT_SCHEMA_CLASS``), not at start: defining
+``AutoSchema`` here registers ``ApiKeyScheme`` with drf-spectacular in the same import.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import Any
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework import serializers
+
+from .errors import ErrorSerializer
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):
@@ -21,16 +26,6 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
             "description": "An API key from the API keys page: vgr_… (read-only) or vgw_… "
             "(read-write). X-Api-Key: <key> works too.",
         }
-
-
-class ErrorSerializer(serializers.Serializer):
-    """The shape of every API error (``apps.accounts.errors``)."""
-
-    error = serializers.CharField(help_text="What went wrong, for a person to read.")
-    fields = serializers.DictField(
-        required=False, help_text="Invalid input: the message(s) for each field."
-    )
-    line = serializers.IntegerField(required=False, help_text="A report's unreadable line.")
 
 
 def _error(description: str) -> OpenApiResponse:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-
-from botocore.client import BaseClient
+from typing import TYPE_CHECKING
 
 from apps.lib import aws
 from apps.lib.aws import AccountAccess
 
 from .queries import MetricDataRequest
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
 
 
 @dataclass(frozen=True)

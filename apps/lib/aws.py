@@ -22,16 +22,16 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import boto3
-import botocore.session
-from botocore.client import BaseClient
-from botocore.config import Config
-from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-from botocore.utils import parse_timestamp
 from django.conf import settings
+
+if TYPE_CHECKING:  # boto3 and botocore's sessions load on the first client, not at start
+    import boto3
+    import botocore.session
+    from botocore.client import BaseClient
+    from botocore.config import Config
 
 DEMO_ACCESS_KEY = "demo"  # the embedded stand-in accepts any key; this one says what it is
 OPT_IN_HINT = (
@@ -52,6 +52,8 @@ class AccountAccess:
 
 
 def _config(region: str) -> Config:
+    from botocore.config import Config
+
     return Config(
         region_name=region,
         retries={"mode": "adaptive", "total_max_attempts": settings.AWS_MAX_ATTEMPTS},
@@ -74,10 +76,14 @@ def utc_timestamp(value: object) -> datetime:
     else goes to botocore's own parser."""
     if isinstance(value, int | float):
         return datetime.fromtimestamp(value, UTC)
+    from botocore.utils import parse_timestamp
+
     return parse_timestamp(value)
 
 
 def _new_botocore_session() -> botocore.session.Session:
+    import botocore.session
+
     session = botocore.session.get_session()
     session.set_config_variable("sts_regional_endpoints", "regional")
     parsers = session.get_component("response_parser_factory")
@@ -90,6 +96,9 @@ _lock = threading.Lock()
 
 @lru_cache(maxsize=256)
 def _session(access: AccountAccess, region: str, endpoint_url: str | None) -> boto3.Session:
+    import boto3
+    from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
+
     base = _base_session(access)
     if not access.role_arn:
         return boto3.Session(botocore_session=base, region_name=region)

@@ -33,8 +33,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from cryptography import x509
-
 from apps.lib import outbound
 from apps.probes.http1 import (
     CONNECTION_ERRORS,
@@ -450,6 +448,8 @@ def _certificate_expiry(ssl_object: ssl.SSLObject | None) -> datetime | None:
     der = ssl_object.getpeercert(binary_form=True) if ssl_object else None
     if not der:
         return None
+    from cryptography import x509  # loaded by the first TLS probe, not at every start
+
     try:
         return x509.load_der_x509_certificate(der).not_valid_after_utc
     except ValueError:

@@ -27,9 +27,9 @@ from rest_framework.response import Response
 
 from apps.accounts.authentication import ApiKeyAuthentication
 from apps.accounts.conditional import AppendOnlyList, ConditionalGet
+from apps.accounts.errors import ErrorSerializer
 from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.accounts.permissions import RolePermissions
-from apps.accounts.schema import ErrorSerializer
 from apps.alerts.models import Transition
 from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication

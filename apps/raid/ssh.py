@@ -22,10 +22,12 @@ import shlex
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import asyncssh
+from typing import TYPE_CHECKING
 
 from apps.lib import outbound
+
+if TYPE_CHECKING:  # asyncssh loads on the first collection, not with every worker and command
+    import asyncssh
 
 __all__ = ["Collected", "SshError", "SshTarget", "collect", "known_hosts_from_text"]
 
@@ -66,6 +68,8 @@ class Collected:
 
 def known_hosts_from_text(text: str) -> asyncssh.SSHKnownHosts:
     """Parse known_hosts lines; a bare key (``ssh-ed25519 AAAA…``) applies to this host."""
+    import asyncssh
+
     lines = []
     for line in text.splitlines():
         line = line.strip()
@@ -89,6 +93,8 @@ def collect(target: SshTarget) -> Collected:
 
 
 def _connect_options(target: SshTarget) -> dict[str, object]:
+    import asyncssh
+
     if target.known_hosts.strip():
         known_hosts: object = known_hosts_from_text(target.known_hosts)
     elif target.known_hosts_file:
@@ -114,6 +120,8 @@ def _connect_options(target: SshTarget) -> dict[str, object]:
 
 
 async def _collect(target: SshTarget) -> Collected:
+    import asyncssh
+
     options = _connect_options(target)
     where = f"{target.username}@{target.address}:{target.port}"
     budget = asyncio.timeout(target.total_timeout)
@@ -142,6 +150,8 @@ async def _collect(target: SshTarget) -> Collected:
 
 async def _session(options: dict[str, object], target: SshTarget) -> Collected:
     """mdstat first, then every array's detail, a few at a time over the one connection."""
+    import asyncssh
+
     sock = await _open_socket(target)
     async with asyncssh.connect(**options, sock=sock) as conn:
         mdstat = await _run(

@@ -15,7 +15,8 @@ Each concern app registers itself once, in its ``AppConfig.ready()``:
   foreign key and a ``status``: the status contract in ARCHITECTURE.md);
 - ``dispatch(now)`` queues the concern's due work; the beat tick calls it once a minute;
 - ``region_template`` is rendered on the region page with ``region_context(region)`` as
-  ``panel``, and alone at ``regions:panel`` (region, concern key) for htmx polling;
+  ``panel``, and alone at ``regions:panel`` (region, concern key) for htmx polling; the region
+  page wraps it in the polling element (``regions/panel.html``, id ``<key>-panel-<region>``);
 - ``region_errors(region_ids)`` returns ``{region_id: message}`` for regions whose collection
   is failing as a whole (one query), shown on their home tiles;
 - ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
 
-import botocore.session
 from botocore.exceptions import BotoCoreError, ClientError
 
 from apps.lib import aws
@@ -65,6 +64,8 @@ def _account_api_statuses(access: aws.AccountAccess, home_region: str) -> dict[s
 
 @cache
 def _region_descriptions() -> dict[str, str]:
+    import botocore.session
+
     endpoints = botocore.session.get_session().get_data("endpoints")
     return {
         code: data.get("description", code)

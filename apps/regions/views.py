@@ -134,8 +134,13 @@ def _panel_html(request: HttpRequest, region: Region, concern: concerns.Concern)
         # "Add" links follow the role's permissions: one fragment per role.
         f"vigil:panel:{region.pk}:{concern.key}:{int(shown['show_all'])}:{role_of(request.user)}",
         lambda: render_to_string(
-            concern.region_template,
-            {"region": region, "panel": concern.region_context(region), **shown},
+            "regions/panel.html",
+            {
+                "concern": concern,
+                "region": region,
+                "panel": concern.region_context(region),
+                **shown,
+            },
             request=request,
         ),
     )

@@ -18,7 +18,6 @@ from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.FileAwareEnv()
 
@@ -103,6 +102,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_RAID_SSH_KNOWN_HOSTS",
     "VIGIL_RAID_STALE_MINUTES",
     "VIGIL_REGION_QUEUES",
+    "VIGIL_VAR_DIR",
     "VIGIL_WEB_BIND",  # docker-compose.yml only
     "VIGIL_WEB_PORT",
 }
@@ -119,6 +119,9 @@ def check_unknown_variables(environ_: os._Environ[str] | dict[str, str]) -> None
 
 
 check_unknown_variables(os.environ)
+# The embedded defaults' files: SQLite, the filesystem broker, beat's schedule, collected static
+# (a relative path is taken from the checkout).
+VAR_DIR = BASE_DIR / setting("VIGIL_VAR_DIR", default="var")
 
 # --- Django core -----------------------------------------------------------------------------
 SECRET_KEY = setting("SECRET_KEY", default="insecure-local-key-do-not-use-in-production")

@@ -4,12 +4,9 @@ import pytest
 
 from apps.accounts.models import ApiKey
 from apps.regions.models import Account
+from tests.conftest import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def test_it_answers_401_in_json_without_a_key(api_client):

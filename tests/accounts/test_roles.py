@@ -17,13 +17,9 @@ from apps.accounts.roles import (
 )
 from apps.galera.models import Cluster, Node
 from apps.regions.models import Account, Region
-from tests.conftest import make_user
+from tests.conftest import bearer, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

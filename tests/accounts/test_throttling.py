@@ -8,16 +8,13 @@ from datetime import UTC, datetime
 import pytest
 import time_machine
 
-from tests.alerts.workers import RedisServer
+from tests.conftest import bearer
+from tests.services.workers import RedisServer
 
 pytestmark = pytest.mark.django_db
 
 # 10 s into a minute: the window has 50 s left, and the test cannot cross into the next one.
 NOW = datetime(2026, 3, 2, 9, 30, 10, tzinfo=UTC)
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def no_hold(settings):
 
 @pytest.fixture
 def receiver():
-    from .receiver import Receiver
+    from tests.services.receiver import Receiver
 
     server = Receiver()
     yield server
@@ -72,7 +72,7 @@ def make_channel(db):
 @pytest.fixture
 def ses(aws, settings):
     """Django's mail API sends through anymail's SES backend to moto, via the fault proxy."""
-    from .ses_proxy import SENDER, SesFaultProxy
+    from tests.services.ses_proxy import SENDER, SesFaultProxy
 
     proxy = SesFaultProxy(aws)
     settings.EMAIL_BACKEND = "anymail.backends.amazon_ses.EmailBackend"
@@ -90,7 +90,7 @@ def ses(aws, settings):
 
 @pytest.fixture
 def ses_verified(ses, aws):
-    from .ses_proxy import verify_sender
+    from tests.services.ses_proxy import verify_sender
 
     verify_sender(aws)
     return ses

@@ -6,12 +6,11 @@ import pytest
 
 from apps.alerts.models import Channel
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_channel_form_explains_a_wrong_url_as_it_is_typed(live_server, admin, browser_page):  # noqa: F811
+def test_the_channel_form_explains_a_wrong_url_as_it_is_typed(live_server, admin, browser_page):
     page = browser_page
     page.goto(live_server.url + "/accounts/login/?next=/alerts/channels/")
     page.fill("#id_username", "admin")

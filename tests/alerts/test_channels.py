@@ -14,8 +14,8 @@ from apps import alerts
 from apps.alerts import delivery, routing
 from apps.alerts.models import Channel, Notification, Rule
 from apps.lib.status import Status, Verdict
-
-from .ses_proxy import sent_messages
+from tests.conftest import bearer
+from tests.services.ses_proxy import sent_messages
 
 pytestmark = pytest.mark.django_db
 
@@ -26,10 +26,6 @@ def to_line(raw: str) -> str:
 
 CRITICAL = Verdict(Status.CRITICAL, "quorum lost")
 SLACK_URL = "http://127.0.0.1:9/services/T0/B0/PLANTEDslackTOKEN"
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def test_the_page_refuses_a_bad_address_in_words(logged_in_client):

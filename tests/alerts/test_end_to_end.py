@@ -31,13 +31,12 @@ from apps.demo.standin import AwsStandIn
 from apps.galera.models import Cluster, Node
 from apps.probes.models import Target
 from apps.regions.models import Account, Region
-from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER
-from tests.probes.nginx import Nginx, Site
-
-from .receiver import Receiver
-from .ses_proxy import SENDER, sent_messages
-from .test_worker_faults import worker_database_url
-from .workers import Beat, RedisServer, Worker, wait_for
+from tests.services import wait_for
+from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER
+from tests.services.nginx import Nginx, Site
+from tests.services.receiver import Receiver
+from tests.services.ses_proxy import SENDER, sent_messages
+from tests.services.workers import Beat, RedisServer, Worker, worker_database_url
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -111,11 +110,6 @@ def oncall(db) -> Channel:
     rule, _ = Rule.objects.get_or_create(is_default=True, defaults={"name": "Default"})
     rule.channels.add(channel)
     return channel
-
-
-@pytest.fixture
-def site(db) -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 def test_two_galera_nodes_killed_at_once_page_and_email_then_both_hear_the_recovery(

@@ -191,9 +191,8 @@ def test_it_says_in_words_what_is_wrong_with_a_channel(kind, target, secret, fie
 @pytest.fixture
 def tls_receiver(tmp_path, hosts_entry):
     """An HTTPS receiver whose certificate is for a name of the test's own (-> 127.0.0.1)."""
-    from tests.probes.nginx import write_self_signed_certificate
-
-    from .receiver import Receiver
+    from tests.services.nginx import write_self_signed_certificate
+    from tests.services.receiver import Receiver
 
     name = hosts_entry("127.0.0.1")
     cert, key = write_self_signed_certificate(tmp_path, name)
@@ -220,9 +219,8 @@ def test_https_connects_to_the_judged_address_with_sni_and_verification_on_the_n
 def test_a_certificate_for_another_name_is_refused(
     gadget, make_channel, tmp_path, hosts_entry, settings
 ):
-    from tests.probes.nginx import write_self_signed_certificate
-
-    from .receiver import Receiver
+    from tests.services.nginx import write_self_signed_certificate
+    from tests.services.receiver import Receiver
 
     cert, key = write_self_signed_certificate(tmp_path, "someone-else.example")
     settings.VIGIL_ALERT_CA_FILE = str(cert)

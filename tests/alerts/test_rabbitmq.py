@@ -20,9 +20,9 @@ import pytest
 from apps import alerts
 from apps.alerts.models import Notification
 from apps.lib.status import Status, Verdict
-
-from .test_worker_faults import SENDER, publishing_to, sent_raw, worker_database_url
-from .workers import Worker, wait_for
+from tests.services import wait_for
+from tests.services.ses_proxy import SENDER, sent_raw
+from tests.services.workers import Worker, publishing_to, worker_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

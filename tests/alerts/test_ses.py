@@ -12,8 +12,7 @@ from apps import alerts
 from apps.alerts import delivery
 from apps.alerts.models import Channel, Notification
 from apps.lib.status import Status, Verdict
-
-from .ses_proxy import sent_messages, verify_sender
+from tests.services.ses_proxy import sent_messages, verify_sender
 
 pytestmark = pytest.mark.django_db
 

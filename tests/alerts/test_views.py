@@ -9,6 +9,7 @@ from apps import alerts
 from apps.alerts import routing
 from apps.alerts.models import Channel, Incident, Rule, Silence
 from apps.lib.status import Status, Verdict
+from tests.conftest import bearer
 
 pytestmark = pytest.mark.django_db
 
@@ -58,10 +59,6 @@ def test_it_shows_channel_health_and_edits_rules(logged_in_client, oncall):
     )
     rule.refresh_from_db()
     assert rule.min_severity == "critical" and rule.is_default
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def test_the_api_lists_incidents_and_acknowledges_with_a_read_write_key(

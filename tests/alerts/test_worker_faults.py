@@ -3,38 +3,23 @@
 from __future__ import annotations
 
 import email
-import json
 import os
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import boto3
 import pytest
 from celery import Celery
-from django.db import connection
 
 from apps import alerts
 from apps.alerts.models import Channel, Notification
 from apps.lib.status import Status, Verdict
-from config import celery_app
-
-from .ses_proxy import SesFaultProxy
-from .workers import RedisServer, Worker, wait_for
+from tests.services import wait_for
+from tests.services.ses_proxy import SENDER, SesFaultProxy, sent_raw
+from tests.services.workers import RedisServer, Worker, publishing_to, worker_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SENDER = "vigil@example.com"
 LEASE_SECONDS = 3
-
-
-def worker_database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.fixture
@@ -87,25 +72,6 @@ def broker(redis):
     client.close()
 
 
-@contextmanager
-def publishing_to(redis: RedisServer, **conf: object) -> Iterator[None]:
-    """Publish this process's wake-ups (send_alerts after each transition) to ``redis``."""
-    app = celery_app
-    saved = {k: app.conf[k] for k in ("broker_url", *conf)}
-
-    def reconnect() -> None:  # drop cached connections to the previous broker
-        app._pool = None
-        app.amqp._producer_pool = None
-
-    app.conf.update(broker_url=redis.url, **conf)
-    reconnect()
-    try:
-        yield
-    finally:
-        app.conf.update(saved)
-        reconnect()
-
-
 def sweep(broker: Celery) -> None:
     broker.send_task("apps.alerts.tasks.sweep", queue="alerts")
 
@@ -118,11 +84,6 @@ def sweep_until(broker: Celery, predicate, what: str, timeout: float = 90) -> No
         return predicate()
 
     wait_for(swept, timeout, what, interval=1.0)
-
-
-def sent_raw(endpoint: str) -> list[str]:
-    with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10) as response:
-        return [m["raw_data"] for m in json.load(response)["ses"]["RawMessage"]]
 
 
 def decoded_bodies(raw_messages: list[str]) -> list[str]:

@@ -2,46 +2,18 @@
 
 from __future__ import annotations
 
-import urllib.request
-
 import pytest
 
-from apps.demo import mode
-from apps.demo.standin import AwsStandIn
-from apps.efs import demo
-from apps.efs import tasks as efs_tasks
-from apps.efs.models import FileSystem, RegionCollection
-from apps.lib import aws
-from apps.regions import tasks as region_tasks
-from apps.regions.models import Account
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def collected_demo(settings):
-    with AwsStandIn() as url:
-        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
-        settings.AWS_ENDPOINT_URL = url
-        aws.clear_cache()
-        mode.ensure_demo_account(True)
-        account = Account.objects.get(is_demo=True)
-        region_tasks.discover_regions(account.pk)
-        demo.set_up()
-        region = account.regions.get(code="us-east-1")
-        rc = RegionCollection.objects.create(region=region)
-        efs_tasks.collect_region(rc.pk, region=region.code)
-    aws.clear_cache()
-    return region.pk, FileSystem.objects.get(name="demo-builds-primary").pk
-
-
 def test_it_sorts_the_region_table_and_draws_the_file_system_charts(
     live_server,
-    admin,  # noqa: F811
+    admin,
     collected_demo,
-    browser_page,  # noqa: F811  (last: no ORM once the browser runs, see tests/test_browser.py)
+    browser_page,  # last: no ORM once the browser runs, see tests/test_browser.py
 ):
     region_pk, fs_pk = collected_demo
     page = browser_page

@@ -13,9 +13,8 @@ from celery import Celery
 from apps.efs import standin
 from apps.efs.standin import FleetResponder
 from apps.lib import aws as aws_lib
-from tests.alerts.workers import RedisServer
-
-from .processes import CloudWatchProxy, FaultWorker
+from tests.services.faults import CloudWatchProxy, FaultWorker
+from tests.services.workers import RedisServer
 
 SENDER = "vigil@example.com"
 #: Worker settings: alerts sent at once with a short lease, and a task time limit (so an EFS

@@ -26,7 +26,7 @@ from apps.efs.models import FileSystem, MetricMinute, RegionCollection
 from apps.efs.queries import align
 from apps.efs.standin import PHASE_TAG, PROFILE_TAG
 from apps.regions.models import Account, Region
-from tests.alerts.workers import wait_for
+from tests.services import wait_for
 
 #: One file system heading for credit exhaustion, one idle, one with few credits.
 FLEET = (("builds", "draining", 700), ("assets", "web-assets", 0), ("scratch", "scratch", 600))
@@ -197,18 +197,6 @@ def sent_emails(aws_url: str) -> list[str]:
 
 def email_subjects(aws_url: str) -> list[str]:
     return [email.message_from_string(raw)["Subject"] for raw in sent_emails(aws_url)]
-
-
-def database_url() -> str:
-    """The test database, for the workers (as tests/alerts/test_worker_faults.py does)."""
-    from django.db import connection
-
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    host, port = db["HOST"] or "127.0.0.1", db["PORT"] or 5432
-    return f"postgres://{db['USER']}{password}@{host}:{port}/{db['NAME']}"
 
 
 def cloudwatch_calls(responder) -> int:

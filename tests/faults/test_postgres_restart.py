@@ -20,8 +20,9 @@ from django.db import connections
 from django.db.utils import load_backend
 
 from apps.efs.models import FileSystem
-from tests.alerts.workers import wait_for
 from tests.conftest import ROOT
+from tests.services import wait_for
+from tests.services.faults import PrivatePostgres
 
 from .fleet import (
     assert_no_notification_lost_or_doubled,
@@ -38,7 +39,6 @@ from .fleet import (
     statuses,
     unknown_after_outage,
 )
-from .processes import PrivatePostgres
 
 pytestmark = pytest.mark.faults
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 
 from apps.alerts.models import Notification
-from tests.alerts.workers import wait_for
+from tests.services import wait_for
+from tests.services.workers import worker_database_url
 
 from .fleet import (
     assert_converged,
     create_fleet,
     create_region,
-    database_url,
     deliver_all,
     run_cycle,
     start_slow_cycle,
@@ -33,7 +33,7 @@ def test_a_redis_restart_mid_cycle_delays_alerts_but_loses_none(
 ):
     create_fleet(aws)
     rc = create_region()
-    worker = start_worker(database_url())
+    worker = start_worker(worker_database_url())
     run_cycle(broker, rc)
     deliver_all(broker)
 

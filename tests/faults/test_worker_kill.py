@@ -17,14 +17,14 @@ import pytest
 from django.utils import timezone
 
 from apps.efs.models import RegionCollection
-from tests.alerts.workers import wait_for
+from tests.services import wait_for
+from tests.services.workers import worker_database_url
 
 from .conftest import TASK_TIME_LIMIT_S
 from .fleet import (
     assert_converged,
     create_fleet,
     create_region,
-    database_url,
     deliver_all,
     run_cycle,
     start_slow_cycle,
@@ -46,7 +46,7 @@ def test_a_worker_killed_mid_collection_loses_no_minute_transition_or_email(
 ):
     create_fleet(aws)
     rc = create_region()
-    worker = start_worker(database_url())
+    worker = start_worker(worker_database_url())
     run_cycle(broker, rc)
     deliver_all(broker)
 
@@ -66,7 +66,7 @@ def test_a_worker_killed_mid_collection_loses_no_minute_transition_or_email(
         )
     else:
         worker.kill()
-        start_worker(database_url())
+        start_worker(worker_database_url())
     responder.faults.latency_s = 0.0
     assert set(statuses().values()) == {"unknown"}  # nothing half-written
     rc.refresh_from_db()

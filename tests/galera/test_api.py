@@ -6,18 +6,9 @@ import pytest
 
 from apps.galera import demo
 from apps.galera.models import Cluster, Node
-from apps.regions.models import Region
+from tests.conftest import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
-
-
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 def test_it_creates_a_cluster_and_a_node_without_ever_returning_the_password_reference(

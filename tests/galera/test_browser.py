@@ -54,7 +54,7 @@ def clusters(django_user_model) -> dict[str, int]:
 def test_the_cluster_pages_show_headroom_nodes_and_the_size_history(
     live_server,
     clusters,
-    browser_page,  # noqa: F811
+    browser_page,
 ):
     page = browser_page
     page.goto(live_server.url + "/accounts/login/")

@@ -14,7 +14,7 @@ from apps.alerts.models import Transition
 from apps.galera import tasks
 from apps.galera.models import Cluster, Node
 from apps.regions.models import Region
-from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster
+from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster
 
 pytestmark = pytest.mark.django_db
 

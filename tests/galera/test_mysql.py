@@ -16,8 +16,9 @@ import pytest
 from apps.galera.mysql import NodeAddress, poll_node, poll_nodes
 from apps.galera.view import NOT_GALERA, ClusterView, NodeState, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
-from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster, wait_for
-from tests.galera.recorder import SALT, MysqlRecorder
+from tests.services import wait_for
+from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster
+from tests.services.mysql_recorder import SALT, MysqlRecorder
 
 PLAIN_MARIADB = ("127.0.0.1", 3306)  # the machine's standalone MariaDB: no wsrep provider
 
@@ -42,7 +43,7 @@ def settle(cluster: GaleraCluster, what: str, done: Callable[[ClusterView], bool
         return view if done(view) and not view.split_brain else None
 
     try:
-        return wait_for(what, check, timeout=60)
+        return wait_for(check, 60, what, retry_on=(Exception,))
     except Exception as error:
         last = verdict_of(seen[0]) if seen else None
         raise AssertionError(f"{error}; last verdict: {last}") from None

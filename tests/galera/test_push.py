@@ -21,8 +21,9 @@ from apps.galera import tasks
 from apps.galera.models import Cluster, Node
 from apps.prometheus.collector import render
 from apps.regions.models import Region
-from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster, wait_for
-from tests.galera.cluster import Node as ClusterNode
+from tests.services import wait_for
+from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, NOT_YET, GaleraCluster
+from tests.services.galera import Node as ClusterNode
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -163,9 +164,10 @@ def reconnect(galera: GaleraCluster, node: ClusterNode) -> None:
 
 def _wait_disconnected(node: ClusterNode) -> None:
     wait_for(
-        f"{node.name} to be disconnected",
         lambda: node.status().get("wsrep_connected") == "OFF",
-        timeout=30,
+        30,
+        f"{node.name} to be disconnected",
+        retry_on=NOT_YET,
     )
 
 

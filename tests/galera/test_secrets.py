@@ -11,14 +11,11 @@ from apps.galera import tasks
 from apps.galera.models import Cluster, Node, PasswordUnavailable
 from apps.galera.secretsdir import shares_secrets
 from apps.regions.models import Region
-from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster
-from tests.galera.recorder import SALT, MysqlRecorder
+from tests.conftest import bearer
+from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster
+from tests.services.mysql_recorder import SALT, MysqlRecorder
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture

@@ -24,11 +24,6 @@ celery_module = importlib.import_module("config.celery_app")
 PLAIN_MARIADB = ("127.0.0.1", 3306)  # the machine's standalone MariaDB: root, empty password
 
 
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(code="dc1", name="Data centre 1", kind=Region.Kind.SITE)
-
-
 def make_cluster(site: Region, **fields) -> Cluster:
     fields = {"name": "prod", "expected_data_nodes": 3, "expected_arbitrators": 0, **fields}
     return Cluster.objects.create(region=site, **fields)

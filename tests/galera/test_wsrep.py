@@ -188,7 +188,7 @@ def test_it_raises_only_parse_errors_on_any_text(text):
         parse_status(text)
 
 
-# Copied from a node started by tests/galera/cluster.py (MariaDB 10.11.19, Galera 26.4),
+# Copied from a node started by tests/services/galera.py (MariaDB 10.11.19, Galera 26.4),
 # whose evs timeouts are lowered; the rest are the defaults.
 PROVIDER_OPTIONS = (
     "base_dir = /tmp/vigil-galera-4ywzd8l2/node1/; base_host = 127.0.0.1; base_port = 14561; "

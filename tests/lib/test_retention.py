@@ -17,14 +17,8 @@ from apps.lib import retention
 from apps.lib.status import Status, Verdict
 from apps.probes.models import Result, Target
 from apps.regions import tasks
-from apps.regions.models import Region
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.probes.nginx import KEEPALIVE_TIMEOUTS, Nginx, Site
+from tests.services.nginx import KEEPALIVE_TIMEOUTS, Nginx, Site
 
 
 @pytest.fixture(scope="session")

@@ -7,17 +7,9 @@ from django.utils import timezone
 
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
+from tests.conftest import bearer
 
 pytestmark = pytest.mark.django_db
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
-
-
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 def test_it_creates_reads_updates_and_deletes_a_target_with_a_read_write_key(

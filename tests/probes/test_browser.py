@@ -13,7 +13,6 @@ from apps.probes.keepalive import Measurement
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin  # noqa: F401  (fixture; the browser is in conftest)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -58,9 +57,9 @@ def demo_history() -> tuple[int, int]:
 
 def test_it_shows_the_probes_panel_and_draws_the_target_charts(
     live_server,
-    admin,  # noqa: F811
+    admin,
     demo_history,  # before the browser: no ORM inside Playwright's context
-    browser_page,  # noqa: F811
+    browser_page,
 ):
     site_pk, target_pk = demo_history
     page = browser_page

@@ -12,7 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.conftest import ROOT
-from tests.probes.nginx import Nginx, free_port
+from tests.services import free_port
+from tests.services.nginx import Nginx
 
 
 def run(*args: str) -> tuple[str, str]:

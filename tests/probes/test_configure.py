@@ -6,14 +6,8 @@ import pytest
 
 from apps.probes.demo import Behaviour, DemoServers
 from apps.probes.models import Target
-from apps.regions.models import Region
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def site():
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 def form(site, url: str, **over: object) -> dict[str, object]:

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from apps.probes.keepalive import Measurement, ProbeSpec, measure, measure_many
-from tests.probes import edge_servers
-from tests.probes.nginx import KEEPALIVE_TIMEOUTS, Nginx, free_port
+from tests.services import edge_servers, free_port
+from tests.services.nginx import KEEPALIVE_TIMEOUTS, Nginx
 
 # nginx closes idle connections from a timer; the measurement sees it within this much.
 TOLERANCE_S = 0.5
@@ -283,7 +283,7 @@ def test_it_sends_a_non_ascii_path_and_query_percent_encoded_and_keeps_the_typed
 
 
 def test_it_sends_an_idn_name_as_its_a_label_in_sni_host_and_the_certificate_check(tmp_path):
-    from tests.probes.nginx import write_self_signed_certificate
+    from tests.services.nginx import write_self_signed_certificate
 
     a_label = "xn--e1afmkfd.xn--p1ai"
     cert, key = write_self_signed_certificate(tmp_path, a_label)

@@ -12,14 +12,8 @@ from django.utils import timezone
 from apps.lib.status import Status
 from apps.probes.keepalive import Measurement
 from apps.probes.models import Result, Target
-from apps.regions.models import Region
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 @pytest.mark.parametrize(

@@ -10,16 +10,10 @@ import pytest
 from apps.probes import keepalive
 from apps.probes.models import Result, Target
 from apps.probes.tasks import run_probes
-from apps.regions.models import Region
 
 pytestmark = pytest.mark.django_db
 
 METADATA = "169.254.169.254"
-
-
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 @pytest.mark.parametrize(

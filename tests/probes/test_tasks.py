@@ -16,15 +16,11 @@ from apps.probes import tasks
 from apps.probes.demo import Behaviour, DemoServers
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
-from tests.probes.nginx import Nginx, free_port
+from tests.services import free_port
+from tests.services.nginx import Nginx
 
 pytestmark = pytest.mark.django_db
 celery_module = importlib.import_module("config.celery_app")
-
-
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
 def target(site: Region, url: str, **fields) -> Target:

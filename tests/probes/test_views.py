@@ -18,11 +18,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def site() -> Region:
-    return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
-
-
-@pytest.fixture
 def probe(site: Region) -> Target:
     return Target.objects.create(
         region=site,

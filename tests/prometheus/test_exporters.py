@@ -45,11 +45,6 @@ def region() -> Region:
     return Region.objects.create(account=Account.objects.create(name="prod"), code="eu-west-1")
 
 
-@pytest.fixture
-def site() -> Region:
-    return Region.objects.create(code="dc-1", name="Data centre 1", kind=Region.Kind.SITE)
-
-
 def test_it_exports_a_file_systems_figures_as_the_collection_judged_them(region):
     rc = RegionCollection.objects.create(region=region)
     fs = FileSystem.objects.create(region=region, filesystem_id="fs-0123abcd", name="home")
@@ -222,7 +217,7 @@ def test_it_exports_md_arrays_from_a_real_report(site):
     metrics = scrape()
     labels, value = only(metrics["vigil_raid_degraded"])
     labels_key = tuple(sorted(labels.items()))
-    assert labels == {"region": "dc-1", "account": "", "host": "nas", "array": "md127"}
+    assert labels == {"region": "lab", "account": "", "host": "nas", "array": "md127"}
     assert value == 1.0
     assert only(metrics["vigil_raid_disks"])[1] == 6.0
     assert only(metrics["vigil_raid_active_disks"])[1] == 5.0
@@ -236,7 +231,7 @@ def test_it_exports_md_arrays_from_a_real_report(site):
     assert on == [
         {
             "concern": "raid",
-            "region": "dc-1",
+            "region": "lab",
             "account": "",
             "subject": "nas:md127",
             "status": array.status,

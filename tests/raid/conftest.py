@@ -8,13 +8,6 @@ from apps.raid.demo import SEED_RULES
 
 
 @pytest.fixture
-def site(db):
-    from apps.regions.models import Region
-
-    return Region.objects.create(code="dc-1", name="Data centre 1", kind=Region.Kind.SITE)
-
-
-@pytest.fixture
 def host(site):
     from apps.raid.models import Host
 
@@ -29,7 +22,7 @@ def host(site):
 @pytest.fixture(scope="session")
 def sshd():
     """A real OpenSSH server on a free loopback port, for the whole session."""
-    from tests.raid.sshd import Sshd
+    from tests.services.sshd import Sshd
 
     server = Sshd().start()
     yield server

@@ -6,7 +6,6 @@ import pytest
 
 from apps.raid import demo_setup
 from tests.conftest import OUTPUT_DIR
-from tests.test_browser import admin  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -18,7 +17,7 @@ def demo_host():
 
 
 # No ORM below this line: the browser runs Playwright's event loop in this thread.
-def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, browser_page):  # noqa: F811
+def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, browser_page):
     name, region_id = demo_host
     page = browser_page
     page.goto(live_server.url + "/accounts/login/")

@@ -12,7 +12,7 @@ from apps.raid.demo import seed_layout_mdstat
 from apps.raid.models import Array, Host
 from apps.raid.tasks import collect_host, ssh_target
 from tests.conftest import SHARED_FIXTURES
-from tests.raid.sshd import SilentServer
+from tests.services.sshd import SilentServer
 
 pytestmark = pytest.mark.django_db
 

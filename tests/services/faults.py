@@ -21,8 +21,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tests.alerts.ses_proxy import relay, respond
-from tests.alerts.workers import Worker, free_port, wait_for
+from tests.services import free_port, wait_for
+from tests.services.ses_proxy import relay, respond
+from tests.services.workers import Worker
 
 
 def _pg_bin() -> Path:

@@ -125,3 +125,8 @@ def sent_messages(endpoint: str) -> list[str]:
     with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10) as response:
         data = json.load(response)
     return [m["raw_data"] for m in data["ses"]["RawMessage"]]
+
+
+def sent_raw(endpoint: str) -> list[str]:
+    with urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=10) as response:
+        return [m["raw_data"] for m in json.load(response)["ses"]["RawMessage"]]

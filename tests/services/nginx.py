@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.services import free_port
+
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 # keepalive_timeout values under test; "5s 3" also sends the header "Keep-Alive: timeout=3".
 KEEPALIVE_TIMEOUTS = ("0", "1s", "3s", "7s", "5s 3")
@@ -27,12 +29,6 @@ class Site:
     keepalive: str
     tls: bool = False
     port: int = 0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def write_self_signed_certificate(directory: Path, name: str = "localhost") -> tuple[Path, Path]:

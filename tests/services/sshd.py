@@ -23,6 +23,8 @@ from pathlib import Path
 
 import asyncssh
 
+from tests.services import free_port
+
 SSHD = "/usr/sbin/sshd"
 USER = "vigiltest"
 
@@ -71,12 +73,6 @@ def ensure_user(name: str = USER) -> None:
             ["useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name],
             check=True,
         )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Sshd:

@@ -16,12 +16,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymysql
+
+from tests.services import wait_for
 
 CLUSTER_NAME = "vigil-test"
 MONITOR_USER = "vigil_monitor"
@@ -39,6 +39,10 @@ class ClusterError(RuntimeError):
     pass
 
 
+# While a node starts or rejoins, its socket refuses connections: not yet, not an error.
+NOT_YET = (pymysql.Error, OSError)
+
+
 def port_is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -47,24 +51,6 @@ def port_is_free(port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-def wait_for(what: str, check: Callable[[], object], timeout: float = SETTLE_TIMEOUT) -> object:
-    """Poll ``check`` until it returns something truthy; raise naming ``what`` on timeout."""
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            result = check()
-        except ClusterError:
-            raise
-        except Exception as error:  # a node that is still starting refuses connections
-            last_error = error
-        else:
-            if result:
-                return result
-        time.sleep(0.2)
-    raise ClusterError(f"timed out after {timeout:.0f} s waiting for {what} ({last_error})")
 
 
 @dataclass
@@ -295,7 +281,14 @@ class GaleraCluster:
             )
 
         try:
-            wait_for(f"{node.name} to be Synced", synced, timeout)
+            wait_for(
+                synced,
+                timeout,
+                f"{node.name} to be Synced",
+                interval=0.2,
+                retry_on=NOT_YET,
+                error=ClusterError,
+            )
         except ClusterError as error:
             raise ClusterError(f"{error}\n{node.name} error log:\n{node.log_tail()}") from None
 
@@ -308,7 +301,14 @@ class GaleraCluster:
                 node.status().get("wsrep_cluster_size") == str(size) for node in nodes
             )
 
-        wait_for(f"cluster size {size}", settled, timeout)
+        wait_for(
+            settled,
+            timeout,
+            f"cluster size {size}",
+            interval=0.2,
+            retry_on=NOT_YET,
+            error=ClusterError,
+        )
 
     def rejoin(self, node: Node, attempts: int = 3) -> None:
         """Start a node that was down and wait until it is Synced.

@@ -8,26 +8,15 @@ import signal
 import socket
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from django.db import connection
+
+from config import celery_app
 from tests.conftest import ROOT
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"Timed out after {timeout} s waiting for {what}")
+from tests.services import free_port, wait_for
 
 
 class RedisServer:
@@ -181,3 +170,30 @@ def stop_group(process: subprocess.Popen | None, grace_s: float = 15) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
+
+
+def worker_database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextmanager
+def publishing_to(redis: RedisServer, **conf: object) -> Iterator[None]:
+    """Publish this process's wake-ups (send_alerts after each transition) to ``redis``."""
+    app = celery_app
+    saved = {k: app.conf[k] for k in ("broker_url", *conf)}
+
+    def reconnect() -> None:  # drop cached connections to the previous broker
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    app.conf.update(broker_url=redis.url, **conf)
+    reconnect()
+    try:
+        yield
+    finally:
+        app.conf.update(saved)
+        reconnect()
