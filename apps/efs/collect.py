@@ -20,16 +20,16 @@ from apps import alerts
 from apps.lib.status import Status, Verdict
 
 from . import cloudwatch, history, pricing
-from .efs_api import FileSystemInfo
-from .forecast import Thresholds, filesystem_verdict
-from .models import FileSystem, RegionCollection
-from .queries import (
+from .cloudwatch_plan import (
     Dropped,
     collection_window,
     plan_requests,
     samples_from_responses,
     with_late_look,
 )
+from .elasticfilesystem import FileSystemInfo
+from .models import FileSystem, RegionCollection
+from .verdict import Thresholds, filesystem_verdict
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 from apps.lib import aws, leases
 from apps.regions.models import Region
 
-from . import collect, efs_api, history, pricing
+from . import collect, elasticfilesystem, history, pricing
 from .models import FileSystem, RegionCollection
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def collect_region(collection_id: int, region: str | None = None) -> dict | None
             if rc.next_discovery <= now:
                 access = rc.region.account.access
                 collect.save_discovery(
-                    rc, efs_api.describe_file_systems(rc.region.code, access), now
+                    rc, elasticfilesystem.describe_file_systems(rc.region.code, access), now
                 )
                 rc.next_discovery = now + timedelta(minutes=settings.VIGIL_EFS_DISCOVERY_MINUTES)
             outcome = collect.collect_metrics(rc, now)

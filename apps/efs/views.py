@@ -15,9 +15,9 @@ from django.views.decorators.http import require_safe
 from apps.regions.models import Region
 
 from . import charts, history, limits, pricing
-from .forecast import credit_forecast, credit_points
 from .metrics import GIB, op_sizes
 from .models import FileSystem, RegionCollection
+from .verdict import credit_forecast, credit_points
 
 RANGES = {
     "3h": timedelta(hours=3),

@@ -43,10 +43,10 @@ from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Cluster, Node, Snapshot, validate_password_env, validate_password_file
-from .push import read_report
-from .view import NodeResult, classify, storable
+from .parse_push import read_report
+from .parse_wsrep import ParseError
+from .verdict import NodeResult, classify, storable
 from .views import headroom_words
-from .wsrep import ParseError
 
 # --- push ------------------------------------------------------------------------------------
 

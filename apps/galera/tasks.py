@@ -24,9 +24,9 @@ from apps.lib.status import Status, Verdict
 
 from . import demo, mysql
 from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
-from .push import pushed_result
+from .parse_push import pushed_result
 from .rates import cert_failures, since_previous
-from .view import NodeResult, NodeView, Thresholds, build_view, cluster_verdict, storable
+from .verdict import NodeResult, NodeView, Thresholds, build_view, cluster_verdict, storable
 
 log = logging.getLogger(__name__)
 

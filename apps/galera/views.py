@@ -18,7 +18,7 @@ from apps.regions.models import Region
 from .demo import RECORDED
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
-from .view import NodeState
+from .verdict import NodeState
 
 DEFAULT_SUSPECT_TIMEOUT_S = 5.0  # evs.suspect_timeout's default, PT5S
 CHART_SNAPSHOTS = 720

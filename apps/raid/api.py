@@ -35,8 +35,8 @@ from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES
 
+from .collect import ingest
 from .errors import ParseError
-from .ingest import ingest
 from .models import Array, Host, Member
 
 MAX_DETAILS = 256

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from apps.demo.mode import demo_region
 
+from .collect import ingest
 from .demo import SEED_RULES, seed_layout_mdstat
-from .ingest import ingest
 from .models import Host
 
 DEMO_HOST = "demo-storage-client"

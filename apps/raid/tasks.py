@@ -1,7 +1,7 @@
 """Celery glue: collect SSH hosts when due, and turn silent hosts unknown.
 
 ``collect_host`` is adapter (``ssh.py``) -> pure (``report.py``) -> save -> ``alerts.record``
-(``ingest.py``), under a lease so a host is never collected twice at once; it is safe to run
+(``collect.py``), under a lease so a host is never collected twice at once; it is safe to run
 twice. ``dispatch_due(now)`` is what the beat tick calls every minute.
 """
 
@@ -17,8 +17,8 @@ from apps.demo.mode import demo_enabled
 from apps.lib import leases
 
 from . import demo_setup, ssh
+from .collect import ingest, mark_silent_hosts
 from .errors import ParseError
-from .ingest import ingest, mark_silent_hosts
 from .models import SSH_LEASE, Host
 
 log = logging.getLogger(__name__)

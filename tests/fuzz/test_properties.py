@@ -17,7 +17,7 @@ from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.efs.queries import SPECS, Window, query_id, samples_from_responses
+from apps.efs.cloudwatch_plan import SPECS, Window, query_id, samples_from_responses
 from apps.galera import tasks as galera_tasks
 from apps.galera.models import Cluster, Node
 from apps.galera.mysql import result_from_rows

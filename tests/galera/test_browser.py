@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from apps.galera import demo, tasks
 from apps.galera.models import Cluster, Node
-from apps.galera.view import NodeResult
-from apps.galera.wsrep import WsrepStatus
+from apps.galera.parse_wsrep import WsrepStatus
+from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
 from tests.conftest import OUTPUT_DIR
 

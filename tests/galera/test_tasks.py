@@ -13,8 +13,8 @@ from django.utils import timezone
 from apps.alerts.models import Transition
 from apps.galera import demo, mysql, tasks
 from apps.galera.models import Cluster, Node, Snapshot
-from apps.galera.view import NOT_GALERA, NodeResult
-from apps.galera.wsrep import WsrepStatus
+from apps.galera.parse_wsrep import WsrepStatus
+from apps.galera.verdict import NOT_GALERA, NodeResult
 from apps.lib.status import Status
 from apps.regions.models import Region
 

@@ -7,8 +7,8 @@ from django.urls import reverse
 
 from apps.galera import demo, tasks
 from apps.galera.models import Cluster, Node
-from apps.galera.view import NodeResult
-from apps.galera.wsrep import WsrepStatus
+from apps.galera.parse_wsrep import WsrepStatus
+from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from apps.alerts.models import Transition
+from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
-from apps.raid.ingest import ingest
 from apps.raid.models import Array, Host
 from tests.conftest import SHARED_FIXTURES
 

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from apps.raid import demo_setup, tasks
+from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
-from apps.raid.ingest import ingest
 from apps.raid.models import Array, Host
 from apps.regions import concerns
 

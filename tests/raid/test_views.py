@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
-from apps.raid.ingest import ingest
 
 pytestmark = pytest.mark.django_db
 
