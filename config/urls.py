@@ -25,5 +25,5 @@ urlpatterns = [
     path("api/", include(("config.api", "api"))),
 ]
 
-handler404 = "apps.accounts.errors.not_found"
-handler500 = "apps.accounts.errors.server_error"
+handler404 = "apps.api.errors.not_found"
+handler500 = "apps.api.errors.server_error"

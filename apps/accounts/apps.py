@@ -12,7 +12,8 @@ class AccountsConfig(AppConfig):
         from django.contrib.auth import get_user_model
         from django.contrib.auth.models import Group
 
-        from . import schema  # noqa: F401  (registers the OpenAPI security scheme)
+        from apps.api import schema  # noqa: F401  (registers the OpenAPI security scheme)
+
         from .audit import track
 
         track(

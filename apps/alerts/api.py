@@ -13,8 +13,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.regions.models import STATUS_CHOICES
 
 from .integrations import validate as validate_channel

@@ -17,8 +17,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.conditional import ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, as_utc
+from apps.api.conditional import ConditionalGet
+from apps.api.lists import FilterSet, IdFilter, RegionFilter, as_utc
 from apps.regions.models import STATUS_CHOICES
 
 from . import charts, history, pricing

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 import django_filters
 from rest_framework import serializers, viewsets
 
-from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Result, Target

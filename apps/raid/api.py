@@ -26,11 +26,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.authentication import ApiKeyAuthentication
-from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.accounts.permissions import RolePermissions
-from apps.accounts.schema import ErrorSerializer
 from apps.alerts.models import Transition
+from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.schema import ErrorSerializer
 from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES

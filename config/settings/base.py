@@ -304,20 +304,20 @@ REST_FRAMEWORK = {
     ],
     # Reads for everyone logged in; every write needs its model permission (403 first).
     "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermissions"],
-    "DEFAULT_SCHEMA_CLASS": "apps.accounts.schema.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "apps.accounts.lists.Pagination",
+    "DEFAULT_SCHEMA_CLASS": "apps.api.schema.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "apps.api.lists.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
-        "apps.accounts.lists.StableOrdering",
+        "apps.api.lists.StableOrdering",
     ],
     # Per API key (else host token, session user, address), and per user across all their
     # keys and sessions, counted in CACHES["default"].
     "DEFAULT_THROTTLE_CLASSES": [
-        "apps.accounts.throttling.ReadThrottle",
-        "apps.accounts.throttling.WriteThrottle",
-        "apps.accounts.throttling.UserReadThrottle",
-        "apps.accounts.throttling.UserWriteThrottle",
+        "apps.api.throttling.ReadThrottle",
+        "apps.api.throttling.WriteThrottle",
+        "apps.api.throttling.UserReadThrottle",
+        "apps.api.throttling.UserWriteThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "read": api_rate("VIGIL_API_RATE_READ", "1200/min"),
@@ -325,7 +325,7 @@ REST_FRAMEWORK = {
         "user_read": api_rate("VIGIL_API_RATE_USER_READ", "2400/min"),
         "user_write": api_rate("VIGIL_API_RATE_USER_WRITE", "240/min"),
     },
-    "EXCEPTION_HANDLER": "apps.accounts.errors.json_exception_handler",
+    "EXCEPTION_HANDLER": "apps.api.errors.json_exception_handler",
 }
 # Live (unrevoked) API keys one user may hold; issuing one more is refused.
 VIGIL_API_KEYS_PER_USER = setting("VIGIL_API_KEYS_PER_USER", "int", default=10)

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.accounts.lists import MAX_LIMIT
+from apps.api.lists import MAX_LIMIT
 from apps.efs.models import FileSystem
 from apps.galera.models import Cluster
 from apps.probes.models import Result, Target

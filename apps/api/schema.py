@@ -24,7 +24,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
 
 
 class ErrorSerializer(serializers.Serializer):
-    """The shape of every API error (``apps.accounts.errors``)."""
+    """The shape of every API error (``apps.api.errors``)."""
 
     error = serializers.CharField(help_text="What went wrong, for a person to read.")
     fields = serializers.DictField(
