@@ -16,7 +16,7 @@ from django.conf import settings
 from apps.demo.mode import demo_enabled
 from apps.lib import leases
 
-from . import demo_setup, ssh
+from . import demo, ssh
 from .collect import ingest, mark_silent_hosts
 from .errors import ParseError
 from .models import SSH_LEASE, Host
@@ -77,7 +77,7 @@ def mark_silent() -> int:
 def refresh_demo() -> None:
     """Demo mode: the demo host "pushes" again, its rebuild further along."""
     for host in Host.objects.filter(is_demo=True, enabled=True):
-        demo_setup.refresh(host)
+        demo.refresh(host)
 
 
 def dispatch_due(now: datetime) -> None:
