@@ -44,9 +44,7 @@ router.register("galera/snapshots", galera_api.SnapshotViewSet, basename="galera
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    re_path(
-        r"^raid/hosts/(?P<name>[A-Za-z0-9._-]+)/report/?$", raid_api.report, name="raid-report"
-    ),
+    re_path(r"^raid/hosts/(?P<pk>[0-9]+)/report/?$", raid_api.report, name="raid-report"),
     re_path(r"^galera/nodes/(?P<pk>[0-9]+)/report/?$", galera_api.report, name="galera-report"),
     path("", include(router.urls)),
 ]

@@ -124,5 +124,5 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     download = csv_response(request, context["charts"], f"{fs.filesystem_id}-{range_key}")
     if download is not None:
         return download
-    template = "efs/filesystem.html#summary" if request.htmx else "efs/filesystem.html"
+    template = "efs/filesystem.html#live" if request.htmx else "efs/filesystem.html"
     return render(request, template, context)

@@ -132,7 +132,7 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
     download = chartdata.csv_response(request, {"size": context["size_chart"]}, f"galera-{pk}")
     if download is not None:
         return download
-    template = "galera/cluster.html#summary" if request.htmx else "galera/cluster.html"
+    template = "galera/cluster.html#live" if request.htmx else "galera/cluster.html"
     return render(request, template, context)
 
 

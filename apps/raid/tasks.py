@@ -80,11 +80,14 @@ def refresh_demo() -> None:
         demo.refresh(host)
 
 
-def dispatch_due(now: datetime) -> None:
-    """Queue the SSH hosts that are due, the check for silent hosts, and the demo's report."""
+def dispatch_due(now: datetime) -> int:
+    """Queue the SSH hosts that are due, the check for silent hosts, and the demo's report.
+
+    Returns how many hosts were queued for collection, as every concern's dispatcher does."""
     hosts = Host.objects.select_related("region").in_bulk(Host.claim_due(now))
     for host in hosts.values():
         collect_host.delay(host.pk, region=host.region.code)
     if demo_enabled() and Host.objects.filter(is_demo=True).exists():
         refresh_demo.delay()
     mark_silent.delay()
+    return len(hosts)

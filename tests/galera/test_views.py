@@ -98,7 +98,7 @@ def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_cl
     partial = logged_in_client.get(
         reverse("galera:cluster", args=[cluster.pk]), headers={"HX-Request": "true"}
     ).content.decode()
-    assert partial.lstrip().startswith('<div id="galera-summary"')
+    assert partial.lstrip().startswith('<div id="live"')
     assert "<h1>" not in partial
 
 

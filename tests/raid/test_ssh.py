@@ -222,7 +222,7 @@ def test_output_that_cannot_be_stored_is_the_hosts_error_on_its_page(
     ssh_host.refresh_from_db()
     assert ssh_host.last_error.startswith(error)
     assert not Array.objects.filter(host=ssh_host).exists()
-    page = admin_client.get(f"/raid/hosts/{ssh_host.name}/").content.decode()
+    page = admin_client.get(f"/raid/hosts/{ssh_host.pk}/").content.decode()
     assert "Collection failing" in page
     assert escape(error) in page
 

@@ -37,10 +37,10 @@ def test_the_beat_tick_collects_due_hosts_and_marks_silent_ones_eagerly(ssh_host
     app = celery_module.app
     app.conf.task_always_eager = True
     try:
-        tasks.dispatch_due(timezone.now())
+        assert tasks.dispatch_due(timezone.now()) == 1
         assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"ok"}
         Host.objects.filter(pk=ssh_host.pk).update(last_report=timezone.now() - timedelta(hours=4))
-        tasks.dispatch_due(timezone.now())  # not due again; silent for 4 h
+        assert tasks.dispatch_due(timezone.now()) == 0  # not due again; silent for 4 h
     finally:
         app.conf.task_always_eager = False
     assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"unknown"}
