@@ -76,9 +76,9 @@ def demo_story(settings, admin):  # noqa: F811
     from apps.galera.models import Cluster
     from apps.lib import aws
     from apps.probes import demo as probes_demo
+    from apps.probes.collect import save_result
     from apps.probes.keepalive import Measurement
     from apps.probes.models import Target
-    from apps.probes.tasks import save_result
     from apps.raid.models import Array, Host
     from apps.regions import tasks as region_tasks
     from apps.regions.models import Account, Region

@@ -15,10 +15,10 @@ from apps.lib import liveforms
 from apps.regions.models import Region
 
 from . import ssh
+from .collect import ssh_target
 from .errors import ParseError
 from .models import Host
 from .report import assess
-from .tasks import ssh_target
 
 FIELDS = [
     "name", "region", "collection", "ssh_address", "ssh_port", "ssh_user", "known_hosts",

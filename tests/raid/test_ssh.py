@@ -8,9 +8,10 @@ from django.utils.html import escape
 
 from apps.alerts.models import Transition
 from apps.raid import ssh
+from apps.raid.collect import ssh_target
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.models import Array, Host
-from apps.raid.tasks import collect_host, ssh_target
+from apps.raid.tasks import collect_host
 from tests.conftest import SHARED_FIXTURES
 from tests.raid.sshd import SilentServer
 
