@@ -210,3 +210,7 @@ def _when(value: str | None, name: str) -> datetime | None:
     if parsed is None:
         raise ValidationError({name: "an ISO 8601 date-time"})
     return as_utc(parsed if parsed.tzinfo else timezone.make_aware(parsed, timezone.UTC), name)
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``.
+ROUTES = [("efs/filesystems", FileSystemViewSet, "efs-filesystem")]

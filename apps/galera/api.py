@@ -20,6 +20,7 @@ from typing import Any
 import django_filters
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.urls import re_path
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -400,3 +401,13 @@ class SnapshotViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     filterset_class = SnapshotFilter
     ordering_fields = ["id", "created", "cluster_size", "status"]
     ordering = ["-created", "-pk"]
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``, and
+#: the push endpoint.
+ROUTES = [
+    ("galera/clusters", ClusterViewSet, "galera-cluster"),
+    ("galera/nodes", NodeViewSet, "galera-node"),
+    ("galera/snapshots", SnapshotViewSet, "galera-snapshot"),
+]
+URLS = [re_path(r"^galera/nodes/(?P<pk>[0-9]+)/report/?$", report, name="galera-report")]

@@ -126,3 +126,10 @@ class ResultViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     filterset_class = ResultFilter
     ordering_fields = ["id", "created", "started_at", "idle_timeout_s", "total_s", "status"]
     ordering = ["-created", "-pk"]
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``.
+ROUTES = [
+    ("probes/targets", TargetViewSet, "probe-target"),
+    ("probes/results", ResultViewSet, "probe-result"),
+]

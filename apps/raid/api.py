@@ -13,6 +13,7 @@ from __future__ import annotations
 import django_filters
 from django.conf import settings
 from django.db.models import QuerySet
+from django.urls import re_path
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import parsers, serializers, viewsets
@@ -38,6 +39,7 @@ from apps.regions.models import STATUS_CHOICES
 from .collect import ingest
 from .errors import ParseError
 from .models import Array, Host, Member
+from .report import ARRAY_FACT_FIELDS
 
 MAX_DETAILS = 256
 
@@ -193,7 +195,10 @@ class HostFilter(FilterSet):
 
 
 class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
-    """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint."""
+    """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint.
+
+    A host is addressed by its id, like every other subject (``/api/raid/hosts/<id>/``, the push
+    URL, ``?host=<id>``); this changed: it was its name before."""
 
     serializer_class = HostSerializer
     queryset = Host.objects.prefetch_related("arrays")
@@ -223,23 +228,7 @@ class ArraySerializer(serializers.ModelSerializer):
             "status",
             "reason",
             "status_changed",
-            "level",
-            "state",
-            "read_only",
-            "raid_disks",
-            "active_disks",
-            "size_kib",
-            "disk_status",
-            "sync_action",
-            "sync_state",
-            "sync_percent",
-            "speed_kib_per_sec",
-            "eta_minutes",
-            "stalled",
-            "headroom",
-            "headroom_text",
-            "domain_headroom",
-            "domain_headroom_text",
+            *(name for name in ARRAY_FACT_FIELDS if name != "position"),
             "last_seen",
             "members",
         ]
@@ -328,3 +317,14 @@ class HistoryViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     filterset_class = HistoryFilter
     ordering_fields = ["id", "created"]
     ordering = ["-created", "-pk"]
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``, and
+#: the push endpoint.
+ROUTES = [
+    ("raid/hosts", HostViewSet, "raid-host"),
+    ("raid/arrays", ArrayViewSet, "raid-array"),
+    ("raid/members", MemberViewSet, "raid-member"),
+    ("raid/history", HistoryViewSet, "raid-history"),
+]
+URLS = [re_path(r"^raid/hosts/(?P<pk>[0-9]+)/report/?$", report, name="raid-report")]

@@ -15,6 +15,7 @@ class RaidConfig(AppConfig):
         from .models import Array
 
         concerns.register(
+            self,
             concerns.Concern(
                 "raid",
                 "md-RAID",
@@ -25,5 +26,5 @@ class RaidConfig(AppConfig):
                 prometheus=prometheus.metrics,
                 add_links=(concerns.AddLink("Add an md-RAID host", "raid:add", "raid.add_host"),),
                 demo_setup=demo.set_up,
-            )
+            ),
         )

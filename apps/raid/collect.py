@@ -25,7 +25,7 @@ from . import ssh
 from .domains import validate_rules
 from .errors import ParseError
 from .models import Array, Host, Member
-from .report import ArrayFacts, assess
+from .report import ARRAY_FACT_FIELDS, ArrayFacts, assess
 
 log = logging.getLogger(__name__)
 
@@ -65,26 +65,7 @@ def collect_over_ssh(host: Host) -> None:
         host.collection_failed("; ".join(collected.warnings))
 
 
-_COPIED = (
-    "position",
-    "level",
-    "state",
-    "read_only",
-    "raid_disks",
-    "active_disks",
-    "size_kib",
-    "disk_status",
-    "sync_action",
-    "sync_state",
-    "sync_percent",
-    "speed_kib_per_sec",
-    "eta_minutes",
-    "stalled",
-    "headroom",
-    "headroom_text",
-    "domain_headroom",
-    "domain_headroom_text",
-)
+_COPIED = ARRAY_FACT_FIELDS
 
 
 def ingest(

@@ -21,7 +21,7 @@ Texts are cut to what their columns hold.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from apps.lib.status import Status, Verdict
@@ -75,6 +75,13 @@ class ArrayFacts:
     domain_headroom_text: str
     members: tuple[MemberFacts, ...]
     verdict: Verdict
+
+
+#: The facts an ``Array`` row copies from ``ArrayFacts`` (its columns of the same names): the
+#: one list that ingest, the API and the synthetic fleet share.
+ARRAY_FACT_FIELDS = tuple(
+    f.name for f in fields(ArrayFacts) if f.name not in {"name", "parent", "members", "verdict"}
+)
 
 
 @dataclass(frozen=True)
