@@ -39,6 +39,7 @@ from apps.accounts.permissions import RolePermissions
 from apps.api.conditional import AppendOnlyList, ConditionalGet
 from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.api.schema import ErrorSerializer
+from apps.api.validation import ModelClean
 from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES, Region
@@ -230,7 +231,7 @@ class ClusterSerializer(serializers.ModelSerializer):
         return headroom_words(cluster)
 
 
-class NodeSerializer(serializers.ModelSerializer):
+class NodeSerializer(ModelClean, serializers.ModelSerializer):
     password_env = serializers.CharField(
         write_only=True,
         required=False,
@@ -303,17 +304,10 @@ class NodeSerializer(serializers.ModelSerializer):
             attrs.get("host", self.instance.host) != self.instance.host
             or attrs.get("port", self.instance.port) != self.instance.port
         )
-        env = attrs.get("password_env", getattr(self.instance, "password_env", ""))
-        path = attrs.get("password_file", getattr(self.instance, "password_file", ""))
         if moved and given:  # the reference not given again goes (Node.save clears it too)
-            env, path = attrs.get("password_env", ""), attrs.get("password_file", "")
-            attrs.setdefault("password_env", env)
-            attrs.setdefault("password_file", path)
-        if env and path:
-            raise serializers.ValidationError(
-                "Give the password's environment variable or its file, not both."
-            )
-        return attrs
+            attrs.setdefault("password_env", "")
+            attrs.setdefault("password_file", "")
+        return super().validate(attrs)  # Node.clean(): not both
 
     def update(self, instance: Node, validated_data: dict) -> Node:
         # A host or port change forgets the password reference unless this request gives one.
