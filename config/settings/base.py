@@ -3,7 +3,9 @@
 Every value comes from the environment through django-environ's ``FileAwareEnv``: any variable
 may instead be given as ``NAME_FILE`` pointing at a file that holds the value (Docker/Kubernetes
 secrets). ``.env.example`` documents each variable. A malformed value, or a ``VIGIL_*`` variable
-this file does not know, stops the start with a message that names the variable.
+neither this file nor an installed concern's ``conf.py`` knows, stops the start with a message
+that names the variable. Each concern's own settings are read by its ``conf.py``
+(``app_settings``), so a new concern adds none here.
 """
 
 from __future__ import annotations
