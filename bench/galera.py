@@ -27,7 +27,7 @@ from apps.galera.verdict import ClusterView, build_view, cluster_verdict  # noqa
 from apps.lib.outbound import Policy  # noqa: E402
 from tests.galera.cluster import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster  # noqa: E402
 
-TIMEOUT_S = 3.0  # what apps/galera/tasks.py uses
+TIMEOUT_S = 3.0  # what apps/galera/collect.py uses
 
 
 def poll(addresses: list[NodeAddress]) -> ClusterView:
