@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import INSTALLED_APPS
+from config.settings.base import install
 
-INSTALLED_APPS = [*INSTALLED_APPS, "tests.concern_app"]
+install(globals(), "tests.concern_app")
 LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}

@@ -227,7 +227,7 @@ def naive_statistics(url: str, code: str, refs, minutes: int) -> tuple[int, floa
 
     import boto3
 
-    from apps.efs.queries import specs_for
+    from apps.efs.cloudwatch_plan import specs_for
 
     cw = boto3.client("cloudwatch", region_name=code, endpoint_url=url)
     end = datetime.fromtimestamp(time.time() // 60 * 60 - 180, UTC)
@@ -314,15 +314,15 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     from django.core.management import call_command
     from django.utils import timezone
 
-    from apps.efs import collect, efs_api
-    from apps.efs.models import FileSystem, MetricMinute, RegionCollection
-    from apps.efs.queries import (
+    from apps.efs import collect, elasticfilesystem
+    from apps.efs.cloudwatch_plan import (
         align,
         build_queries,
         get_metric_statistics_call_count,
         min_calls,
         yace_style_query_count,
     )
+    from apps.efs.models import FileSystem, MetricMinute, RegionCollection
     from apps.regions.models import Account, Region
 
     call_command("migrate", interactive=False, verbosity=0)
@@ -341,7 +341,9 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
             account=account, code=code, opt_in_status="opt-in-not-required"
         )
         rc = RegionCollection.objects.create(region=region, next_discovery=now + timedelta(hours=1))
-        collect.save_discovery(rc, efs_api.describe_file_systems(code, account.access), now)
+        collect.save_discovery(
+            rc, elasticfilesystem.describe_file_systems(code, account.access), now
+        )
         collections.append((rc.pk, code))
     discovery_s = time.perf_counter() - t
 

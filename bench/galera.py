@@ -23,11 +23,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.galera.mysql import NodeAddress, poll_nodes  # noqa: E402
-from apps.galera.view import ClusterView, build_view, cluster_verdict  # noqa: E402
+from apps.galera.verdict import ClusterView, build_view, cluster_verdict  # noqa: E402
 from apps.lib.outbound import Policy  # noqa: E402
 from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster  # noqa: E402
 
-TIMEOUT_S = 3.0  # what apps/galera/tasks.py uses
+TIMEOUT_S = 3.0  # what apps/galera/collect.py uses
 
 
 def poll(addresses: list[NodeAddress]) -> ClusterView:

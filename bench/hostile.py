@@ -139,7 +139,7 @@ def pushes(repeat: int) -> dict:
         started = time.perf_counter()
         response = client.generic(
             "POST",
-            f"/api/raid/hosts/{host.name}/report",
+            f"/api/raid/hosts/{host.pk}/report",
             body,
             content_type=content_type,
             HTTP_AUTHORIZATION=f"Bearer {token}",

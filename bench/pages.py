@@ -99,7 +99,7 @@ def pages() -> dict[str, str]:
         "filesystem_24h": f"/efs/filesystems/{fs.pk}/?range=24h",
         "filesystem_30d": f"/efs/filesystems/{fs.pk}/?range=30d",
         "cluster": f"/galera/clusters/{cluster.pk}/",
-        "host": f"/raid/hosts/{host.name}/",
+        "host": f"/raid/hosts/{host.pk}/",
         "probe": f"/probes/targets/{target.pk}/",
     }
 

@@ -1,4 +1,5 @@
-"""URL configuration: pages per app, the admin, login, and the API under /api/."""
+"""URL configuration: pages per app (each concern's from the concern registry), the admin,
+login, and the API under /api/."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from apps.accounts import views as account_views
+from apps.regions import concerns
 
 urlpatterns = [
     path("", include("apps.regions.urls")),
@@ -14,10 +16,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", include("apps.accounts.urls")),
     path("alerts/", include("apps.alerts.urls")),
-    path("probes/", include("apps.probes.urls")),
-    path("efs/", include("apps.efs.urls")),
-    path("raid/", include("apps.raid.urls")),
-    path("galera/", include("apps.galera.urls")),
+    *concerns.url_patterns(),  # /<key>/ -> each concern's urls.py (apps/regions/concerns.py)
     path("healthz", account_views.healthz, name="healthz"),
     path("favicon.ico", account_views.favicon, name="favicon"),
     path("metrics", include("apps.prometheus.urls")),
@@ -25,5 +24,5 @@ urlpatterns = [
     path("api/", include(("config.api", "api"))),
 ]
 
-handler404 = "apps.accounts.errors.not_found"
-handler500 = "apps.accounts.errors.server_error"
+handler404 = "apps.api.errors.not_found"
+handler500 = "apps.api.errors.server_error"

@@ -46,7 +46,7 @@ SERVICE_FIXTURES = {
     "hosts_entry": "hosts",
 }
 SERVICE_MODULES = {
-    "tests/accounts/test_throttling.py": "redis",
+    "tests/api/test_throttling.py": "redis",
     "tests/alerts/test_rabbitmq.py": "rabbitmq",
     "tests/alerts/test_worker_faults.py": "workers",
     "tests/test_deploy.py": "compose",

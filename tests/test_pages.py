@@ -75,9 +75,9 @@ def demo_story(settings, admin):
     from apps.galera.models import Cluster
     from apps.lib import aws
     from apps.probes import demo as probes_demo
+    from apps.probes.collect import save_result
     from apps.probes.keepalive import Measurement
     from apps.probes.models import Target
-    from apps.probes.tasks import save_result
     from apps.raid.models import Array, Host
     from apps.regions import tasks as region_tasks
     from apps.regions.models import Account, Region
@@ -138,7 +138,7 @@ def demo_story(settings, admin):
         "site": f"/regions/{site.pk}/",
         "filesystem": f"/efs/filesystems/{subjects['efs'].pk}/",
         "cluster": f"/galera/clusters/{subjects['galera'].pk}/",
-        "raid-host": f"/raid/hosts/{host.name}/",
+        "raid-host": f"/raid/hosts/{host.pk}/",
         "probe-target": f"/probes/targets/{subjects['probes'].pk}/",
         "probe-presets": "/probes/presets/",
         "alerts": "/alerts/",
@@ -154,7 +154,7 @@ def demo_story(settings, admin):
         "edit-cluster": f"/galera/clusters/{subjects['galera'].pk}/edit/",
         "new-node": f"/galera/clusters/{subjects['galera'].pk}/nodes/new/",
         "new-raid-host": f"/raid/new-host/?region={region.pk}",
-        "edit-raid-host": f"/raid/hosts/{host.name}/edit/",
+        "edit-raid-host": f"/raid/hosts/{host.pk}/edit/",
         "new-probe": f"/probes/targets/new/?region={region.pk}",
         "edit-probe": f"/probes/targets/{subjects['probes'].pk}/edit/",
         "first-account": "/regions/first-account/",

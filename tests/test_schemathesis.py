@@ -83,8 +83,8 @@ def fleet(db, user) -> dict[str, Any]:
     from apps.galera import demo as galera_demo
     from apps.galera.models import Cluster, Node, Snapshot
     from apps.probes.models import Result, Target
+    from apps.raid.collect import ingest
     from apps.raid.demo import SEED_RULES, seed_layout_mdstat
-    from apps.raid.ingest import ingest
     from apps.raid.models import Array, Host, Member
     from apps.regions.models import Account, Region
 

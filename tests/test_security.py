@@ -364,7 +364,7 @@ def test_it_never_shows_or_logs_a_planted_secret(client, planted, caplog, settin
     # The walk did reach the planted objects' pages, not just their 404s.
     assert client.get(f"/admin/regions/account/{PK}/change/").status_code == 200
     assert client.get(f"/admin/galera/cluster/{PK}/change/").status_code == 200  # nodes inline
-    assert client.get(f"/raid/hosts/{HOST_NAME}/").status_code == 200
+    assert client.get(f"/raid/hosts/{PK}/").status_code == 200
     assert client.get(f"/api/accounts/{PK}/", headers=key_header).status_code == 200
 
 

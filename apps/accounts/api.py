@@ -10,9 +10,10 @@ from rest_framework import exceptions, mixins, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.api.conditional import ConditionalGet
+from apps.api.lists import FilterSet, SinceUntilFilterSet
+
 from .audit import changes
-from .conditional import ConditionalGet
-from .lists import FilterSet, SinceUntilFilterSet
 from .models import ApiKey, KeyRefused
 
 

@@ -14,8 +14,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.lists import (
+from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.lists import (
     FilterSet,
     IdFilter,
     KeysetPagination,

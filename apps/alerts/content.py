@@ -79,7 +79,7 @@ def _number(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-# A figure's unit is the suffix of its key (the status contract's naming, ARCHITECTURE.md):
+# A figure's unit is the suffix of its key (the status contract's naming, docs/architecture.md):
 # the label drops it and the value is written in it.
 _UNITS: tuple[tuple[str, Any], ...] = (
     ("_bytes", human_bytes),

@@ -15,27 +15,13 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
-from apps.lib.status import Verdict
+from apps.lib.status import Verdict, jsonable
 from apps.regions.models import Subject
 
 from . import routing
 from .models import Transition
 
 log = logging.getLogger(__name__)
-
-
-def _jsonable(figures: dict) -> dict:
-    out = {}
-    for key, value in figures.items():
-        if value is None or isinstance(value, bool | int | float | str):
-            out[key] = value
-        elif isinstance(value, list | tuple):
-            out[key] = [
-                v if isinstance(v, bool | int | float | str | None) else str(v) for v in value
-            ]
-        else:
-            out[key] = str(value)
-    return out
 
 
 def wake_sender() -> None:
@@ -74,7 +60,7 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
             old_status=old,
             new_status=new,
             reason=verdict.reason,
-            figures=_jsonable(verdict.figures),
+            figures=jsonable(verdict.figures),
             created=now,
         )
         if routing.on_transition(created):

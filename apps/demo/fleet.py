@@ -6,9 +6,9 @@ show what they would show for a real fleet:
 
 - EFS file systems follow ``apps.efs.fleet``'s credit-model workloads; a file system's day of
   minutes is simulated once (``day_rows``) and repeated over the days, its current figures
-  and status are ``forecast.filesystem_verdict`` of its last three hours. Some have an outage
+  and status are ``efs.verdict.filesystem_verdict`` of its last three hours. Some have an outage
   (a gap, never zeros) and some stopped reporting (unknown).
-- Galera clusters are judged by ``view.build_view`` and ``view.cluster_verdict`` from wsrep
+- Galera clusters are judged by ``galera.verdict.build_view`` and ``cluster_verdict`` from wsrep
   rows of each scenario (healthy, a node down, a donor, flow control, quorum lost).
 - RAID hosts report real ``/proc/mdstat`` text read by ``report.assess``: nested RAID-0 over
   RAID-1 mirrors, the seed's RAID-0 over RAID-10 on three storage servers, and RAID-6; some
@@ -30,12 +30,12 @@ from functools import lru_cache
 from typing import Any
 
 from apps.efs.fleet import PROFILES, Profile, minute_values
-from apps.efs.forecast import filesystem_verdict
 from apps.efs.history import SUMMED_FIELDS
 from apps.efs.metrics import VALUE_FIELDS, Sample
+from apps.efs.verdict import filesystem_verdict
+from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.quorum import describe
-from apps.galera.view import NodeResult, build_view, cluster_verdict
-from apps.galera.wsrep import WsrepStatus
+from apps.galera.verdict import NodeResult, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
 from apps.probes.keepalive import Measurement
 from apps.probes.verdict import probe_verdict

@@ -17,8 +17,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.conditional import ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, PlainRows, RegionFilter, as_utc
+from apps.api.conditional import ConditionalGet
+from apps.api.lists import FilterSet, IdFilter, PlainRows, RegionFilter, as_utc
 from apps.regions.models import STATUS_CHOICES
 
 from . import charts, history, pricing
@@ -210,3 +210,7 @@ def _when(value: str | None, name: str) -> datetime | None:
     if parsed is None:
         raise ValidationError({name: "an ISO 8601 date-time"})
     return as_utc(parsed if parsed.tzinfo else timezone.make_aware(parsed, timezone.UTC), name)
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``.
+ROUTES = [("efs/filesystems", FileSystemViewSet, "efs-filesystem")]

@@ -16,6 +16,7 @@ class EfsConfig(AppConfig):
         from .models import FileSystem, RegionCollection
 
         concerns.register(
+            self,
             concerns.Concern(
                 "efs",
                 "EFS",
@@ -30,7 +31,7 @@ class EfsConfig(AppConfig):
                     .exclude(last_error="")
                     .values_list("region_id", "last_error")
                 ),
-            )
+            ),
         )
         if standin.install not in demo_standin.START_HOOKS:
             demo_standin.START_HOOKS.append(standin.install)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from .forecast import CreditForecast
 from .metrics import GIB, MinuteFigures, Sample, minute_figures
+from .verdict import CreditForecast
 
 #: (key in the API, chart label, MinuteFigures attribute, unit)
 SERIES: tuple[tuple[str, str, str, str], ...] = (

@@ -1,8 +1,8 @@
 """Adapter for CloudWatch: send planned GetMetricData calls, following NextToken.
 
 boto3 calls only. The plan (which queries, batches of at most 500, windows that stay under
-100,800 data points) comes from ``queries.plan_requests``; turning the pages into samples is
-``queries.samples_from_responses``. Throttling and 5xx answers are retried by the client
+100,800 data points) comes from ``cloudwatch_plan.plan_requests``; turning the pages into samples is
+``cloudwatch_plan.samples_from_responses``. Throttling and 5xx answers are retried by the client
 factory's adaptive retry mode (``apps.lib.aws``); what still fails raises, so a failed call
 never turns into zeros.
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from apps.lib import aws
 from apps.lib.aws import AccountAccess
 
-from .queries import MetricDataRequest
+from .cloudwatch_plan import MetricDataRequest
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient

@@ -13,23 +13,25 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.db import transaction
 
 from apps import alerts
-from apps.lib.status import Status, Verdict
+from apps.lib import aws
+from apps.lib.status import Status, Verdict, jsonable
 
-from . import cloudwatch, history, pricing
-from .efs_api import FileSystemInfo
-from .forecast import Thresholds, filesystem_verdict
-from .models import FileSystem, RegionCollection
-from .queries import (
+from . import cloudwatch, elasticfilesystem, history, pricing
+from .cloudwatch_plan import (
     Dropped,
     collection_window,
     plan_requests,
     samples_from_responses,
     with_late_look,
 )
+from .elasticfilesystem import FileSystemInfo
+from .models import FileSystem, RegionCollection
+from .verdict import Thresholds, filesystem_verdict
 
 log = logging.getLogger(__name__)
 
@@ -59,18 +61,7 @@ def save_discovery(rc: RegionCollection, found: list[FileSystemInfo], now: datet
     """Upsert what ``describe_file_systems`` found; mark the vanished deleted (history kept)."""
     existing = {fs.filesystem_id: fs for fs in FileSystem.objects.filter(region=rc.region)}
     for info in found:
-        values = {
-            "name": info.name,
-            "tags": info.tags,
-            "performance_mode": info.performance_mode,
-            "throughput_mode": info.throughput_mode,
-            "provisioned_mibps": info.provisioned_mibps,
-            "size_total_bytes": info.size_total_bytes,
-            "size_standard_bytes": info.size_standard_bytes,
-            "size_ia_bytes": info.size_ia_bytes,
-            "size_archive_bytes": info.size_archive_bytes,
-            "created_at": info.created_at,
-        }
+        values = {name: getattr(info, name) for name in DISCOVERED_FIELDS}
         fs = existing.get(info.id)
         if fs is None:
             FileSystem.objects.create(region=rc.region, filesystem_id=info.id, **values)
@@ -218,7 +209,7 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
     with transaction.atomic():  # one commit for the region, not one per file system
         for fs in filesystems:
             verdict = judge(fs, samples[fs.pk], now, th, rc.last_error)
-            figures = {**pricing.kept(fs.figures), **_jsonable(verdict.figures)}
+            figures = {**pricing.kept(fs.figures), **jsonable(verdict.figures)}
             FileSystem.objects.filter(pk=fs.pk).update(figures=figures)
             alerts.record(fs, verdict)
             counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
@@ -242,8 +233,51 @@ def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: 
     return verdict
 
 
-def _jsonable(figures: dict) -> dict:
+def run_cycle(collection_id: int, now: datetime) -> dict:
+    """One account-region's cycle (``tasks.collect_region`` holds its lease): discover when
+    due, collect and back-fill, roll up, price the stalest mode comparisons, judge; a failed
+    AWS call is kept as the region's error. What it did, for the task's result."""
+    rc = RegionCollection.objects.select_related("region__account").get(pk=collection_id)
+    outcome = None
+    try:
+        if rc.next_discovery <= now:
+            access = rc.region.account.access
+            save_discovery(rc, elasticfilesystem.describe_file_systems(rc.region.code, access), now)
+            rc.next_discovery = now + timedelta(minutes=settings.VIGIL_EFS_DISCOVERY_MINUTES)
+        outcome = collect_metrics(rc, now)
+        rc.last_success, rc.last_error, rc.last_error_at = now, "", None
+        rc.api_calls = outcome.api_calls
+        rc.dropped_values, rc.dropped_note = outcome.dropped_values, outcome.dropped_note()
+    except (ClientError, BotoCoreError) as exc:
+        rc.last_error, rc.last_error_at = aws.describe_error(exc), now
+        FileSystem.objects.filter(region=rc.region, deleted__isnull=True).update(
+            last_error=rc.last_error, last_error_at=now
+        )
+        log.warning("EFS collection in %s failed: %s", rc.region, rc.last_error)
+    if rc.next_rollup <= now:
+        for fs in FileSystem.objects.filter(region=rc.region):
+            history.rollup(fs, now)
+        rc.next_rollup = now + timedelta(hours=1)
+    # The stalest mode comparisons, a share of the region a cycle (see pricing.REFRESH).
+    interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
+    pricing.price_region(rc, now, spread=interval)
+    rc.save(
+        update_fields=[
+            "next_discovery",
+            "next_rollup",
+            "last_success",
+            "last_error",
+            "last_error_at",
+            "api_calls",
+            "dropped_values",
+            "dropped_note",
+        ]
+    )
+    counts = judge_region(rc, now)
     return {
-        k: v if v is None or isinstance(v, bool | int | float | str) else str(v)
-        for k, v in figures.items()
+        "api_calls": outcome.api_calls if outcome else 0,
+        "rows": outcome.rows if outcome else 0,
+        "dropped": outcome.dropped_values if outcome else 0,
+        "late_rows": outcome.late_rows if outcome else 0,
+        "statuses": counts,
     }

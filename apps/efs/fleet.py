@@ -5,7 +5,7 @@ Pure (no Django, no I/O, no clock): ``minute_values(profile, fs_seed, minute)`` 
 AWS/EFS statistic Vigil asks for, for any minute, so the demo looks alive at any time and a
 back-fill of any window has data. Each profile repeats a day: the credit balance is simulated
 minute by minute from the profile's balance at the start of its day with
-``forecast.credit_step`` (earned at the baseline, spent above it, throughput capped at the
+``verdict.credit_step`` (earned at the baseline, spent above it, throughput capped at the
 baseline when empty), and that day is cached, so a fleet of a thousand file systems costs a
 few simulated days, not one per file system. A file system's ``phase_min`` shifts its day, so
 two file systems of one profile are at different points of it.
@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .forecast import credit_step
 from .limits import LIMITS
 from .metrics import GIB, KIB, MIB, TIB, estimated_io_limit_pct
+from .verdict import credit_step
 
 DAY_MIN = 1440
 #: PermittedThroughput in Elastic mode: the maximum write rate [1], the documented one.
@@ -157,7 +157,7 @@ def sizes(profile: Profile) -> dict[str, int]:
 
 def minute_values(profile: Profile, seed: int, minute: int, phase_min: int = 0) -> dict:
     """Every statistic Vigil requests for one minute (``minute`` = Unix seconds // 60),
-    keyed like ``queries.MetricSpec.field``; metrics the mode does not have are absent."""
+    keyed like ``cloudwatch_plan.MetricSpec.field``; metrics the mode does not have are absent."""
     p = profile
     shifted = minute + phase_min
     day, minute_of_day = divmod(shifted, DAY_MIN)

@@ -5,7 +5,7 @@ from the fact sheet ``shared/fixtures/efs-metrics.md``; the bracketed numbers in
 such as [3], are its source numbers. No Django, no I/O: frozen dataclasses in, numbers out.
 
 A value CloudWatch did not return is ``None`` and stays ``None`` through every derivation:
-a gap is never read as zero (ARCHITECTURE.md, "Missing is not zero").
+a gap is never read as zero (docs/architecture.md, "Missing is not zero").
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from django.utils import timezone
 from apps.lib import leases
 from apps.regions.models import Region, Subject
 
+from .cloudwatch_plan import FileSystemRef
 from .metrics import VALUE_FIELDS, Sample
-from .queries import FileSystemRef
 
 
 class FileSystem(Subject):

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from .cloudwatch_plan import MAX_DATAPOINTS_PER_CALL, MAX_QUERIES_PER_CALL, NAMESPACE, SPECS
 from .fleet import PROFILES, Profile, minute_values, sizes
-from .queries import MAX_DATAPOINTS_PER_CALL, MAX_QUERIES_PER_CALL, NAMESPACE, SPECS
 
 PROFILE_TAG = "vigil:demo-profile"
 PHASE_TAG = "vigil:demo-phase"

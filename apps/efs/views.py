@@ -16,9 +16,9 @@ from django.views.decorators.http import require_safe
 from apps.regions.models import Region
 
 from . import charts, history, limits, pricing
-from .forecast import credit_forecast, credit_points
 from .metrics import GIB, op_sizes
 from .models import FileSystem, RegionCollection
+from .verdict import credit_forecast, credit_points
 
 RANGES = {
     "3h": timedelta(hours=3),
@@ -140,5 +140,5 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     download = csv_response(request, context["charts"], f"{fs.filesystem_id}-{range_key}")
     if download is not None:
         return download
-    template = "efs/filesystem.html#summary" if request.htmx else "efs/filesystem.html"
+    template = "efs/filesystem.html#live" if request.htmx else "efs/filesystem.html"
     return render(request, template, context)

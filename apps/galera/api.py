@@ -20,6 +20,7 @@ from typing import Any
 import django_filters
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.urls import re_path
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -34,19 +35,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.authentication import ApiKeyAuthentication
-from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.errors import ErrorSerializer
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.accounts.permissions import RolePermissions
+from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.errors import ErrorSerializer
+from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.validation import ModelClean
 from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Cluster, Node, Snapshot, validate_password_env, validate_password_file
-from .push import read_report
-from .view import NodeResult, classify, storable
+from .parse_push import read_report
+from .parse_wsrep import ParseError
+from .verdict import NodeResult, classify, storable
 from .views import headroom_words
-from .wsrep import ParseError
 
 # --- push ------------------------------------------------------------------------------------
 
@@ -229,7 +231,7 @@ class ClusterSerializer(serializers.ModelSerializer):
         return headroom_words(cluster)
 
 
-class NodeSerializer(serializers.ModelSerializer):
+class NodeSerializer(ModelClean, serializers.ModelSerializer):
     password_env = serializers.CharField(
         write_only=True,
         required=False,
@@ -302,17 +304,10 @@ class NodeSerializer(serializers.ModelSerializer):
             attrs.get("host", self.instance.host) != self.instance.host
             or attrs.get("port", self.instance.port) != self.instance.port
         )
-        env = attrs.get("password_env", getattr(self.instance, "password_env", ""))
-        path = attrs.get("password_file", getattr(self.instance, "password_file", ""))
         if moved and given:  # the reference not given again goes (Node.save clears it too)
-            env, path = attrs.get("password_env", ""), attrs.get("password_file", "")
-            attrs.setdefault("password_env", env)
-            attrs.setdefault("password_file", path)
-        if env and path:
-            raise serializers.ValidationError(
-                "Give the password's environment variable or its file, not both."
-            )
-        return attrs
+            attrs.setdefault("password_env", "")
+            attrs.setdefault("password_file", "")
+        return super().validate(attrs)  # Node.clean(): not both
 
     def update(self, instance: Node, validated_data: dict) -> Node:
         # A host or port change forgets the password reference unless this request gives one.
@@ -399,3 +394,13 @@ class SnapshotViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     queryset = Snapshot.objects.all()
     filterset_class = SnapshotFilter
     ordering = ["-created", "-pk"]
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``, and
+#: the push endpoint.
+ROUTES = [
+    ("galera/clusters", ClusterViewSet, "galera-cluster"),
+    ("galera/nodes", NodeViewSet, "galera-node"),
+    ("galera/snapshots", SnapshotViewSet, "galera-snapshot"),
+]
+URLS = [re_path(r"^galera/nodes/(?P<pk>[0-9]+)/report/?$", report, name="galera-report")]

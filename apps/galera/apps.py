@@ -17,6 +17,7 @@ class GaleraConfig(AppConfig):
         from .models import Cluster
 
         concerns.register(
+            self,
             concerns.Concern(
                 "galera",
                 "Galera",
@@ -29,7 +30,7 @@ class GaleraConfig(AppConfig):
                     concerns.AddLink("Add a Galera cluster", "galera:add", "galera.add_cluster"),
                 ),
                 demo_setup=demo.set_up,
-            )
+            ),
         )
         checks.register(secrets_dir_check, checks.Tags.security)
 

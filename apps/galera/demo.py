@@ -15,8 +15,8 @@ from pathlib import Path
 from apps.demo.mode import OUTSIDE_SITE_CODE, OUTSIDE_SITE_NAME, demo_region, demo_site
 
 from .models import Cluster, Node
-from .view import NodeResult
-from .wsrep import ParseError, parse_status
+from .parse_wsrep import ParseError, parse_status
+from .verdict import NodeResult
 
 SAMPLES = Path(__file__).resolve().parent / "demo_samples"
 RECORDED = "recorded sample"

@@ -30,8 +30,8 @@ from typing import Any
 import pymysql
 from pymysql.constants import CLIENT, CR
 
-from apps.galera.view import NodeResult
-from apps.galera.wsrep import ParseError, WsrepStatus, parse_provider_options
+from apps.galera.parse_wsrep import ParseError, WsrepStatus, parse_provider_options
+from apps.galera.verdict import NodeResult
 from apps.lib import outbound
 
 log = logging.getLogger(__name__)

@@ -1,41 +1,26 @@
-"""Celery glue: poll a cluster's nodes, judge the view, save a snapshot, record the status.
+"""Celery glue for Galera: the beat tick's dispatcher and the poll of one cluster.
 
-``poll_cluster`` is adapter (``mysql.poll_nodes``, or the recorded sample of a demo node) ->
-pure (``build_view``, ``cluster_verdict``) -> save -> ``alerts.record``, under a lease so a
-cluster is never polled twice at once; it is safe to run twice. ``dispatch_due(now)`` is
-what the beat tick calls every minute.
+``poll_cluster`` runs ``collect.read_nodes`` (adapter) and ``collect.save_poll`` (judge, save,
+``alerts.record``) under a lease so a cluster is never polled twice at once; it is safe to run
+twice. ``dispatch_due(now)`` is what the beat tick calls every minute.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
 
 from celery import shared_task
-from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from apps import alerts
 from apps.lib import leases
 from apps.lib.status import Status, Verdict
 
-from . import demo, mysql
-from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
-from .push import pushed_result
-from .rates import cert_failures, since_previous
-from .view import NodeResult, NodeView, Thresholds, build_view, cluster_verdict, storable
+from .collect import read_nodes, save_poll, stale_clusters
+from .models import POLL_LEASE, Cluster
 
 log = logging.getLogger(__name__)
-
-CONNECT_TIMEOUT_S = 3.0
-READ_TIMEOUT_S = 3.0
-
-
-def thresholds() -> Thresholds:
-    return Thresholds(cert_failures_per_minute=settings.VIGIL_GALERA_CERT_FAILURES_PER_MINUTE)
 
 
 def dispatch_due(now: datetime) -> int:
@@ -48,20 +33,6 @@ def dispatch_due(now: datetime) -> int:
     for pk in claimed:
         poll_cluster.delay(pk, region=regions.get(pk))
     return len(claimed)
-
-
-def stale_clusters(now: datetime) -> list[Cluster]:
-    """Enabled clusters with a status whose last poll is older than three intervals."""
-    candidates = (
-        Cluster.objects.filter(enabled=True, polled_at__isnull=False)
-        .exclude(status=Status.UNKNOWN.value)
-        .exclude(lease_until__gt=now)
-    )
-    return [
-        c
-        for c in candidates
-        if now - c.polled_at > timedelta(seconds=3 * c.interval_s) + 2 * POLL_LEASE
-    ]
 
 
 @shared_task(time_limit=int(POLL_LEASE.total_seconds()), soft_time_limit=50)
@@ -78,149 +49,3 @@ def poll_cluster(cluster_id: int, region: str | None = None) -> str | None:
         verdict = save_poll(cluster, read_nodes(cluster, now), now)
         log.info("Polled %s: %s (%s)", cluster, verdict.status, verdict.reason)
         return verdict.status.value
-
-
-def push_result(node: Node, now: datetime) -> NodeResult:
-    """A pushing node's last report, or silence when it is missing or too old."""
-    stale_after = timedelta(minutes=settings.VIGIL_GALERA_PUSH_STALE_MINUTES)
-    if node.reported_at is None:
-        return NodeResult(node.label, error="no report received yet", silent=True)
-    if now - node.reported_at > stale_after:
-        when = f"{node.reported_at:%Y-%m-%d %H:%M} UTC"
-        return NodeResult(node.label, error=f"no report since {when}", silent=True)
-    return pushed_result(
-        node.label, node.report_status, node.report_options, node.reported_at.timestamp()
-    )
-
-
-def read_nodes(cluster: Cluster, now: datetime | None = None) -> list[NodeResult]:
-    """One result per node, in order: a recorded sample (demo), the last push, or a live poll
-    (pushing nodes are never connected to)."""
-    now = now or timezone.now()
-    nodes = list(cluster.nodes.all())
-    results: dict[int, NodeResult] = {}
-    addresses: dict[int, mysql.NodeAddress] = {}
-    for node in nodes:
-        if cluster.is_demo or node.recorded_sample:
-            results[node.pk] = demo.sample_result(node)
-            continue
-        if node.mode == Node.Mode.PUSH:
-            results[node.pk] = push_result(node, now)
-            continue
-        try:
-            password = node.password()
-        except PasswordUnavailable as error:
-            results[node.pk] = NodeResult(node.label, error=f"password unavailable: {error}")
-            continue
-        addresses[node.pk] = mysql.NodeAddress(
-            node.host, node.port, node.label, node.user, password, node.ssl()
-        )
-    polled = mysql.poll_nodes(
-        addresses.values(), connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S
-    )
-    read_at = now.timestamp()
-    results.update(
-        (pk, replace(result, read_at=read_at)) for pk, result in zip(addresses, polled, strict=True)
-    )
-    return [results[node.pk] for node in nodes]
-
-
-def node_facts(node: NodeView, result: NodeResult, read_at: datetime) -> dict[str, Any]:
-    """What a snapshot keeps of one node (JSON); ``read_at``: when its status was read."""
-    status = node.status
-    facts: dict[str, Any] = {"state": str(node.state), "detail": storable(node.detail)}
-    if status is None:
-        return facts
-    facts.update(
-        local_state_comment=status.local_state_comment,
-        cluster_status=status.cluster_status,
-        cluster_conf_id=status.cluster_conf_id,
-        ready=status.ready,
-        recv_queue_avg=status.local_recv_queue_avg,
-        send_queue_avg=status.local_send_queue_avg,
-        flow_control_paused=status.flow_control_paused,
-        flow_control_sent=status.flow_control_sent,
-        flow_control_recv=status.flow_control_recv,
-        connected=status.connected,
-        cert_failures=cert_failures(status.variables),
-        read_at=read_at.timestamp(),
-        weight=node.weight,
-    )
-    return facts
-
-
-def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None = None) -> Verdict:
-    """Judge the results against the cluster's expectations and history; save and record."""
-    now = now or timezone.now()
-    view = build_view(results)
-    limits = thresholds()
-    keep = max(limits.recv_queue_growth_polls - 1, 1)
-    previous = list(cluster.snapshots.order_by("-created", "-pk")[:keep])[::-1]
-    history = {
-        node.name: [snap.nodes.get(node.name, {}).get("recv_queue_avg") for snap in previous]
-        for node in view.nodes
-    }
-    pushed = {n.label: n.reported_at for n in cluster.nodes.all() if n.mode == Node.Mode.PUSH}
-    read_at = {node.name: pushed.get(node.name) or now for node in view.nodes}
-    last = previous[-1] if previous else None
-    rates = {
-        node.name: since_previous(
-            cert_failures(node.status.variables) if node.status is not None else None,
-            read_at[node.name].timestamp(),
-            last.nodes.get(node.name) if last else None,
-            last.created.timestamp() if last else None,
-        )
-        for node in view.nodes
-    }
-    if not results:
-        verdict = Verdict(Status.UNKNOWN, "no nodes configured")
-    else:
-        verdict = cluster_verdict(
-            view,
-            expected_data_nodes=cluster.expected_data_nodes,
-            expected_arbitrators=cluster.expected_arbitrators,
-            thresholds=limits,
-            split_brain_before=bool(previous) and previous[-1].split_brain,
-            recv_queue_history=history,
-            cert_failure_rates=rates,
-        )
-    tolerance = view.tolerance
-    paused = [n.status.flow_control_paused for n in view.nodes if n.status is not None]
-    paused = [p for p in paused if p is not None]
-    timeouts = [r.options.evs_suspect_timeout for r in results if r.options is not None]
-    timeouts = [t for t in timeouts if t is not None]
-    summary = {
-        "cluster_size": view.cluster_size,
-        "primary": bool(view.primary) if view.reachable else None,
-        "data_nodes": view.data_nodes if view.primary else None,
-        "arbitrators": view.arbitrators,
-        "one_by_one": tolerance.one_by_one if tolerance else None,
-        "simultaneous": tolerance.simultaneous if tolerance else None,
-        "flow_control_paused": max(paused) if paused else None,
-        "cert_failures_per_minute": (verdict.figures or {}).get("cert_failures_per_minute"),
-    }
-    facts = {}
-    for node, result in zip(view.nodes, results, strict=True):
-        facts[node.name] = node_facts(node, result, read_at[node.name])
-        if node.status is not None:
-            facts[node.name]["cert_failures_per_minute"] = rates[node.name]
-    with transaction.atomic():
-        Snapshot.objects.create(
-            cluster=cluster,
-            created=now,
-            status=verdict.status.value,
-            reason=verdict.reason,
-            split_brain=view.split_brain,
-            nodes=facts,
-            **summary,
-        )
-        Cluster.objects.filter(pk=cluster.pk).update(
-            polled_at=now, suspect_timeout_s=max(timeouts) if timeouts else None, **summary
-        )
-        seen = {n.name: n for n in view.nodes}
-        for node in cluster.nodes.all():
-            if node.label in seen:
-                state, detail = str(seen[node.label].state), storable(seen[node.label].detail)
-                Node.objects.filter(pk=node.pk).update(state=state, detail=detail)
-    alerts.record(cluster, verdict)
-    return verdict

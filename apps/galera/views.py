@@ -18,7 +18,7 @@ from apps.regions.models import Region
 from .demo import RECORDED
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
-from .view import NodeState
+from .verdict import NodeState
 
 DEFAULT_SUSPECT_TIMEOUT_S = 5.0  # evs.suspect_timeout's default, PT5S
 CHART_SNAPSHOTS = 720
@@ -135,7 +135,7 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
     download = chartdata.csv_response(request, {"size": context["size_chart"]}, f"galera-{pk}")
     if download is not None:
         return download
-    template = "galera/cluster.html#summary" if request.htmx else "galera/cluster.html"
+    template = "galera/cluster.html#live" if request.htmx else "galera/cluster.html"
     return render(request, template, context)
 
 

@@ -5,7 +5,7 @@ the history under it (status changes, incidents, snapshots, arrays, sent and pen
 A model (``KeepsHistory``) that defines ``deletion_blockers()`` (what it holds, in words, empty
 when nothing) and ``disable_hint`` (how to turn it off instead) is refused deletion while it
 holds any, before anything is written: ``delete()`` raises ``HistoryKept``, which the API
-answers with 409 ``{"error": ...}`` (``apps.accounts.errors``); the admin lists the reasons on
+answers with 409 ``{"error": ...}`` (``apps.api.errors``); the admin lists the reasons on
 its "cannot delete" page (``KeepHistoryAdmin``); and a ``pre_delete`` receiver refuses every
 other path (a queryset's ``delete()``, cascades), rolling the deletion back. Refusing changes nothing, so the audit trail has nothing to record;
 disabling is a change, recorded as such.

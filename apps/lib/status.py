@@ -45,3 +45,19 @@ class Verdict:
     status: Status
     reason: str
     figures: dict[str, Any] = field(default_factory=dict)
+
+
+def jsonable(figures: dict[str, Any]) -> dict[str, Any]:
+    """A verdict's figures as JSON can keep them: numbers, text, booleans and None as they
+    are (and lists of them), anything else as its text."""
+    out: dict[str, Any] = {}
+    for key, value in figures.items():
+        if value is None or isinstance(value, bool | int | float | str):
+            out[key] = value
+        elif isinstance(value, list | tuple):
+            out[key] = [
+                v if isinstance(v, bool | int | float | str | None) else str(v) for v in value
+            ]
+        else:
+            out[key] = str(value)
+    return out

@@ -7,14 +7,15 @@ from urllib.parse import urlsplit
 import django_filters
 from rest_framework import serializers, viewsets
 
-from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.validation import ModelClean
 from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Result, Target
 
 
-class TargetSerializer(serializers.ModelSerializer):
+class TargetSerializer(ModelClean, serializers.ModelSerializer):
     region = serializers.PrimaryKeyRelatedField(queryset=Region.objects.all())
 
     class Meta:
@@ -43,17 +44,6 @@ class TargetSerializer(serializers.ModelSerializer):
         if urlsplit(value).scheme not in ("http", "https"):
             raise serializers.ValidationError("Only http:// and https:// URLs can be probed.")
         return value
-
-    def validate(self, attrs: dict) -> dict:
-        low = attrs.get("expected_min_s", getattr(self.instance, "expected_min_s", None))
-        high = attrs.get("expected_max_s", getattr(self.instance, "expected_max_s", None))
-        if (low is None) != (high is None):
-            raise serializers.ValidationError(
-                "Give both ends of the expected keep-alive range, or neither."
-            )
-        if low is not None and high is not None and low > high:
-            raise serializers.ValidationError("The expected range starts after it ends.")
-        return attrs
 
 
 class TargetFilter(FilterSet):
@@ -125,3 +115,10 @@ class ResultViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     queryset = Result.objects.all()
     filterset_class = ResultFilter
     ordering = ["-created", "-pk"]
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``.
+ROUTES = [
+    ("probes/targets", TargetViewSet, "probe-target"),
+    ("probes/results", ResultViewSet, "probe-result"),
+]

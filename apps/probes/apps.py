@@ -15,6 +15,7 @@ class ProbesConfig(AppConfig):
         from .models import Target
 
         concerns.register(
+            self,
             concerns.Concern(
                 "probes",
                 "Keep-alive",
@@ -28,5 +29,5 @@ class ProbesConfig(AppConfig):
                 ),
                 demo_setup=demo.set_up,
                 demo_runtime=demo.running_servers,
-            )
+            ),
         )

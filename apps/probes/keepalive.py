@@ -9,11 +9,11 @@ else a URL or a server provokes: a batch (``measure_many``) always yields one re
 
 The URL is kept as typed (``Measurement.url``); what goes on the wire is its browser form
 (``wire.to_wire``: IDNA host for DNS, SNI and ``Host``; percent-encoded path and query). The
-server is not trusted (``http1``: bounded lines, head, body and chunks; at most
+server is not trusted (``parse_http1``: bounded lines, head, body and chunks; at most
 ``MAX_AFTER_RESPONSE`` bytes while idle).
 
 Times come from ``time.monotonic()``. The end of the response and the close are stamped by
-the stream reader (``http1.TimedReader``) with the kernel's receive time of the segment, not
+the stream reader (``parse_http1.TimedReader``) with the kernel's receive time of the segment, not
 when the coroutine next runs, so a busy event loop running thousands of probes measures the
 idle time as exactly as a single probe (see ``bench/probes.py``).
 """
@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from apps.lib import outbound
-from apps.probes.http1 import (
+from apps.probes.parse_http1 import (
     CONNECTION_ERRORS,
     READ_SIZE,
     ClosedWith,

@@ -1,4 +1,4 @@
-"""Scheduling: claim due targets, then probe each batch concurrently in one asyncio loop.
+"""Celery glue for probes: claim due targets, then probe each batch (``collect.probe_batch``).
 
 A probe can wait up to its cap (20 minutes by default) for the server to close, so a worker
 process is never given one probe: ``dispatch_due`` claims the due targets by compare-and-set
@@ -9,22 +9,16 @@ probe finishes, while the others are still waiting.
 
 from __future__ import annotations
 
-import logging
-from contextlib import closing
 from datetime import datetime
 
 from celery import shared_task
 from django.conf import settings
 
 from apps import alerts
-from apps.lib import leases
 from apps.lib.status import Status, Verdict
 
-from .keepalive import Measurement, ProbeSpec, measure_many
-from .loopthread import iterate_in_thread
-from .models import LEASE_MARGIN_S, MAX_CAP_S, MAX_TIMEOUT_S, Result, Target
-
-log = logging.getLogger(__name__)
+from .collect import probe_batch
+from .models import LEASE_MARGIN_S, MAX_CAP_S, MAX_TIMEOUT_S, Target
 
 # Every probe of a batch runs at once, so the batch lasts as long as its longest probe.
 TIME_LIMIT_S = int(MAX_CAP_S + 2 * MAX_TIMEOUT_S + LEASE_MARGIN_S)
@@ -62,35 +56,4 @@ def dispatch_due(now: datetime) -> int:
 @shared_task(time_limit=TIME_LIMIT_S, soft_time_limit=TIME_LIMIT_S - 30, acks_late=False)
 def run_probes(target_ids: list[int], region: str | None = None) -> int:
     """Probe the targets concurrently; save each result as it finishes. How many ran."""
-    held = {}  # target -> its lease's end, our token to give it back
-    targets = []
-    for t in Target.objects.filter(pk__in=target_ids, enabled=True):
-        if until := leases.acquire(Target, t.pk, t.lease_ttl()):
-            held[t.pk] = until
-            targets.append(t)
-    if not targets:
-        return 0
-    specs = [t.spec() for t in targets]
-    limit = max(1, settings.VIGIL_PROBES_CONCURRENCY)
-    try:
-        with closing(iterate_in_thread(lambda: measure_many(specs, limit), name="probes")) as done:
-            for spec, measurement in done:
-                save_result(spec, measurement)
-                leases.release(Target, spec.tag, held.pop(spec.tag))
-    finally:
-        for pk, until in held.items():  # probes that never finished
-            leases.release(Target, pk, until)
-    return len(targets)
-
-
-def save_result(spec: ProbeSpec, measurement: Measurement) -> Result | None:
-    """Judge one finished probe against its target as it is now, save it, record the status."""
-    target = Target.objects.filter(pk=spec.tag).first()
-    if target is None:
-        return None  # deleted while it was probed
-    verdict = target.judge(measurement)
-    result = Result.from_measurement(target, measurement, verdict)
-    result.save()
-    alerts.record(target, verdict)
-    log.info("Probed %s: %s (%s)", target, verdict.status, verdict.reason)
-    return result
+    return probe_batch(target_ids)

@@ -96,7 +96,7 @@ def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     download = chartdata.csv_response(request, charts, f"probe-{pk}")
     if download is not None:
         return download
-    template = "probes/target.html#summary" if request.htmx else "probes/target.html"
+    template = "probes/target.html#live" if request.htmx else "probes/target.html"
     return render(request, template, context)
 
 

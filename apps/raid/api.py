@@ -1,6 +1,6 @@
 """md-RAID through the API: hosts, arrays, members, history (read), and the push report.
 
-``POST /api/raid/hosts/<name>/report`` takes ``{"mdstat": "...", "details": {"md0": "..."}}``
+``POST /api/raid/hosts/<id>/report`` takes ``{"mdstat": "...", "details": {"md0": "..."}}``
 (or the bare /proc/mdstat text as ``text/plain``), authenticated by the host's own token
 (``Authorization: Bearer vgh_…``) or a read-write API key of someone who may change RAID hosts
 (``raid.change_host``: an admin). A malformed report is answered 400 naming the line, and
@@ -13,6 +13,7 @@ from __future__ import annotations
 import django_filters
 from django.conf import settings
 from django.db.models import QuerySet
+from django.urls import re_path
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import parsers, serializers, viewsets
@@ -26,18 +27,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.authentication import ApiKeyAuthentication
-from apps.accounts.conditional import AppendOnlyList, ConditionalGet
-from apps.accounts.errors import ErrorSerializer
-from apps.accounts.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.accounts.permissions import RolePermissions
 from apps.alerts.models import Transition
+from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.errors import ErrorSerializer
+from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES
 
+from .collect import ingest
 from .errors import ParseError
-from .ingest import ingest
 from .models import Array, Host, Member
+from .report import ARRAY_FACT_FIELDS
 
 MAX_DETAILS = 256
 
@@ -73,9 +75,9 @@ class CanPushReport(RolePermissions):
 
     def has_permission(self, request: Request, view: object) -> bool:
         if isinstance(request.auth, PushToken):
-            name = getattr(view, "kwargs", {}).get("name")
+            pk = str(getattr(view, "kwargs", {}).get("pk"))
             self.message = "This token belongs to another host"
-            return isinstance(request.auth.subject, Host) and request.auth.subject.name == name
+            return isinstance(request.auth.subject, Host) and str(request.auth.subject.pk) == pk
         return super().has_permission(request, view)
 
 
@@ -131,12 +133,12 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
 @authentication_classes([HostTokenAuthentication, ApiKeyAuthentication])
 @permission_classes([CanPushReport])
 @parser_classes([parsers.JSONParser, PlainTextParser])
-def report(request: Request, name: str) -> Response:
-    host = Host.objects.select_related("region").filter(name=name).first()
+def report(request: Request, pk: str) -> Response:
+    host = Host.objects.select_related("region").filter(pk=pk).first()
     if host is None:
-        return Response({"error": f"No RAID host named {name!r}"}, status=404)
+        return Response({"error": f"No RAID host with id {pk}"}, status=404)
     if not host.enabled:
-        return Response({"error": f"Host {name} is disabled"}, status=409)
+        return Response({"error": f"Host {host.name} is disabled"}, status=409)
     try:
         payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES, text_field="mdstat")
         mdstat, details = _report_fields(payload)
@@ -193,15 +195,16 @@ class HostFilter(FilterSet):
 
 
 class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
-    """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint."""
+    """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint.
+
+    A host is addressed by its id, like every other subject (``/api/raid/hosts/<id>/``, the push
+    URL, ``?host=<id>``); this changed: it was its name before."""
 
     serializer_class = HostSerializer
     queryset = Host.objects.prefetch_related("arrays")
     filterset_class = HostFilter
     ordering_fields = ["id", "name", "last_report", "created"]
     ordering = ["name", "pk"]
-    lookup_field = "name"
-    lookup_value_regex = "[A-Za-z0-9._-]+"
 
 
 class MemberSerializer(serializers.ModelSerializer):
@@ -211,7 +214,6 @@ class MemberSerializer(serializers.ModelSerializer):
 
 
 class ArraySerializer(serializers.ModelSerializer):
-    host = serializers.CharField(source="host.name", read_only=True)
     members = MemberSerializer(many=True, read_only=True)
 
     class Meta:
@@ -226,23 +228,7 @@ class ArraySerializer(serializers.ModelSerializer):
             "status",
             "reason",
             "status_changed",
-            "level",
-            "state",
-            "read_only",
-            "raid_disks",
-            "active_disks",
-            "size_kib",
-            "disk_status",
-            "sync_action",
-            "sync_state",
-            "sync_percent",
-            "speed_kib_per_sec",
-            "eta_minutes",
-            "stalled",
-            "headroom",
-            "headroom_text",
-            "domain_headroom",
-            "domain_headroom_text",
+            *(name for name in ARRAY_FACT_FIELDS if name != "position"),
             "last_seen",
             "members",
         ]
@@ -250,7 +236,7 @@ class ArraySerializer(serializers.ModelSerializer):
 
 class ArrayFilter(FilterSet):
     region = RegionFilter()
-    host = django_filters.CharFilter(field_name="host__name", help_text="Host name")
+    host = IdFilter(help_text="Host id")
     status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
 
     class Meta:
@@ -271,7 +257,7 @@ class ArrayViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
 class MemberFilter(FilterSet):
     array = IdFilter(help_text="Array id")
     region = RegionFilter(field_name="array__region")
-    host = django_filters.CharFilter(field_name="array__host__name", help_text="Host name")
+    host = IdFilter(field_name="array__host", help_text="Host id")
 
     class Meta:
         model = Member
@@ -309,7 +295,7 @@ class HistorySerializer(serializers.ModelSerializer):
 class HistoryFilter(SinceUntilFilterSet):
     array = IdFilter(field_name="object_id", help_text="Array id")
     region = RegionFilter()
-    host = django_filters.CharFilter(method="filter_host", help_text="Host name")
+    host = IdFilter(method="filter_host", help_text="Host id")
     status = django_filters.ChoiceFilter(
         field_name="new_status", choices=STATUS_CHOICES, help_text="The status changed to"
     )
@@ -318,8 +304,8 @@ class HistoryFilter(SinceUntilFilterSet):
         model = Transition
         fields: list[str] = []
 
-    def filter_host(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        arrays = Array.objects.filter(host__name=value).values("pk")
+    def filter_host(self, queryset: QuerySet, name: str, value: int) -> QuerySet:
+        arrays = Array.objects.filter(host_id=value).values("pk")
         return queryset.filter(object_id__in=arrays)
 
 
@@ -330,3 +316,14 @@ class HistoryViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     queryset = Transition.objects.filter(concern=Array.concern)
     filterset_class = HistoryFilter
     ordering = ["-created", "-pk"]
+
+
+#: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``, and
+#: the push endpoint.
+ROUTES = [
+    ("raid/hosts", HostViewSet, "raid-host"),
+    ("raid/arrays", ArrayViewSet, "raid-array"),
+    ("raid/members", MemberViewSet, "raid-member"),
+    ("raid/history", HistoryViewSet, "raid-history"),
+]
+URLS = [re_path(r"^raid/hosts/(?P<pk>[0-9]+)/report/?$", report, name="raid-report")]

@@ -11,10 +11,11 @@ class RaidConfig(AppConfig):
     def ready(self) -> None:
         from apps.regions import concerns
 
-        from . import demo_setup, prometheus, tasks, views
+        from . import demo, prometheus, tasks, views
         from .models import Array
 
         concerns.register(
+            self,
             concerns.Concern(
                 "raid",
                 "md-RAID",
@@ -24,6 +25,6 @@ class RaidConfig(AppConfig):
                 region_context=views.region_panel_context,
                 prometheus=prometheus.metrics,
                 add_links=(concerns.AddLink("Add an md-RAID host", "raid:add", "raid.add_host"),),
-                demo_setup=demo_setup.set_up,
-            )
+                demo_setup=demo.set_up,
+            ),
         )

@@ -1,6 +1,6 @@
 """How large a host's report may be, and how much work judging it may take.
 
-Pure module: no Django, no I/O. The parsers (``mdstat``, ``mdadm_detail``) refuse what is
+Pure module: no Django, no I/O. The parsers (``parse_mdstat``, ``parse_mdadm``) refuse what is
 larger than these bounds, or what the database could not store, with a ``ParseError`` naming
 the line; ``Topology`` spends a ``Budget`` while it searches, and a report whose search would
 cost more is answered "too large to judge" rather than taking minutes of a web worker.

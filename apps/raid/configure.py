@@ -15,10 +15,10 @@ from apps.lib import liveforms
 from apps.regions.models import Region
 
 from . import ssh
+from .collect import ssh_target
 from .errors import ParseError
 from .models import Host
 from .report import assess
-from .tasks import ssh_target
 
 FIELDS = [
     "name", "region", "collection", "ssh_address", "ssh_port", "ssh_user", "known_hosts",
@@ -55,9 +55,9 @@ def try_ssh(host: Host) -> dict[str, Any]:
     return {**read, "arrays": [(a.name, a.verdict) for a in report.arrays]}
 
 
-def edit_host(request: HttpRequest, name: str | None = None) -> HttpResponse:
-    refuse_unless(request, "raid.change_host" if name else "raid.add_host")
-    host = get_object_or_404(Host, name=name) if name else None
+def edit_host(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    refuse_unless(request, "raid.change_host" if pk else "raid.add_host")
+    host = get_object_or_404(Host, pk=pk) if pk else None
     initial = {}
     if host is None and request.GET.get("region", "").isdigit():
         initial["region"] = int(request.GET["region"][:12])
@@ -70,6 +70,6 @@ def edit_host(request: HttpRequest, name: str | None = None) -> HttpResponse:
             trial = try_ssh(form.instance)
         else:
             saved = form.save()
-            return redirect("raid:host", name=saved.name)
+            return redirect("raid:host", pk=saved.pk)
     context = {"form": form, "host": host, "trial": trial}
     return render(request, "raid/edit.html", context, status=400 if form.errors else 200)

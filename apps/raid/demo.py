@@ -1,17 +1,40 @@
-"""The seed layout as real /proc/mdstat text, for the demo mode and the tests.
+"""Demo mode: the seed's storage client, and the seed layout as real /proc/mdstat text.
 
-Pure module: no Django, no I/O. Three storage servers each export five iSCSI disks; the client
+The layout (``seed_layout_mdstat``, ``SEED_*``) is pure, for the demo, the tests and the
+benchmarks; it needs no Django. Three storage servers each export five iSCSI disks; the client
 sees them as ``sdb``..``sdf`` (server ``storage-a``), ``sdg``..``sdk`` (``storage-b``) and
 ``sdl``..``sdp`` (``storage-c``). ``md1``..``md5`` are each ``mdadm --level=10 --layout=o3``
 over the i-th disk of every server (three offset copies: a three-way mirror whose reads use
 all copies), and ``md99`` is a RAID-0 over ``md1``..``md5``.
+
+``set_up()`` (idempotent) adds, in the demo AWS region, a host that "pushes" the seed layout
+with one rebuild in progress, through the same ingest path as a real report. ``refresh(now)``
+re-sends it from the dispatcher, with the rebuild further along, so the demo host never goes
+stale. These two import Django's models when called, so the layout stays importable alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-__all__ = ["SEED_ARRAYS", "SEED_DOMAINS", "SEED_RULES", "SEED_SERVERS", "seed_layout_mdstat"]
+from django.utils import timezone
+
+if TYPE_CHECKING:
+    from .models import Host
+
+__all__ = [
+    "DEMO_HOST",
+    "SEED_ARRAYS",
+    "SEED_DOMAINS",
+    "SEED_RULES",
+    "SEED_SERVERS",
+    "rebuild_percent",
+    "refresh",
+    "seed_layout_mdstat",
+    "set_up",
+]
 
 SEED_SERVERS = ("storage-a", "storage-b", "storage-c")
 _DISKS = "bcdefghijklmnop"
@@ -72,3 +95,50 @@ def seed_layout_mdstat(
         lines.append("")
     lines.append("unused devices: <none>")
     return "\n".join(lines) + "\n"
+
+
+DEMO_HOST = "demo-storage-client"
+REBUILDING = "sdh"  # storage-b's disk in md2, re-added and recovering
+START_PERCENT = 37.4
+PERCENT_PER_MINUTE = 0.8  # 148 MiB/s over a 1 TiB disk
+
+
+def rebuild_percent(host: Host, now: datetime) -> float:
+    """Where the demo rebuild is: it advances with time and starts over before it completes."""
+    minutes = max((now - host.created).total_seconds() / 60, 0)
+    span = 99.0 - START_PERCENT
+    return round(START_PERCENT + (minutes * PERCENT_PER_MINUTE) % span, 1)
+
+
+def set_up() -> Host:
+    from apps.demo.mode import demo_region
+
+    from .models import Host
+
+    region = demo_region()
+    host, created = Host.objects.get_or_create(
+        name=DEMO_HOST,
+        defaults={
+            "region": region,
+            "collection": Host.Collection.PUSH,
+            "domain_rules": SEED_RULES,
+            "domain_noun": "storage server",
+        },
+    )
+    if created:
+        Host.objects.filter(pk=host.pk).update(is_demo=True)
+        host.is_demo = True
+    elif host.is_demo and host.region_id != region.pk:  # moved from an earlier demo's site
+        Host.objects.filter(pk=host.pk).update(region=region)
+        host.arrays.update(region=region)
+        host.region = region
+    refresh(host)
+    return host
+
+
+def refresh(host: Host, now: datetime | None = None) -> None:
+    from .collect import ingest
+
+    now = now or timezone.now()
+    text = seed_layout_mdstat(rebuilding=REBUILDING, percent=rebuild_percent(host, now))
+    ingest(host, text, now=now)

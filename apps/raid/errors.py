@@ -1,6 +1,6 @@
 """The one exception the RAID parsers raise for input they cannot read.
 
-Pure module: no Django, no I/O. Both ``mdstat.parse`` and ``mdadm_detail.parse`` raise
+Pure module: no Django, no I/O. Both ``parse_mdstat.parse`` and ``parse_mdadm.parse`` raise
 only ``ParseError``; its message names the line number and quotes the line, so a push API
 can answer 400 with it and a collector can show it as the reason for an ``unknown`` status.
 """

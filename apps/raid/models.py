@@ -49,7 +49,7 @@ class Host(KeepsHistory, PushTokenHolder):
                 r"^[A-Za-z0-9][A-Za-z0-9._-]*$", "Letters, digits, dots, dashes, underscores"
             )
         ],
-        help_text="Unique; the push URL is /api/raid/hosts/<name>/report.",
+        help_text="Unique; shown on the pages. The push URL is /api/raid/hosts/<id>/report.",
     )
     region = models.ForeignKey(
         Region,

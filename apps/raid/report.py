@@ -4,32 +4,32 @@ Pure module: no Django, no I/O. ``assess(mdstat_text, details, rules)`` parses /
 every ``mdadm --detail`` text (raising ``ParseError`` for the first unreadable line, with the
 source named in the message), builds the host's ``Topology`` with its failure-domain rules,
 and returns per array its facts, members, verdict and headroom in numbers and words. The
-database glue (``apps/raid/ingest.py``) only copies this into rows, so a malformed report
+database glue (``apps/raid/collect.py``) only copies this into rows, so a malformed report
 changes nothing.
 
-Beyond ``health.array_verdict``: when the host has failure-domain rules and an array that
+Beyond ``verdict.array_verdict``: when the host has failure-domain rules and an array that
 was built to survive failures is otherwise ok but one failure domain alone would stop it
 (two mirror halves on the same storage server), it is a **warning** saying which domain.
 
 Only the ``mdadm --detail`` texts of arrays that /proc/mdstat lists are read and kept. The
 whole judgement of one report (headroom of every array first, then the failure-domain
 searches) spends one ``bounds.Budget``: what does not fit is "too large to judge", with the
-verdict what the text says plainly (``health.unjudged_verdict``), unknown rather than ok.
+verdict what the text says plainly (``verdict.unjudged_verdict``), unknown rather than ok.
 Texts are cut to what their columns hold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from apps.lib.status import Status, Verdict
-from apps.raid import mdadm_detail, mdstat
+from apps.raid import parse_mdadm, parse_mdstat
 from apps.raid.bounds import Budget, TooLarge
 from apps.raid.errors import ParseError, quoted
-from apps.raid.health import TOO_LARGE, array_verdict, unjudged_verdict
 from apps.raid.topology import ArrayHeadroom, Topology, describe_domains, describe_headroom
+from apps.raid.verdict import TOO_LARGE, array_verdict, unjudged_verdict
 
 from .domains import domain_map
 
@@ -77,10 +77,17 @@ class ArrayFacts:
     verdict: Verdict
 
 
+#: The facts an ``Array`` row copies from ``ArrayFacts`` (its columns of the same names): the
+#: one list that ingest, the API and the synthetic fleet share.
+ARRAY_FACT_FIELDS = tuple(
+    f.name for f in fields(ArrayFacts) if f.name not in {"name", "parent", "members", "verdict"}
+)
+
+
 @dataclass(frozen=True)
 class Report:
-    mdstat: mdstat.Mdstat
-    details: dict[str, mdadm_detail.Detail]
+    mdstat: parse_mdstat.Mdstat
+    details: dict[str, parse_mdadm.Detail]
     arrays: tuple[ArrayFacts, ...]
     detail_texts: dict[str, str]  # the mdadm --detail texts kept: arrays that exist only
     steps: int = 0  # what the judgement spent of its budget
@@ -97,7 +104,7 @@ def _from(source: str, exc: ParseError) -> ParseError:
 
 def parse_details(
     texts: Mapping[str, str] | None, known: set[str] | None = None
-) -> dict[str, mdadm_detail.Detail]:
+) -> dict[str, parse_mdadm.Detail]:
     """``{"md0" or "/dev/md0": text}`` -> ``{"md0": Detail}``; ParseError names the array.
 
     With ``known``, texts of other arrays are left unread."""
@@ -106,14 +113,14 @@ def parse_details(
 
 def _details(
     texts: Mapping[str, str] | None, known: set[str] | None
-) -> dict[str, tuple[mdadm_detail.Detail, str]]:
-    parsed: dict[str, tuple[mdadm_detail.Detail, str]] = {}
+) -> dict[str, tuple[parse_mdadm.Detail, str]]:
+    parsed: dict[str, tuple[parse_mdadm.Detail, str]] = {}
     for key, text in (texts or {}).items():
         name = str(key).removeprefix("/dev/")
         if (known is not None and name not in known) or not text.strip():
             continue  # another array's, or mdadm printed nothing (the array stopped)
         try:
-            parsed[name] = (mdadm_detail.parse(text), text)
+            parsed[name] = (parse_mdadm.parse(text), text)
         except ParseError as exc:
             raise _from(f"mdadm --detail {name}", exc) from exc
     return parsed
@@ -128,7 +135,7 @@ def assess(
 ) -> Report:
     """Read and judge one host's report; raise ParseError before anything else happens."""
     try:
-        parsed = mdstat.parse(mdstat_text)
+        parsed = parse_mdstat.parse(mdstat_text)
     except ParseError as exc:
         raise _from("/proc/mdstat", exc) from exc
     known = {a.name for a in parsed.arrays}
@@ -174,7 +181,7 @@ def assess(
 
 
 def _judge(
-    parsed: mdstat.Mdstat, found: dict[str, mdadm_detail.Detail], budget: Budget
+    parsed: parse_mdstat.Mdstat, found: dict[str, parse_mdadm.Detail], budget: Budget
 ) -> dict[str, tuple[Verdict, ArrayHeadroom | None, Topology | None]]:
     """Verdict and headroom of every array, within the budget, before any domain search."""
     judged: dict[str, tuple[Verdict, ArrayHeadroom | None, Topology | None]] = {}
@@ -200,8 +207,8 @@ def _clip(text: str, limit: int) -> str:
 
 def _array_facts(
     position: int,
-    array: mdstat.Array,
-    detail: mdadm_detail.Detail | None,
+    array: parse_mdstat.Array,
+    detail: parse_mdadm.Detail | None,
     topology: Topology | None,
     headroom: ArrayHeadroom | None,
     verdict: Verdict,
@@ -264,8 +271,8 @@ def _array_facts(
 
 
 def _members(
-    array: mdstat.Array,
-    detail: mdadm_detail.Detail | None,
+    array: parse_mdstat.Array,
+    detail: parse_mdadm.Detail | None,
     topology: Topology | None,
     mapping: dict[str, str],
     arrays: set[str],

@@ -44,9 +44,9 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 
 from apps.raid.bounds import Budget
-from apps.raid.mdadm_detail import Detail
-from apps.raid.mdstat import Array, Mdstat
-from apps.raid.mdstat import parse as parse_mdstat
+from apps.raid.parse_mdadm import Detail
+from apps.raid.parse_mdstat import Array, Mdstat
+from apps.raid.parse_mdstat import parse as parse_mdstat
 from apps.raid.raid10 import copy_groups, copy_groups_cost
 
 __all__ = [

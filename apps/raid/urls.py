@@ -7,8 +7,8 @@ from . import configure, views
 app_name = "raid"
 urlpatterns = [
     path("new-host/", configure.edit_host, name="add"),
-    path("hosts/<str:name>/", views.host_detail, name="host"),
-    path("hosts/<str:name>/edit/", configure.edit_host, name="edit"),
-    path("hosts/<str:name>/token", views.issue_token, name="issue-token"),
-    path("hosts/<str:name>/agent/<str:filename>", views.agent_file, name="agent"),
+    path("hosts/<int:pk>/", views.host_detail, name="host"),
+    path("hosts/<int:pk>/edit/", configure.edit_host, name="edit"),
+    path("hosts/<int:pk>/token", views.issue_token, name="issue-token"),
+    path("hosts/<int:pk>/agent/<str:filename>", views.agent_file, name="agent"),
 ]

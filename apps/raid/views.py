@@ -99,17 +99,17 @@ def host_context(host: Host) -> dict[str, Any]:
 
 
 @require_safe
-def host_detail(request: HttpRequest, name: str) -> HttpResponse:
-    host = get_object_or_404(Host.objects.select_related("region", "region__account"), name=name)
+def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    host = get_object_or_404(Host.objects.select_related("region", "region__account"), pk=pk)
     template = "raid/host.html#live" if request.htmx else "raid/host.html"
     return render(request, template, host_context(host))
 
 
 @requires("raid.change_host")
 @require_POST
-def issue_token(request: HttpRequest, name: str) -> HttpResponse:
+def issue_token(request: HttpRequest, pk: int) -> HttpResponse:
     """Replace the host's push token and show the new one, once."""
-    host = get_object_or_404(Host.objects.select_related("region"), name=name)
+    host = get_object_or_404(Host.objects.select_related("region"), pk=pk)
     context = host_context(host)
     context["new_token"] = host.issue_token()
     context["vigil_url"] = settings.VIGIL_BASE_URL
@@ -117,7 +117,7 @@ def issue_token(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @require_safe
-def agent_file(request: HttpRequest, name: str, filename: str) -> HttpResponse:
-    """The push agent (this host's name and Vigil's URL filled in), its units, its cron line."""
-    host = get_object_or_404(Host, name=name)
-    return agents.download(AGENT, filename, {"VIGIL_HOST": host.name})
+def agent_file(request: HttpRequest, pk: int, filename: str) -> HttpResponse:
+    """The push agent (this host's id and Vigil's URL filled in), its units, its cron line."""
+    host = get_object_or_404(Host, pk=pk)
+    return agents.download(AGENT, filename, {"VIGIL_HOST": str(host.pk)})

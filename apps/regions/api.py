@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import mixins, serializers, viewsets
 
-from apps.accounts.conditional import ConditionalGet
-from apps.accounts.lists import FilterSet, IdFilter
+from apps.api.conditional import ConditionalGet
+from apps.api.lists import FilterSet, IdFilter
 
 from .models import Account, Region
 

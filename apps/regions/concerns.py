@@ -1,8 +1,10 @@
-"""The concerns (EFS, Galera, RAID, probes) as the home page and the beat tick see them.
+"""The concern contract: what a monitored concern (EFS, Galera, RAID, probes) declares, once.
 
-Each concern app registers itself once, in its ``AppConfig.ready()``:
+Each concern app registers itself in its ``AppConfig.ready()``, and nothing in ``config/``
+names it: the URLs, the API routes, the Celery queue, the settings and the beat tick are all
+read from here (docs/architecture.md, "The concern contract")::
 
-    concerns.register(Concern(
+    concerns.register(self, Concern(
         "efs", "EFS",
         subjects=lambda: FileSystem.objects.all(),
         dispatch=tasks.dispatch_due,
@@ -11,9 +13,20 @@ Each concern app registers itself once, in its ``AppConfig.ready()``:
         demo_setup=demo.set_up,
     ))
 
+- ``register(app_config, concern)`` records which app declared it (``Concern.app``); the
+  concern's key must be the app's label (checked at start, ``regions.E101``...);
 - ``subjects`` returns a queryset of a ``regions.models.Subject`` subclass (a ``region``
-  foreign key and a ``status``: the status contract in ARCHITECTURE.md);
-- ``dispatch(now)`` queues the concern's due work; the beat tick calls it once a minute;
+  foreign key and a ``status``: the status contract in docs/architecture.md);
+- ``dispatch(now)`` queues the concern's due work and returns how many subjects it queued; the
+  beat tick calls it once a minute. It is ``<app>.tasks.dispatch_due``, and every task of
+  ``<app>.tasks`` goes to the concern's Celery queue (``queue``, the key by default;
+  ``config/celery_app.py`` reads it from here);
+- the app's ``urls.py`` (``app_name`` = the key) is mounted at ``/<key>/`` by
+  ``config/urls.py``, and its ``api.py``'s ``ROUTES`` (``(prefix, viewset, basename)``) and
+  ``URLS`` (extra paths, such as a push endpoint) under ``/api/`` by ``config/api.py``;
+- the app's ``conf.py`` (no Django: read while the settings load) names its ``VIGIL_*``
+  variables in ``VARIABLES`` and returns their values from ``read(setting)``;
+  ``config/settings/base.py`` loads it for every installed app that has one;
 - ``region_template`` is rendered on the region page with ``region_context(region)`` as
   ``panel``, and alone at ``regions:panel`` (region, concern key) for htmx polling; the region
   page wraps it in the polling element (``regions/panel.html``, id ``<key>-panel-<region>``);
@@ -30,7 +43,8 @@ Each concern app registers itself once, in its ``AppConfig.ready()``:
   labels) and adds each subject's status to ``statuses`` (an
   ``apps.prometheus.families.SubjectStatuses``), in a constant number of queries.
 
-The regions app needs no change when a concern is added.
+Neither the regions app nor ``config/`` needs a change when a concern is added: only
+``INSTALLED_APPS``.
 """
 
 from __future__ import annotations
@@ -38,10 +52,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from django.apps import AppConfig
 from django.db.models import Count, QuerySet
 
 
@@ -66,13 +81,33 @@ class Concern:
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
     prometheus: Callable[[QuerySet, Any], Iterable[Any]] | None = None
     add_links: tuple[AddLink, ...] = ()
+    queue: str = ""  # the Celery queue of <app>.tasks; the key when empty
+    app: str = ""  # the declaring app's module ("apps.efs"), set by register()
+    app_label: str = ""  # and its label ("efs")
+
+    @property
+    def queue_name(self) -> str:
+        return self.queue or self.key
+
+    @property
+    def tasks_module(self) -> str:
+        return f"{self.app}.tasks"
+
+    @property
+    def urls_module(self) -> str:
+        return f"{self.app}.urls"
+
+    @property
+    def api_module(self) -> str:
+        return f"{self.app}.api"
 
 
 _registry: dict[str, Concern] = {}
 
 
-def register(concern: Concern) -> None:
-    _registry[concern.key] = concern
+def register(app_config: AppConfig, concern: Concern) -> None:
+    """Register the concern ``app_config`` (the calling app) declares."""
+    _registry[concern.key] = replace(concern, app=app_config.name, app_label=app_config.label)
 
 
 def registered() -> list[Concern]:
@@ -105,3 +140,101 @@ def status_counts(region_ids: Iterable[int]) -> dict[int, dict[str, Counter[str]
         for region_id, status, n in rows:
             counts[region_id].setdefault(concern.key, Counter())[status] += n
     return counts
+
+
+# --- what config/ reads ------------------------------------------------------------------------
+
+
+def url_patterns() -> list[Any]:
+    """``/<key>/`` -> each concern's ``urls.py`` (namespace: the key), for ``config/urls.py``."""
+    from django.urls import include, path
+
+    return [path(f"{c.key}/", include(c.urls_module)) for c in registered() if _has(c.urls_module)]
+
+
+def api_routes() -> list[tuple[str, Any, str]]:
+    """Every concern's ``api.ROUTES``: ``(prefix, viewset, basename)`` for the API router."""
+    return [
+        route
+        for c in registered()
+        if _has(c.api_module)
+        for route in getattr(_module(c.api_module), "ROUTES", ())
+    ]
+
+
+def api_urls() -> list[Any]:
+    """Every concern's extra API paths (``api.URLS``: push endpoints), under ``/api/``."""
+    return [
+        url
+        for c in registered()
+        if _has(c.api_module)
+        for url in getattr(_module(c.api_module), "URLS", ())
+    ]
+
+
+def task_queues() -> dict[str, str]:
+    """``{tasks module: queue}`` of every concern (``apps.efs.tasks`` -> ``efs``)."""
+    return {c.tasks_module: c.queue_name for c in registered()}
+
+
+def _module(name: str) -> Any:
+    from importlib import import_module
+
+    return import_module(name)
+
+
+def _has(name: str) -> bool:
+    """Whether the module exists (a missing piece is the start-up check's to report)."""
+    from importlib.util import find_spec
+
+    return find_spec(name) is not None
+
+
+# --- the start-up check ------------------------------------------------------------------------
+
+#: What every concern must declare (besides its key and label); checked at start.
+REQUIRED = ("dispatch", "region_template", "region_context", "prometheus", "demo_setup")
+
+
+def check(app_configs: Any = None, **kwargs: Any) -> list[Any]:
+    """``manage.py check`` (and every start): each concern's keys agree and nothing is missing.
+
+    The concern's key must be its app's label, its queue its own, its ``urls.py`` namespaced by
+    the key, its dispatcher ``<app>.tasks.dispatch_due``, its ``api.py`` must list ``ROUTES``,
+    and its ``conf.py`` (if any) must name only ``VIGIL_<KEY>_*`` variables.
+    """
+    from django.core.checks import Error
+
+    errors: list[Any] = []
+
+    def fail(concern: Concern, message: str, code: int) -> None:
+        errors.append(
+            Error(f"Concern {concern.key!r} ({concern.app}): {message}", id=f"regions.E{code}")
+        )
+
+    queues: dict[str, str] = {}
+    for c in registered():
+        if c.key != c.app_label:
+            fail(c, f"its key must be its app's label {c.app_label!r}", 101)
+        if c.queue_name in queues:
+            fail(c, f"queue {c.queue_name!r} is also {queues[c.queue_name]!r}'s", 102)
+        queues[c.queue_name] = c.key
+        if not _has(c.urls_module):
+            fail(c, f"no {c.urls_module}", 103)
+        elif getattr(_module(c.urls_module), "app_name", None) != c.key:
+            fail(c, f"{c.urls_module}.app_name must be {c.key!r}", 103)
+        if not _has(c.tasks_module):
+            fail(c, f"no {c.tasks_module}", 104)
+        elif c.dispatch is not getattr(_module(c.tasks_module), "dispatch_due", None):
+            fail(c, f"its dispatch must be {c.tasks_module}.dispatch_due", 104)
+        if not _has(c.api_module) or not hasattr(_module(c.api_module), "ROUTES"):
+            fail(c, f"{c.api_module} must list its ROUTES", 105)
+        for piece in REQUIRED:
+            if not getattr(c, piece):
+                fail(c, f"it declares no {piece}", 106)
+        if _has(f"{c.app}.conf"):
+            prefix = f"VIGIL_{c.key.upper()}_"
+            strays = [v for v in _module(f"{c.app}.conf").VARIABLES if not v.startswith(prefix)]
+            if strays:
+                fail(c, f"conf.VARIABLES must start with {prefix}: {', '.join(strays)}", 107)
+    return errors

@@ -48,7 +48,7 @@ class AccessReport:
 
 
 def _file_systems(code: str, access: aws.AccountAccess) -> tuple[list[str], str]:
-    from apps.efs.efs_api import describe_file_systems
+    from apps.efs.elasticfilesystem import describe_file_systems
 
     try:
         found = describe_file_systems(code, access)

@@ -13,7 +13,7 @@ import json
 ACTIONS: tuple[tuple[str, str], ...] = (
     ("ec2:DescribeRegions", "apps/regions/ec2.py: which regions the account has"),
     ("account:ListRegions", "apps/regions/ec2.py: opt-in status in transition (optional)"),
-    ("elasticfilesystem:DescribeFileSystems", "apps/efs/efs_api.py: the file systems"),
+    ("elasticfilesystem:DescribeFileSystems", "apps/efs/elasticfilesystem.py: the file systems"),
     ("cloudwatch:GetMetricData", "apps/efs/cloudwatch.py: the EFS metrics"),
 )
 

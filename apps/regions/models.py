@@ -161,7 +161,7 @@ class Region(KeepsHistory, models.Model):
 
 
 class Subject(models.Model):
-    """What every monitored thing has (the status contract in ARCHITECTURE.md).
+    """What every monitored thing has (the status contract in docs/architecture.md).
 
     A file system, a cluster, an array or a probe target subclasses this. Its status changes
     only through ``apps.alerts.record()``, which writes the change once as a transition.

@@ -3,11 +3,15 @@
 Every value comes from the environment through django-environ's ``FileAwareEnv``: any variable
 may instead be given as ``NAME_FILE`` pointing at a file that holds the value (Docker/Kubernetes
 secrets). ``.env.example`` documents each variable. A malformed value, or a ``VIGIL_*`` variable
-this file does not know, stops the start with a message that names the variable.
+neither this file nor an installed concern's ``conf.py`` knows, stops the start with a message
+that names the variable. Each concern's own settings are read by its ``conf.py``
+(``app_settings``), so a new concern adds none here.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import ipaddress
 import os
 from datetime import timedelta
@@ -64,22 +68,6 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_DEMO_PROBES_PORT",
     "VIGIL_DISCOVERY_INTERVAL_MINUTES",
     "VIGIL_DISPATCH_SECONDS",
-    "VIGIL_EFS_BACKFILL_HOURS",
-    "VIGIL_EFS_COMPARISON_CACHE_SECONDS",
-    "VIGIL_EFS_DISCOVERY_MINUTES",
-    "VIGIL_EFS_FORECAST_HOURS",
-    "VIGIL_EFS_HOUR_RETENTION_DAYS",
-    "VIGIL_EFS_INTERVAL_MINUTES",
-    "VIGIL_EFS_LATE_DATA_MINUTES",
-    "VIGIL_EFS_MINUTE_RETENTION_DAYS",
-    "VIGIL_EFS_PRICE_PER_MIBPS_MONTH",
-    "VIGIL_EFS_PRICES",
-    "VIGIL_EFS_SETTLE_MINUTES",
-    "VIGIL_EFS_STALE_MINUTES",
-    "VIGIL_GALERA_CERT_FAILURES_PER_MINUTE",
-    "VIGIL_GALERA_PUSH_STALE_MINUTES",
-    "VIGIL_GALERA_SECRETS_DIR",
-    "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS",
     "VIGIL_HISTORY_EXPIRY_BATCH",
     "VIGIL_METRICS_ALLOW",
     "VIGIL_METRICS_CACHE_SECONDS",
@@ -89,18 +77,8 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_PAGE_CACHE_SECONDS",
     "VIGIL_LOGIN_FAILURE_LIMIT",
     "VIGIL_LOGIN_LOCKOUT_MINUTES",
-    "VIGIL_PROBES_CERT_WARN_DAYS",
-    "VIGIL_PROBES_RESULT_RETENTION_DAYS",
-    "VIGIL_PROBES_CONCURRENCY",
-    "VIGIL_PROBES_DRIFT_TOLERANCE_S",
     "VIGIL_PROXY_COUNT",
     "VIGIL_PUSH_MAX_BYTES",
-    "VIGIL_RAID_SSH_COMMAND_TIMEOUT",
-    "VIGIL_RAID_SSH_CONNECT_TIMEOUT",
-    "VIGIL_RAID_SSH_KEY",
-    "VIGIL_RAID_SSH_KEY_PASSPHRASE",
-    "VIGIL_RAID_SSH_KNOWN_HOSTS",
-    "VIGIL_RAID_STALE_MINUTES",
     "VIGIL_REGION_QUEUES",
     "VIGIL_VAR_DIR",
     "VIGIL_WEB_BIND",  # docker-compose.yml only
@@ -118,7 +96,6 @@ def check_unknown_variables(environ_: os._Environ[str] | dict[str, str]) -> None
         )
 
 
-check_unknown_variables(os.environ)
 # The embedded defaults' files: SQLite, the filesystem broker, beat's schedule, collected static
 # (a relative path is taken from the checkout).
 VAR_DIR = BASE_DIR / setting("VIGIL_VAR_DIR", default="var")
@@ -161,6 +138,33 @@ INSTALLED_APPS = [
     "apps.efs",
     "apps.probes",
 ]
+
+
+def app_settings(apps: list[str] | tuple[str, ...]) -> dict[str, object]:
+    """The settings of every app of ours that has a ``conf.py`` (each concern's, see
+    apps/regions/concerns.py): its ``VARIABLES`` join the known ones, ``read()`` gives values."""
+    values: dict[str, object] = {}
+    for app in apps:
+        if app.rpartition(".")[2][:1].isupper():  # an AppConfig path
+            continue
+        if not (BASE_DIR / app.partition(".")[0]).is_dir():
+            continue  # not ours: a third-party app's conf module is not this contract
+        if importlib.util.find_spec(f"{app}.conf") is not None:
+            conf = importlib.import_module(f"{app}.conf")
+            KNOWN_VIGIL_VARIABLES.update(conf.VARIABLES)
+            values.update(conf.read(setting))
+    return values
+
+
+def install(namespace: dict[str, object], *apps: str) -> None:
+    """Add apps (with their settings) to a settings module's ``INSTALLED_APPS``: test.py's
+    concern of the tests is installed as a real one would be."""
+    namespace["INSTALLED_APPS"] = [*namespace["INSTALLED_APPS"], *apps]
+    namespace.update(app_settings(apps))
+
+
+globals().update(app_settings(INSTALLED_APPS))
+check_unknown_variables(os.environ)
 
 MIDDLEWARE = [
     "apps.accounts.middleware.HealthzMiddleware",  # before host checks: probes use 127.0.0.1
@@ -321,20 +325,20 @@ REST_FRAMEWORK = {
     ],
     # Reads for everyone logged in; every write needs its model permission (403 first).
     "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermissions"],
-    "DEFAULT_SCHEMA_CLASS": "apps.accounts.schema.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "apps.accounts.lists.Pagination",
+    "DEFAULT_SCHEMA_CLASS": "apps.api.schema.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "apps.api.lists.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
-        "apps.accounts.lists.StableOrdering",
+        "apps.api.lists.StableOrdering",
     ],
     # Per API key (else host token, session user, address), and per user across all their
     # keys and sessions, counted in CACHES["default"].
     "DEFAULT_THROTTLE_CLASSES": [
-        "apps.accounts.throttling.ReadThrottle",
-        "apps.accounts.throttling.WriteThrottle",
-        "apps.accounts.throttling.UserReadThrottle",
-        "apps.accounts.throttling.UserWriteThrottle",
+        "apps.api.throttling.ReadThrottle",
+        "apps.api.throttling.WriteThrottle",
+        "apps.api.throttling.UserReadThrottle",
+        "apps.api.throttling.UserWriteThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "read": api_rate("VIGIL_API_RATE_READ", "1200/min"),
@@ -342,7 +346,7 @@ REST_FRAMEWORK = {
         "user_read": api_rate("VIGIL_API_RATE_USER_READ", "2400/min"),
         "user_write": api_rate("VIGIL_API_RATE_USER_WRITE", "240/min"),
     },
-    "EXCEPTION_HANDLER": "apps.accounts.errors.json_exception_handler",
+    "EXCEPTION_HANDLER": "apps.api.errors.json_exception_handler",
 }
 # Live (unrevoked) API keys one user may hold; issuing one more is refused.
 VIGIL_API_KEYS_PER_USER = setting("VIGIL_API_KEYS_PER_USER", "int", default=10)
@@ -443,12 +447,6 @@ CELERY_BEAT_SCHEDULE = {
 # Retention of the grow-only history (apps/lib/retention.py), expired hourly by the beat in
 # batches of VIGIL_HISTORY_EXPIRY_BATCH rows, each its own short transaction. EFS minute and
 # hour rows keep VIGIL_EFS_MINUTE_RETENTION_DAYS / VIGIL_EFS_HOUR_RETENTION_DAYS (the roll-up).
-VIGIL_PROBES_RESULT_RETENTION_DAYS = setting(
-    "VIGIL_PROBES_RESULT_RETENTION_DAYS", "int", default=30
-)
-VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS = setting(
-    "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS", "int", default=30
-)
 # Sent notifications only: pending and failed ones stay until they are settled.
 VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS = setting(
     "VIGIL_ALERT_NOTIFICATION_RETENTION_DAYS", "int", default=90
@@ -508,97 +506,12 @@ ANYMAIL = {
     "AMAZON_SES_CONFIGURATION_SET_NAME": setting("AWS_SES_CONFIGURATION_SET", default="") or None,
 }
 
-# --- HTTP keep-alive probes (apps/probes) ----------------------------------------------------
-# Probes run concurrently in one asyncio loop per Celery task: at most this many per task.
-VIGIL_PROBES_CONCURRENCY = setting("VIGIL_PROBES_CONCURRENCY", "int", default=500)
-# Warn when a target's TLS certificate expires within this many days.
-VIGIL_PROBES_CERT_WARN_DAYS = setting("VIGIL_PROBES_CERT_WARN_DAYS", "int", default=14)
-# Warn when the idle timeout changed by more than this from the previous measurement.
-VIGIL_PROBES_DRIFT_TOLERANCE_S = setting("VIGIL_PROBES_DRIFT_TOLERANCE_S", "float", default=1.0)
+# --- Demo keep-alive servers (apps/probes/demo.py) -------------------------------------------
 # make run in demo mode: the first of four loopback ports of the demo keep-alive servers.
 VIGIL_DEMO_PROBES_PORT = setting("VIGIL_DEMO_PROBES_PORT", "int", default=8770)
 
-# --- EFS (apps/efs) --------------------------------------------------------------------------
-# How often each account-region is collected, and how often its file systems are listed.
-VIGIL_EFS_INTERVAL_MINUTES = setting("VIGIL_EFS_INTERVAL_MINUTES", "int", default=5)
-VIGIL_EFS_DISCOVERY_MINUTES = setting("VIGIL_EFS_DISCOVERY_MINUTES", "int", default=60)
-# Collect up to this many minutes ago: CloudWatch values converge for a few minutes.
-VIGIL_EFS_SETTLE_MINUTES = setting("VIGIL_EFS_SETTLE_MINUTES", "int", default=3)
-# After an outage, fetch at most this far back (older gaps stay gaps).
-VIGIL_EFS_BACKFILL_HOURS = setting("VIGIL_EFS_BACKFILL_HOURS", "int", default=24)
-# Each cycle asks CloudWatch once more for the last this-many minutes, in the same calls, and
-# fills the minutes that were empty when collected (data delivered late). 0: never.
-VIGIL_EFS_LATE_DATA_MINUTES = setting("VIGIL_EFS_LATE_DATA_MINUTES", "int", default=60)
-# Burst credits' drain rate (and so the time to exhaustion) is fitted over this many hours.
-VIGIL_EFS_FORECAST_HOURS = setting("VIGIL_EFS_FORECAST_HOURS", "float", default=3.0)
-# A file system with no data for this long is "unknown".
-VIGIL_EFS_STALE_MINUTES = setting("VIGIL_EFS_STALE_MINUTES", "int", default=15)
-# Per-minute rows are kept this long, then rolled up into hours; hours are kept this long.
-VIGIL_EFS_MINUTE_RETENTION_DAYS = setting("VIGIL_EFS_MINUTE_RETENTION_DAYS", "int", default=7)
-VIGIL_EFS_HOUR_RETENTION_DAYS = setting("VIGIL_EFS_HOUR_RETENTION_DAYS", "int", default=400)
-# The file system page's mode comparison reads 30 days of usage: kept this long per file system.
-VIGIL_EFS_COMPARISON_CACHE_SECONDS = setting(
-    "VIGIL_EFS_COMPARISON_CACHE_SECONDS", "int", default=3600
-)
-
-
-def efs_prices() -> dict:
-    """VIGIL_EFS_PRICES: a JSON object of per-region EFS prices over the built-in table
-    (apps/efs/costs.py), checked now so that a typo stops the start."""
-    from apps.efs.costs import price_table  # pure, no Django
-
-    value = setting("VIGIL_EFS_PRICES", "json", default={})
-    try:
-        price_table(value)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"Invalid value for VIGIL_EFS_PRICES: {exc}") from exc
-    return value
-
-
-# EFS prices per region over the built-in us-east-1 table, e.g.
-# {"eu-west-1": {"standard": 0.33, "ia": 0.0175, "elastic_read": 0.033, ...}}.
-VIGIL_EFS_PRICES = efs_prices()
-# Dollars per MiB/s of provisioned throughput per month, in every region; empty: the table's.
-_efs_price = setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", default="").strip()
-try:
-    VIGIL_EFS_PRICE_PER_MIBPS_MONTH = float(_efs_price) if _efs_price else None
-except ValueError as exc:
-    raise ImproperlyConfigured(f"Invalid value for VIGIL_EFS_PRICE_PER_MIBPS_MONTH: {exc}") from exc
-if (
-    VIGIL_EFS_PRICE_PER_MIBPS_MONTH is not None
-    and not 0 <= VIGIL_EFS_PRICE_PER_MIBPS_MONTH < 10_000
-):
-    raise ImproperlyConfigured("Invalid value for VIGIL_EFS_PRICE_PER_MIBPS_MONTH: 0 to 10,000")
-
-# --- Galera (apps/galera) -------------------------------------------------------------------
-# A node's password_file must be inside this directory, which must hold nothing else secret
-# (not the SSH key, Kubernetes tokens or other *_FILE secrets: apps/galera/secretsdir.py).
-VIGIL_GALERA_SECRETS_DIR = setting("VIGIL_GALERA_SECRETS_DIR", default="/run/secrets/galera")
-# A pushing node (vigil-galera-push) with no report for this long is unknown.
-VIGIL_GALERA_PUSH_STALE_MINUTES = setting("VIGIL_GALERA_PUSH_STALE_MINUTES", "int", default=5)
-if VIGIL_GALERA_PUSH_STALE_MINUTES < 1:
-    raise ImproperlyConfigured("Invalid value for VIGIL_GALERA_PUSH_STALE_MINUTES: at least 1")
-# Certification failures per minute (all nodes of a cluster) from which a cluster is a warning.
-VIGIL_GALERA_CERT_FAILURES_PER_MINUTE = setting(
-    "VIGIL_GALERA_CERT_FAILURES_PER_MINUTE", "float", default=10.0
-)
-if not 0 < VIGIL_GALERA_CERT_FAILURES_PER_MINUTE < 1e9:
-    raise ImproperlyConfigured(
-        "Invalid value for VIGIL_GALERA_CERT_FAILURES_PER_MINUTE: above 0, below 10⁹"
-    )
-
-# --- md-RAID (apps/raid) ---------------------------------------------------------------------
-# A host with no report for this long (SSH hosts: at least 3 intervals) turns its arrays unknown.
-VIGIL_RAID_STALE_MINUTES = setting("VIGIL_RAID_STALE_MINUTES", "int", default=15)
+# --- Push endpoints (RAID hosts, Galera nodes) ----------------------------------------------
 # The largest body a push endpoint reads (apps.lib.bodies); larger ones are answered 413.
 VIGIL_PUSH_MAX_BYTES = setting("VIGIL_PUSH_MAX_BYTES", "int", default=1024 * 1024)
 if VIGIL_PUSH_MAX_BYTES < 1024:
     raise ImproperlyConfigured("Invalid value for VIGIL_PUSH_MAX_BYTES: at least 1024 bytes")
-# SSH pull: the client's private key (OpenSSH or PEM text), best given as
-# VIGIL_RAID_SSH_KEY_FILE=/run/secrets/vigil_raid_key; empty uses ~/.ssh/id_* and ssh-agent.
-VIGIL_RAID_SSH_KEY = setting("VIGIL_RAID_SSH_KEY", default="")
-VIGIL_RAID_SSH_KEY_PASSPHRASE = setting("VIGIL_RAID_SSH_KEY_PASSPHRASE", default="")
-# known_hosts file for hosts without a key of their own; empty means ~/.ssh/known_hosts.
-VIGIL_RAID_SSH_KNOWN_HOSTS = setting("VIGIL_RAID_SSH_KNOWN_HOSTS", default="")
-VIGIL_RAID_SSH_CONNECT_TIMEOUT = setting("VIGIL_RAID_SSH_CONNECT_TIMEOUT", "float", default=10.0)
-VIGIL_RAID_SSH_COMMAND_TIMEOUT = setting("VIGIL_RAID_SSH_COMMAND_TIMEOUT", "float", default=30.0)

@@ -30,7 +30,7 @@ VIGIL_METRICS_CACHE_SECONDS = 0  # likewise /metrics
 VIGIL_EFS_COMPARISON_CACHE_SECONDS = 0  # and the file system page's mode comparison
 STATIC_ROOT = None  # tests serve static files from the finders, nothing is collected
 # A minimal concern app, so the concern contract is tested without depending on a real one.
-INSTALLED_APPS = [*INSTALLED_APPS, "tests.concern_app"]  # noqa: F405
+install(globals(), "tests.concern_app")  # noqa: F405  (the tests' concern, as a real one)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory: the fault tests start real Celery workers that share the test database.
     # One per test run, so that two runs on one machine do not share it.

@@ -50,7 +50,7 @@ def test_a_webhook_gets_a_signed_json_body_with_the_transition(gadget, make_chan
     assert event["status"] == "critical" and event["old_status"] == "unknown"
     assert event["reason"] == "quorum lost; no node is Primary"
     assert event["summary"] == "CRITICAL lab Gadgets gadget g1: quorum lost"
-    assert event["subject"]["key"] == f"vigil/concern_app.gadget/{gadget.pk}"
+    assert event["subject"]["key"] == f"vigil/gadgets.gadget/{gadget.pk}"
     assert event["transition_id"] == transition.pk and event["figures"] == {"size": 1}
     assert Notification.objects.get().state == "sent"
 
@@ -148,7 +148,7 @@ def test_pagerduty_triggers_on_critical_and_resolves_on_recovery_with_the_subjec
     trigger, resolve = (r.json for r in receiver.requests)
     assert trigger["event_action"] == "trigger" and resolve["event_action"] == "resolve"
     assert trigger["routing_key"] == resolve["routing_key"] == ROUTING_KEY
-    assert trigger["dedup_key"] == resolve["dedup_key"] == f"vigil/concern_app.gadget/{gadget.pk}"
+    assert trigger["dedup_key"] == resolve["dedup_key"] == f"vigil/gadgets.gadget/{gadget.pk}"
     assert trigger["payload"]["severity"] == "critical"
     assert trigger["payload"]["summary"] == "CRITICAL lab Gadgets gadget g1: quorum lost"
     assert trigger["links"][0]["text"] == "Open in Vigil"

@@ -43,7 +43,7 @@ def page_url(page: str) -> str:
         return f"/galera/clusters/{cluster.pk}/"
     if page == "host":
         host = Host.objects.annotate(n=Count("arrays")).order_by("-n", "pk").first()
-        return f"/raid/hosts/{host.name}/"
+        return f"/raid/hosts/{host.pk}/"
     if page == "probe":
         return f"/probes/targets/{Target.objects.filter(region__in=regions).first().pk}/"
     raise ValueError(page)

@@ -11,9 +11,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.efs import collect, efs_api, tasks
+from apps.efs import collect, elasticfilesystem, tasks
+from apps.efs.cloudwatch_plan import align, build_queries
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
-from apps.efs.queries import align, build_queries
 from tests.efs.conftest import boto, create_filesystems
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def discover(rc: RegionCollection) -> None:
     access = rc.region.account.access
     collect.save_discovery(
-        rc, efs_api.describe_file_systems(rc.region.code, access), timezone.now()
+        rc, elasticfilesystem.describe_file_systems(rc.region.code, access), timezone.now()
     )
 
 
@@ -36,7 +36,7 @@ def test_it_lists_every_file_system_across_pages_with_names_and_modes(aws, colle
         Tags=[{"Key": "Name", "Value": "media"}],
     )
 
-    found = efs_api.describe_file_systems("us-east-1", page_size=3)
+    found = elasticfilesystem.describe_file_systems("us-east-1", page_size=3)
 
     assert len(found) == 8 and {f.id for f in found} >= set(ids)
     media = next(f for f in found if f.name == "media")

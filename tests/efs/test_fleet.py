@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from botocore.exceptions import ClientError
 
+from apps.efs.cloudwatch_plan import FileSystemRef, build_queries
 from apps.efs.fleet import DEMO_FLEET, PROFILES, minute_values
 from apps.efs.metrics import TIB
-from apps.efs.queries import FileSystemRef, build_queries
 from tests.efs.conftest import boto, create_filesystems
 
 DAY0 = 20_000 * 1440  # a minute index at the start of a day

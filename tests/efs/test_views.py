@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.efs import history
+from apps.efs.cloudwatch_plan import align
 from apps.efs.metrics import GIB, Sample
 from apps.efs.models import FileSystem, RegionCollection
-from apps.efs.queries import align
 from apps.regions.models import Account, Region
 
 pytestmark = pytest.mark.django_db
@@ -206,7 +206,7 @@ def test_it_refreshes_the_region_panel_and_the_summary_as_htmx_partials(fs, logg
     assert panel.status_code == 200 and "<html" not in html and "builds" in html
     summary = logged_in_client.get(reverse("efs:detail", args=[fs.pk]), HTTP_HX_REQUEST="true")
     html = summary.content.decode()
-    assert 'id="efs-summary"' in html and "timeseries" not in html
+    assert 'id="live"' in html and "timeseries" not in html
 
 
 def test_a_region_whose_collection_fails_says_so_on_its_home_tile(fs, logged_in_client):

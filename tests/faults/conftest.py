@@ -18,7 +18,7 @@ from tests.services.workers import RedisServer
 
 SENDER = "vigil@example.com"
 #: Worker settings: alerts sent at once with a short lease, and a task time limit (so an EFS
-#: collection's lease, apps.efs.tasks.lease_ttl) of seconds, not minutes.
+#: collection's lease, apps.efs.tasks._lease_ttl) of seconds, not minutes.
 TASK_TIME_LIMIT_S = 10
 WORKER_SETTINGS = {
     "DJANGO_SETTINGS_MODULE": "config.settings.base",

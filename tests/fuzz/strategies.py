@@ -10,8 +10,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from apps.galera.wsrep import FACTS
-from apps.raid.mdstat import LEVELS
+from apps.galera.parse_wsrep import FACTS
+from apps.raid.parse_mdstat import LEVELS
 from tests.conftest import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from apps.galera.mysql import result_from_rows
-from apps.galera.view import build_view, cluster_verdict
-from apps.galera.wsrep import ParseError as WsrepError
-from apps.galera.wsrep import parse_provider_options, parse_status
+from apps.galera.parse_wsrep import ParseError as WsrepError
+from apps.galera.parse_wsrep import parse_provider_options, parse_status
+from apps.galera.verdict import build_view, cluster_verdict
 from apps.probes.keepalive import Measurement, measure
 from apps.probes.wire import BadURL, to_wire
-from apps.raid import bounds, mdadm_detail
+from apps.raid import bounds, parse_mdadm
 from apps.raid.errors import ParseError
 from apps.raid.report import Report, assess
 
@@ -87,7 +87,7 @@ def mdstat(data: bytes) -> Outcome:
 
 def detail(data: bytes) -> Outcome:
     try:
-        parsed = mdadm_detail.parse(decoded(data))
+        parsed = parse_mdadm.parse(decoded(data))
     except ParseError as error:
         return Outcome(False, str(error))
     for member in parsed.members:

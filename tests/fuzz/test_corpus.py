@@ -33,7 +33,7 @@ def push(host: Host, body: bytes, content_type: str) -> str:
     """``POST`` a report through the whole Django stack; the status and error, as the README."""
     response = Client().generic(
         "POST",
-        f"/api/raid/hosts/{host.name}/report",
+        f"/api/raid/hosts/{host.pk}/report",
         body,
         content_type=content_type,
         HTTP_AUTHORIZATION=f"Bearer {host.issue_token()}",

@@ -17,8 +17,8 @@ from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.efs.queries import SPECS, Window, query_id, samples_from_responses
-from apps.galera import tasks as galera_tasks
+from apps.efs.cloudwatch_plan import SPECS, Window, query_id, samples_from_responses
+from apps.galera import collect as galera_collect
 from apps.galera.models import Cluster, Node
 from apps.galera.mysql import result_from_rows
 from apps.raid.errors import ParseError
@@ -170,7 +170,7 @@ def test_any_push_is_answered_below_500_on_this_database(host, body):
     content_type, data = body
     response = Client().generic(
         "POST",
-        f"/api/raid/hosts/{host.name}/report",
+        f"/api/raid/hosts/{host.pk}/report",
         data if isinstance(data, bytes) else s.encoded(data),
         content_type=content_type,
         HTTP_AUTHORIZATION=f"Bearer {host.issue_token()}",
@@ -223,5 +223,5 @@ def test_any_answers_of_the_nodes_are_judged_and_the_poll_recorded_on_this_datab
         for name, (rows, options) in zip("abc", nodes, strict=True)
     ]
     before = cluster.snapshots.count()
-    galera_tasks.save_poll(cluster, results, now=datetime.now(UTC) + timedelta(seconds=before))
+    galera_collect.save_poll(cluster, results, now=datetime.now(UTC) + timedelta(seconds=before))
     assert cluster.snapshots.count() == before + 1

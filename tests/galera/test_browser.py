@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.galera import demo, tasks
+from apps.galera import collect, demo
 from apps.galera.models import Cluster, Node
-from apps.galera.view import NodeResult
-from apps.galera.wsrep import WsrepStatus
+from apps.galera.parse_wsrep import WsrepStatus
+from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
 from tests.conftest import OUTPUT_DIR
 
@@ -47,7 +47,7 @@ def clusters(django_user_model) -> dict[str, int]:
             down if lost and n == "db3" else NodeResult(n, status=synced(3 if lost else 4))
             for n in names
         ]
-        tasks.save_poll(prod, results, now=start + timedelta(minutes=minute))
+        collect.save_poll(prod, results, now=start + timedelta(minutes=minute))
     return {"demo": shown[0].pk, "prod": prod.pk, "site": site.pk}
 
 

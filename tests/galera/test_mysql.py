@@ -14,7 +14,7 @@ import pymysql
 import pytest
 
 from apps.galera.mysql import NodeAddress, poll_node, poll_nodes
-from apps.galera.view import NOT_GALERA, ClusterView, NodeState, build_view, cluster_verdict
+from apps.galera.verdict import NOT_GALERA, ClusterView, NodeState, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
 from tests.services import wait_for
 from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster

@@ -11,10 +11,10 @@ import pytest
 from django.utils import timezone
 
 from apps.alerts.models import Transition
-from apps.galera import demo, mysql, tasks
+from apps.galera import collect, demo, mysql, tasks
 from apps.galera.models import Cluster, Node, Snapshot
-from apps.galera.view import NOT_GALERA, NodeResult
-from apps.galera.wsrep import WsrepStatus
+from apps.galera.parse_wsrep import WsrepStatus
+from apps.galera.verdict import NOT_GALERA, NodeResult
 from apps.lib.status import Status
 from apps.regions.models import Region
 
@@ -174,13 +174,13 @@ def test_it_reports_split_brain_only_when_two_polls_in_a_row_see_it(site):
     agreed = [status("a"), status("b"), status("c")]
     split = [status("a", "8"), status("b", "8"), status("c", "7")]
 
-    assert tasks.save_poll(cluster, agreed).status is Status.OK
-    first = tasks.save_poll(cluster, split)  # a node lags behind a view change: no page yet
+    assert collect.save_poll(cluster, agreed).status is Status.OK
+    first = collect.save_poll(cluster, split)  # a node lags behind a view change: no page yet
     assert first.status is Status.OK
     assert first.figures["split_brain"] and not first.figures["split_brain_confirmed"]
-    assert tasks.save_poll(cluster, agreed).status is Status.OK
-    tasks.save_poll(cluster, split)
-    second = tasks.save_poll(cluster, split)
+    assert collect.save_poll(cluster, agreed).status is Status.OK
+    collect.save_poll(cluster, split)
+    second = collect.save_poll(cluster, split)
 
     assert second.status is Status.CRITICAL
     assert second.reason.startswith("possible split-brain: ")
@@ -195,11 +195,11 @@ def test_it_warns_about_a_receive_queue_that_grows_from_poll_to_poll(site):
     cluster = make_cluster(site)
     nodes_for(cluster, "a", "b", "c")
     for queue in (0.5, 1.5):
-        verdict = tasks.save_poll(
+        verdict = collect.save_poll(
             cluster, [status("a"), status("b", recv_queue=queue), status("c")]
         )
         assert verdict.status is Status.OK
-    verdict = tasks.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
+    verdict = collect.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
 
     assert verdict.status is Status.WARNING
     assert verdict.reason == "b receive queue growing: 0.5 → 1.5 → 4"
@@ -211,9 +211,9 @@ def test_it_warns_about_a_receive_queue_that_grows_from_poll_to_poll(site):
 def test_a_gap_in_the_receive_queue_history_is_not_growth(site):
     cluster = make_cluster(site)
     nodes_for(cluster, "a", "b", "c")
-    tasks.save_poll(cluster, [status("a"), status("b", recv_queue=0.5), status("c")])
-    tasks.save_poll(cluster, [status("a"), NodeResult("b", error="timed out"), status("c")])
-    verdict = tasks.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
+    collect.save_poll(cluster, [status("a"), status("b", recv_queue=0.5), status("c")])
+    collect.save_poll(cluster, [status("a"), NodeResult("b", error="timed out"), status("c")])
+    verdict = collect.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
     assert "growing" not in verdict.reason
 
 
@@ -371,7 +371,7 @@ def test_a_figure_no_cluster_can_have_is_that_nodes_error_and_the_poll_is_record
     nodes_for(cluster, "a", "b", "c")
     results = [answering("a"), answering("b", **overrides), answering("c")]
 
-    verdict = tasks.save_poll(cluster, results)
+    verdict = collect.save_poll(cluster, results)
 
     assert results[1].error.startswith(error)
     assert verdict.status is Status.WARNING
@@ -388,7 +388,7 @@ def test_odd_text_from_a_node_never_stops_the_poll_from_being_recorded(site):
     odd = answering("b", wsrep_local_cert_failures="²", wsrep_cluster_status="Primary")
     weird_error = NodeResult("c", error="(1045) Access denied \x00 for \udcff user")
 
-    tasks.save_poll(cluster, [answering("a"), odd, weird_error])
+    collect.save_poll(cluster, [answering("a"), odd, weird_error])
 
     snapshot = cluster.snapshots.get()
     assert snapshot.nodes["b"]["cert_failures"] is None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from apps.galera import demo, tasks
+from apps.galera import collect, demo, tasks
 from apps.galera.models import Cluster, Node
-from apps.galera.view import NodeResult
-from apps.galera.wsrep import WsrepStatus
+from apps.galera.parse_wsrep import WsrepStatus
+from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
 
 pytestmark = pytest.mark.django_db
@@ -82,7 +82,7 @@ def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_cl
         NodeResult("db2", status=WsrepStatus.from_rows(donor_rows("Donor/Desynced"))),
         NodeResult("db3", error="(2003) Can't connect to MySQL server on '10.0.0.1'"),
     ]
-    tasks.save_poll(cluster, results)
+    collect.save_poll(cluster, results)
 
     response = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk]))
     page = response.content.decode()
@@ -98,7 +98,7 @@ def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_cl
     partial = logged_in_client.get(
         reverse("galera:cluster", args=[cluster.pk]), headers={"HX-Request": "true"}
     ).content.decode()
-    assert partial.lstrip().startswith('<div id="galera-summary"')
+    assert partial.lstrip().startswith('<div id="live"')
     assert "<h1>" not in partial
 
 

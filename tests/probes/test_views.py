@@ -119,7 +119,7 @@ def test_it_answers_htmx_with_the_summary_only(logged_in_client, probe):
     )
 
     html = response.content.decode()
-    assert 'id="probe-summary"' in html
+    assert 'id="live"' in html
     assert "<html" not in html
 
 

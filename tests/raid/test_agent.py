@@ -33,7 +33,7 @@ def agent_env(tmp_path: Path, live_server, host) -> dict[str, str]:
     (bin_dir / "mdadm").chmod(0o755)
     config = tmp_path / "vigil-raid-push"
     config.write_text(
-        f"VIGIL_URL={live_server.url}/\nVIGIL_TOKEN={host.issue_token()}\nVIGIL_HOST={host.name}\n"
+        f"VIGIL_URL={live_server.url}/\nVIGIL_TOKEN={host.issue_token()}\nVIGIL_HOST={host.pk}\n"
     )
     config.chmod(0o600)
     return {
@@ -71,7 +71,7 @@ def test_the_shipped_agent_pushes_mdstat_and_each_arrays_detail(
     assert run(agent_env).returncode == 0
     assert Array.objects.get(host=host, name="md1").status == "critical"
     client.force_login(django_user_model.objects.create_superuser("root", "root@example.com"))
-    page = client.get(f"/raid/hosts/{host.name}/").content.decode()
+    page = client.get(f"/raid/hosts/{host.pk}/").content.decode()
     assert "md1" in page and "critical" in page
     assert "Push agent" in page
 
@@ -101,7 +101,7 @@ def test_install_puts_the_script_settings_and_timer_or_cron_line_in_place(tmp_pa
         "VIGIL_INSTALL_ROOT": str(root),
         "VIGIL_URL": "https://vigil.example.com",
         "VIGIL_TOKEN": "vgh_0123abcdsecret",
-        "VIGIL_HOST": "db1",
+        "VIGIL_HOST": "12",
     }
     done = subprocess.run(
         ["sh", str(AGENT), "install"], env=env, capture_output=True, text=True, timeout=30
@@ -111,7 +111,7 @@ def test_install_puts_the_script_settings_and_timer_or_cron_line_in_place(tmp_pa
     config = root / "etc/default/vigil-raid-push"
     assert config.stat().st_mode & 0o777 == 0o600
     assert config.read_text() == (
-        "VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN=vgh_0123abcdsecret\nVIGIL_HOST=db1\n"
+        "VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN=vgh_0123abcdsecret\nVIGIL_HOST=12\n"
     )
     units = root / "etc/systemd/system"
     if systemd:

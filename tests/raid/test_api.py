@@ -5,21 +5,26 @@ from __future__ import annotations
 import pytest
 
 from apps.alerts.models import Transition
+from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
-from apps.raid.ingest import ingest
 from apps.raid.models import Array, Host
 from tests.conftest import SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db
 
-URL = "/api/raid/hosts/storage-client/report"
+
+def url() -> str:
+    """The push URL of the ``host`` fixture (storage-client)."""
+    from apps.raid.models import Host
+
+    return f"/api/raid/hosts/{Host.objects.get(name='storage-client').pk}/report"
 
 
 def push(api_client, token, body, content_type="application/json"):
     if content_type == "application/json":
-        return api_client.post(URL, body, format="json", HTTP_AUTHORIZATION=f"Bearer {token}")
+        return api_client.post(url(), body, format="json", HTTP_AUTHORIZATION=f"Bearer {token}")
     return api_client.post(
-        URL, body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {token}"
+        url(), body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {token}"
     )
 
 
@@ -76,7 +81,7 @@ def test_a_token_of_another_host_or_a_replaced_token_is_refused(api_client, host
     response = push(api_client, old, {"mdstat": seed_layout_mdstat()})
     assert response.status_code == 401
     assert "error" in response.json()
-    assert api_client.post(URL, {"mdstat": "x"}, format="json").status_code == 401
+    assert api_client.post(url(), {"mdstat": "x"}, format="json").status_code == 401
     assert not Array.objects.exists()
 
 
@@ -121,13 +126,13 @@ def test_a_report_of_the_wrong_shape_is_a_400(api_client, host, body):
 
 def test_an_unknown_host_is_a_404(api_client, api_key):
     response = api_client.post(
-        "/api/raid/hosts/nobody/report",
+        "/api/raid/hosts/999999/report",
         {"mdstat": seed_layout_mdstat()},
         format="json",
         HTTP_AUTHORIZATION=f"Bearer {api_key(read_only=False)}",
     )
     assert response.status_code == 404
-    assert response.json() == {"error": "No RAID host named 'nobody'"}
+    assert response.json() == {"error": "No RAID host with id 999999"}
 
 
 def test_it_lists_hosts_arrays_members_and_history_by_region(api_client, host, site, api_key):
@@ -142,7 +147,7 @@ def test_it_lists_hosts_arrays_members_and_history_by_region(api_client, host, s
     assert [(h["name"], h["status"]) for h in hosts] == [("storage-client", "critical")]
     assert "token_hash" not in hosts[0]
     assert api_client.get(f"/api/raid/hosts/?region={elsewhere.pk}", **auth).json()["count"] == 0
-    one = api_client.get("/api/raid/hosts/storage-client/", **auth).json()
+    one = api_client.get(f"/api/raid/hosts/{host.pk}/", **auth).json()
     assert one["domain_rules"]["sd[b-f]"] == "storage-a"
 
     arrays = api_client.get(f"/api/raid/arrays/?region={site.pk}", **auth).json()["results"]
@@ -162,7 +167,7 @@ def test_it_lists_hosts_arrays_members_and_history_by_region(api_client, host, s
     assert {m["device"]: m["state"] for m in members}["sdh"] == "rebuilding"
     assert api_client.get(f"/api/raid/members/?region={elsewhere.pk}", **auth).json()["count"] == 0
 
-    history = api_client.get("/api/raid/history/?host=storage-client", **auth).json()["results"]
+    history = api_client.get(f"/api/raid/history/?host={host.pk}", **auth).json()["results"]
     assert [(h["subject_label"], h["new_status"]) for h in history[:2]] == [
         ("storage-client:md2", "critical"),
         ("storage-client:md99", "warning"),

@@ -8,8 +8,8 @@ from apps.lib.status import Status
 from apps.raid import bounds
 from apps.raid.bounds import Budget, TooLarge
 from apps.raid.errors import ParseError
-from apps.raid.mdadm_detail import parse as parse_detail
-from apps.raid.mdstat import parse
+from apps.raid.parse_mdadm import parse as parse_detail
+from apps.raid.parse_mdstat import parse
 from apps.raid.report import assess
 from apps.raid.topology import Topology
 from tests.conftest import SHARED_FIXTURES

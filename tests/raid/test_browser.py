@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.raid import demo_setup
+from apps.raid import demo
 from tests.conftest import OUTPUT_DIR
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def demo_host():
-    host = demo_setup.set_up()
+    host = demo.set_up()
     return host.name, host.region_id
 
 

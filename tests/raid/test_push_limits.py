@@ -18,13 +18,25 @@ from tests.raid.builders import many_domains_three_way, mdstat, mirror, nested_m
 
 pytestmark = pytest.mark.django_db
 
-URL = "/api/raid/hosts/storage-client/report"
+
+def url() -> str:
+    """The push URL of the ``host`` fixture (storage-client)."""
+    from apps.raid.models import Host
+
+    return f"/api/raid/hosts/{Host.objects.get(name='storage-client').pk}/report"
+
+
 MiB = 1024 * 1024
 
 
 def post(token: str, body: bytes, content_type: str = "application/json", **extra):
     return Client().generic(
-        "POST", URL, body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {token}", **extra
+        "POST",
+        url(),
+        body,
+        content_type=content_type,
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        **extra,
     )
 
 
@@ -225,6 +237,6 @@ def test_a_report_too_large_to_judge_is_answered_fast_unknown_and_says_so_on_the
     md0 = Array.objects.get(host=host, name="md0")
     assert md0.domain_headroom is None
     assert md0.domain_headroom_text == "md0: loss of storage servers too large to judge"
-    page = admin_client.get(f"/raid/hosts/{host.name}/").content.decode()
+    page = admin_client.get(f"/raid/hosts/{host.pk}/").content.decode()
     assert "md0: loss of storage servers too large to judge" in page
     assert Member.objects.filter(array__host=host).count() == 120 + 360

@@ -8,9 +8,10 @@ from django.utils.html import escape
 
 from apps.alerts.models import Transition
 from apps.raid import ssh
+from apps.raid.collect import ssh_target
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.models import Array, Host
-from apps.raid.tasks import collect_host, ssh_target
+from apps.raid.tasks import collect_host
 from tests.conftest import SHARED_FIXTURES
 from tests.services.sshd import SilentServer
 
@@ -222,7 +223,7 @@ def test_output_that_cannot_be_stored_is_the_hosts_error_on_its_page(
     ssh_host.refresh_from_db()
     assert ssh_host.last_error.startswith(error)
     assert not Array.objects.filter(host=ssh_host).exists()
-    page = admin_client.get(f"/raid/hosts/{ssh_host.name}/").content.decode()
+    page = admin_client.get(f"/raid/hosts/{ssh_host.pk}/").content.decode()
     assert "Collection failing" in page
     assert escape(error) in page
 

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.raid import demo_setup, tasks
+from apps.raid import demo, tasks
+from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
-from apps.raid.ingest import ingest
 from apps.raid.models import Array, Host
 from apps.regions import concerns
 
@@ -37,10 +37,10 @@ def test_the_beat_tick_collects_due_hosts_and_marks_silent_ones_eagerly(ssh_host
     app = celery_module.app
     app.conf.task_always_eager = True
     try:
-        tasks.dispatch_due(timezone.now())
+        assert tasks.dispatch_due(timezone.now()) == 1
         assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"ok"}
         Host.objects.filter(pk=ssh_host.pk).update(last_report=timezone.now() - timedelta(hours=4))
-        tasks.dispatch_due(timezone.now())  # not due again; silent for 4 h
+        assert tasks.dispatch_due(timezone.now()) == 0  # not due again; silent for 4 h
     finally:
         app.conf.task_always_eager = False
     assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"unknown"}
@@ -54,8 +54,8 @@ def test_it_registers_the_raid_concern():
 
 
 def test_the_demo_is_the_seed_layout_with_a_rebuild_labelled_demo():
-    host = demo_setup.set_up()
-    again = demo_setup.set_up()
+    host = demo.set_up()
+    again = demo.set_up()
     assert again.pk == host.pk and Host.objects.count() == 1
     assert host.is_demo and host.region.kind == "site" and "Demo" in host.region.name
     md2 = Array.objects.get(host=host, name="md2")
@@ -66,13 +66,13 @@ def test_the_demo_is_the_seed_layout_with_a_rebuild_labelled_demo():
 
 
 def test_the_demo_rebuild_moves_on_without_new_transitions():
-    host = demo_setup.set_up()
+    host = demo.set_up()
     first = Array.objects.get(host=host, name="md2").sync_percent
     later = host.created + timedelta(minutes=10)
-    demo_setup.refresh(host, now=later)
+    demo.refresh(host, now=later)
     md2 = Array.objects.get(host=host, name="md2")
     assert md2.sync_percent == pytest.approx(first + 8, abs=0.2)
-    assert demo_setup.rebuild_percent(host, host.created + timedelta(days=3)) < 99
+    assert demo.rebuild_percent(host, host.created + timedelta(days=3)) < 99
     from apps.alerts.models import Transition
 
     assert Transition.objects.count() == 6
@@ -86,7 +86,7 @@ def test_a_disabled_host_is_not_marked_silent(host):
 
 def test_the_demo_storage_client_opens_incidents_on_the_alerts_page(settings, logged_in_client):
     settings.VIGIL_DEMO = "true"
-    demo_setup.set_up()
+    demo.set_up()
     page = logged_in_client.get("/alerts/").content.decode()
     assert "Demo site: on-premises" in page  # the demo site's incidents, grouped under it
     assert "md2: degraded" in page and "md99: member array md2 lost redundancy" in page

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from apps.raid.demo import SEED_ARRAYS, SEED_DOMAINS, seed_layout_mdstat
 from apps.raid.errors import ParseError
-from apps.raid.mdadm_detail import parse as parse_detail
-from apps.raid.mdstat import Array, Mdstat, Member, parse
+from apps.raid.parse_mdadm import parse as parse_detail
+from apps.raid.parse_mdstat import Array, Mdstat, Member, parse
 from apps.raid.raid10 import copy_groups, raid10_copy_groups
 from apps.raid.topology import (
     Topology,

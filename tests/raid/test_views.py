@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
-from apps.raid.ingest import ingest
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +15,7 @@ def test_the_region_page_lists_hosts_with_their_worst_array(logged_in_client, ho
     ingest(host, seed_layout_mdstat(failed=["sdb"]))
     page = logged_in_client.get(f"/regions/{site.pk}/").content.decode()
     assert "md-RAID" in page
-    assert 'href="/raid/hosts/storage-client/"' in page
+    assert f'href="/raid/hosts/{host.pk}/"' in page
     assert "badge-critical" in page
     assert "1 critical" in page and "1 warning" in page and "4 ok" in page
     assert "md1: failed member sdb" in page
@@ -33,7 +33,7 @@ def test_the_panel_alone_is_served_for_polling(logged_in_client, host, site):
 def test_the_host_page_shows_the_tree_the_headroom_and_the_rebuild(logged_in_client, host):
     ingest(host, seed_layout_mdstat())
     ingest(host, seed_layout_mdstat(rebuilding="sdh", percent=37.4))
-    page = logged_in_client.get("/raid/hosts/storage-client/").content.decode()
+    page = logged_in_client.get(f"/raid/hosts/{host.pk}/").content.decode()
     assert page.index("<code>md99</code>") < page.index("<code>md5</code>")
     assert page.count('class="raid-tree"') == 1  # md1..md5 nested under md99
     assert "md99 survives the loss of any 1 of the 3 storage servers" in page
@@ -47,20 +47,20 @@ def test_the_host_page_shows_the_tree_the_headroom_and_the_rebuild(logged_in_cli
 
 def test_the_host_page_answers_htmx_with_the_live_part_only(logged_in_client, host):
     ingest(host, seed_layout_mdstat())
-    page = logged_in_client.get("/raid/hosts/storage-client/", HTTP_HX_REQUEST="true")
+    page = logged_in_client.get(f"/raid/hosts/{host.pk}/", HTTP_HX_REQUEST="true")
     text = page.content.decode()
-    assert text.lstrip().startswith('<div id="raid-host"')
+    assert text.lstrip().startswith('<div id="live"')
     assert "<html" not in text
 
 
 def test_admins_issue_a_token_shown_once(logged_in_client, host):
     client = logged_in_client  # an admin
-    page = client.post("/raid/hosts/storage-client/token").content.decode()
+    page = client.post(f"/raid/hosts/{host.pk}/token").content.decode()
     host.refresh_from_db()
     start = page.index("vgh_")
     token = page[start : page.index("<", start)]
     assert host.token_matches(token)
-    again = client.get("/raid/hosts/storage-client/").content.decode()
+    again = client.get(f"/raid/hosts/{host.pk}/").content.decode()
     assert token not in again
     assert host.token_hint in again
 
@@ -69,8 +69,8 @@ def test_others_may_not_issue_tokens(client, django_user_model, operator, host):
     staff = django_user_model.objects.create_user("staff", "s@example.com", "pw", is_staff=True)
     for someone in (operator, staff):
         client.force_login(someone)
-        assert "push token" not in client.get("/raid/hosts/storage-client/").content.decode()
-        response = client.post("/raid/hosts/storage-client/token")
+        assert "push token" not in client.get(f"/raid/hosts/{host.pk}/").content.decode()
+        response = client.post(f"/raid/hosts/{host.pk}/token")
         assert response.status_code == 403
     host.refresh_from_db()
     assert not host.token_hash
@@ -85,12 +85,9 @@ def test_it_reads_the_host_page_in_a_constant_number_of_queries(logged_in_client
 
 def test_a_new_token_comes_with_the_agents_settings_file(logged_in_client, host, settings):
     settings.VIGIL_BASE_URL = "https://vigil.example.com"
-    page = logged_in_client.post("/raid/hosts/storage-client/token").content.decode()
+    page = logged_in_client.post(f"/raid/hosts/{host.pk}/token").content.decode()
     token = page.split('<code class="secret">')[1].split("</code>")[0]
-    assert (
-        f"VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN={token}\nVIGIL_HOST=storage-client"
-        in page
-    )
+    assert f"VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN={token}\nVIGIL_HOST={host.pk}" in page
 
 
 def test_the_host_page_serves_the_agent_with_vigils_url_and_the_host_filled_in(
@@ -98,13 +95,13 @@ def test_the_host_page_serves_the_agent_with_vigils_url_and_the_host_filled_in(
 ):
     settings.VIGIL_BASE_URL = "https://vigil.example.com"
     client.force_login(viewer)
-    page = client.get("/raid/hosts/storage-client/").content.decode()
+    page = client.get(f"/raid/hosts/{host.pk}/").content.decode()
     for name in ("vigil-raid-push", "vigil-raid-push.service", "vigil-raid-push.timer"):
-        assert f'href="/raid/hosts/storage-client/agent/{name}"' in page
-    script = client.get("/raid/hosts/storage-client/agent/vigil-raid-push").content.decode()
+        assert f'href="/raid/hosts/{host.pk}/agent/{name}"' in page
+    script = client.get(f"/raid/hosts/{host.pk}/agent/vigil-raid-push").content.decode()
     assert "VIGIL_URL=${VIGIL_URL:-https://vigil.example.com}\n" in script
-    assert "VIGIL_HOST=${VIGIL_HOST:-storage-client}\n" in script
-    cron = client.get("/raid/hosts/storage-client/agent/vigil-raid-push.cron")
+    assert f"VIGIL_HOST=${{VIGIL_HOST:-{host.pk}}}\n" in script
+    cron = client.get(f"/raid/hosts/{host.pk}/agent/vigil-raid-push.cron")
     assert cron.content == b"* * * * * root /usr/local/sbin/vigil-raid-push\n"
-    assert client.get("/raid/hosts/storage-client/agent/vigil-galera-push").status_code == 404
-    assert client.get("/raid/hosts/nobody/agent/vigil-raid-push").status_code == 404
+    assert client.get(f"/raid/hosts/{host.pk}/agent/vigil-galera-push").status_code == 404
+    assert client.get("/raid/hosts/999999/agent/vigil-raid-push").status_code == 404

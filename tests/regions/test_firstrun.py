@@ -27,7 +27,7 @@ def test_the_policy_grants_exactly_the_calls_vigils_adapters_make():
         "cloudwatch": "cloudwatch",
     }
     called = set()
-    for path in ("apps/regions/ec2.py", "apps/efs/efs_api.py", "apps/efs/cloudwatch.py"):
+    for path in ("apps/regions/ec2.py", "apps/efs/elasticfilesystem.py", "apps/efs/cloudwatch.py"):
         text = (ROOT / path).read_text()
         in_file = set(re.findall(r'aws\.client\("(\w+)"', text))
         for chunk in re.split(r"\n(?=def )", text):  # a function's calls go to its own client

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from apps.raid.health import duration
+from apps.raid.verdict import duration
 
 register = template.Library()
 

@@ -40,6 +40,7 @@ from apps.lib.keep import allow_deleting_history
 from apps.lib.status import Status, Verdict
 from apps.probes.models import Result, Target
 from apps.raid.models import Array, Host, Member
+from apps.raid.report import ARRAY_FACT_FIELDS
 from apps.regions.models import Account, Region
 
 FAR = timedelta(days=3650)  # "next due" of the seeded subjects: never, in practice
@@ -692,12 +693,7 @@ class Command(BaseCommand):
 
 
 DAY_MIN = fleet.DAY_MIN
-_ARRAY_FIELDS = (
-    "position", "level", "state", "read_only", "raid_disks", "active_disks", "size_kib",
-    "disk_status", "sync_action", "sync_state", "sync_percent", "speed_kib_per_sec",
-    "eta_minutes", "stalled", "headroom", "headroom_text", "domain_headroom",
-    "domain_headroom_text",
-)  # fmt: skip
+_ARRAY_FIELDS = ARRAY_FACT_FIELDS
 
 
 def _verdict_of(fs: FileSystem) -> Verdict:

@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from apps.lib.status import Status, Verdict, worst
-from apps.raid.mdadm_detail import Detail
-from apps.raid.mdstat import Array, Mdstat
+from apps.raid.parse_mdadm import Detail
+from apps.raid.parse_mdstat import Array, Mdstat
 from apps.raid.topology import ArrayHeadroom, Topology, describe_headroom
 
 __all__ = ["ABSURD_ETA_MINUTES", "array_verdict", "duration", "host_verdicts", "unjudged_verdict"]

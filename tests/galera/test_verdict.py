@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from apps.galera.view import (
+from apps.galera.parse_wsrep import ProviderOptions, WsrepStatus, parse_status
+from apps.galera.verdict import (
     NOT_GALERA,
     NodeResult,
     NodeState,
@@ -15,7 +16,6 @@ from apps.galera.view import (
     cluster_verdict,
     recv_queue_growing,
 )
-from apps.galera.wsrep import ProviderOptions, WsrepStatus, parse_status
 from apps.lib.status import Status
 from tests.conftest import SHARED_FIXTURES
 

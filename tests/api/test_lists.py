@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from apps.accounts.lists import MAX_LIMIT
+from apps.api.lists import MAX_LIMIT
 from apps.efs.models import FileSystem
 from apps.galera.models import Cluster
 from apps.probes.models import Result, Target

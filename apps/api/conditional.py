@@ -27,7 +27,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.lists import KeysetPagination, keyset_field
+from apps.api.lists import KeysetPagination, keyset_field
 
 READS = ("GET", "HEAD")
 

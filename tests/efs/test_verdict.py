@@ -1,4 +1,4 @@
-"""Credit forecast and file system status (apps/efs/forecast.py)."""
+"""Credit forecast and file system status (apps/efs/verdict.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.efs.forecast import (
+from apps.efs.metrics import GIB, MIB, Sample, baseline_mibps
+from apps.efs.verdict import (
     CreditState,
     Thresholds,
     credit_forecast,
     credit_step,
     filesystem_verdict,
 )
-from apps.efs.metrics import GIB, MIB, Sample, baseline_mibps
 from apps.lib.status import Status
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

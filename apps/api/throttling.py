@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from .models import ApiKey
+from apps.accounts.models import ApiKey
 
 log = logging.getLogger(__name__)
 

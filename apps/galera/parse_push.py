@@ -1,7 +1,7 @@
 """What a pushing node sent (agents/vigil-galera-push): the same parser as a poll's rows.
 
 The agent sends the text of ``SHOW GLOBAL STATUS LIKE 'wsrep_%'`` (``mariadb -B -N``, or any
-form ``wsrep.parse_status`` reads) with ``wsrep_provider_options`` as one more row, or apart
+form ``parse_wsrep.parse_status`` reads) with ``wsrep_provider_options`` as one more row, or apart
 (JSON ``provider_options``). Options that cannot be read are ignored, as in a poll (weights
 then count 1).
 
@@ -10,14 +10,14 @@ Pure module: no Django, no I/O.
 
 from __future__ import annotations
 
-from apps.galera.view import NodeResult
-from apps.galera.wsrep import (
+from apps.galera.parse_wsrep import (
     ParseError,
     ProviderOptions,
     WsrepStatus,
     parse_provider_options,
     parse_status,
 )
+from apps.galera.verdict import NodeResult
 
 OPTIONS_VARIABLE = "wsrep_provider_options"
 

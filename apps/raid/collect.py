@@ -1,4 +1,5 @@
-"""Store one host's report: the one path shared by SSH collection, push and the demo.
+"""Collect and store one host's report: ``collect_over_ssh`` pulls it (``ssh.py``), and
+``ingest`` stores it, the one path shared by SSH collection, push and the demo.
 
 Glue: ``report.assess`` (pure) reads and judges everything first, so a malformed text raises
 ``ParseError`` before any row changes; then arrays and members are saved and each array's
@@ -8,9 +9,11 @@ so do all arrays of a host that stopped reporting (``mark_silent_hosts``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,30 +21,51 @@ from apps import alerts
 from apps.alerts.models import Transition
 from apps.lib.status import Status, Verdict
 
+from . import ssh
 from .domains import validate_rules
+from .errors import ParseError
 from .models import Array, Host, Member
-from .report import ArrayFacts, assess
+from .report import ARRAY_FACT_FIELDS, ArrayFacts, assess
 
-_COPIED = (
-    "position",
-    "level",
-    "state",
-    "read_only",
-    "raid_disks",
-    "active_disks",
-    "size_kib",
-    "disk_status",
-    "sync_action",
-    "sync_state",
-    "sync_percent",
-    "speed_kib_per_sec",
-    "eta_minutes",
-    "stalled",
-    "headroom",
-    "headroom_text",
-    "domain_headroom",
-    "domain_headroom_text",
-)
+log = logging.getLogger(__name__)
+
+
+def ssh_target(host: Host) -> ssh.SshTarget:
+    return ssh.SshTarget(
+        address=host.ssh_address,
+        port=host.ssh_port,
+        username=host.ssh_user,
+        known_hosts=host.known_hosts,
+        known_hosts_file=settings.VIGIL_RAID_SSH_KNOWN_HOSTS,
+        client_key=settings.VIGIL_RAID_SSH_KEY,
+        passphrase=settings.VIGIL_RAID_SSH_KEY_PASSPHRASE,
+        connect_timeout=settings.VIGIL_RAID_SSH_CONNECT_TIMEOUT,
+        command_timeout=settings.VIGIL_RAID_SSH_COMMAND_TIMEOUT,
+        max_output=settings.VIGIL_PUSH_MAX_BYTES,
+    )
+
+
+def collect_over_ssh(host: Host) -> None:
+    """Pull one SSH host's report and store it; a failure is kept as the host's error."""
+    try:
+        collected = ssh.collect(ssh_target(host))
+        ingest(host, collected.mdstat, collected.details)
+    except ssh.SshError as exc:
+        log.warning("SSH collection of %s failed: %s", host, exc)
+        host.collection_failed(str(exc))
+        return
+    except ParseError as exc:
+        host.collection_failed(f"unreadable output: {exc}")
+        return
+    except Exception as exc:  # a bug, not the host's text: on the host page, and logged
+        log.exception("Collection of RAID host %s failed", host)
+        host.collection_failed(f"collection failed: {type(exc).__name__}: {exc}")
+        return
+    if collected.warnings:
+        host.collection_failed("; ".join(collected.warnings))
+
+
+_COPIED = ARRAY_FACT_FIELDS
 
 
 def ingest(

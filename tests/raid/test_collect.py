@@ -9,9 +9,9 @@ import time_machine
 from django.utils import timezone
 
 from apps.alerts.models import Transition
+from apps.raid.collect import ingest, mark_silent_hosts
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.errors import ParseError
-from apps.raid.ingest import ingest, mark_silent_hosts
 from apps.raid.models import Array, Host, Member
 from tests.conftest import SHARED_FIXTURES
 
@@ -102,8 +102,8 @@ def test_malformed_input_changes_nothing(host):
 def test_it_uses_mdadm_detail_for_member_slots_and_states(host):
     text = (SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text()
     detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
-    from apps.raid.mdadm_detail import parse as parse_detail
-    from apps.raid.mdstat import parse
+    from apps.raid.parse_mdadm import parse as parse_detail
+    from apps.raid.parse_mdstat import parse
 
     name = parse(text).arrays[0].name
     rows = {m.name: m for m in parse_detail(detail).members if m.name}

@@ -1,4 +1,4 @@
-"""GetMetricData planning and parsing (apps/efs/queries.py)."""
+"""GetMetricData planning and parsing (apps/efs/cloudwatch_plan.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from botocore.validate import validate_parameters
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.efs.queries import (
+from apps.efs.cloudwatch_plan import (
     MAX_DATAPOINTS_PER_CALL,
     SPECS,
     FileSystemRef,

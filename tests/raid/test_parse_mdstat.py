@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from apps.raid.errors import ParseError
-from apps.raid.mdstat import parse
+from apps.raid.parse_mdstat import parse
 from tests.conftest import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 

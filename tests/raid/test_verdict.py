@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from apps.lib.status import Status
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.errors import ParseError
-from apps.raid.health import array_verdict, host_verdicts
-from apps.raid.mdadm_detail import parse as parse_detail
-from apps.raid.mdstat import parse
+from apps.raid.parse_mdadm import parse as parse_detail
+from apps.raid.parse_mdstat import parse
 from apps.raid.topology import Topology
+from apps.raid.verdict import array_verdict, host_verdicts
 from tests.conftest import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from apps.galera.parse_wsrep import ProviderOptions, WsrepStatus
 from apps.galera.quorum import FaultTolerance, Member, describe, fault_tolerance_after
-from apps.galera.wsrep import ProviderOptions, WsrepStatus
 from apps.lib.status import Status, Verdict
 
 NOT_GALERA = "not a Galera node"

@@ -14,7 +14,7 @@ from apps.lib.keep import HistoryKept
 
 
 class ErrorSerializer(serializers.Serializer):
-    """The shape of every API error, for the schema (``apps.accounts.schema``)."""
+    """The shape of every API error, for the schema (``apps.api.schema``)."""
 
     error = serializers.CharField(help_text="What went wrong, for a person to read.")
     fields = serializers.DictField(

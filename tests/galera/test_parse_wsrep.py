@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.galera.wsrep import (
+from apps.galera.parse_wsrep import (
     ParseError,
     WsrepStatus,
     parse_duration,

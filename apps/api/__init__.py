@@ -1,0 +1,3 @@
+"""The API plumbing every app's ``api.py`` shares: lists (paging, filters, ordering),
+conditional GET, rate limits, the OpenAPI schema class and JSON errors. A plain package, not an
+app: no models. API keys and users live in ``apps.accounts``."""

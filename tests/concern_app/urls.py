@@ -1,0 +1,8 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "gadgets"
+urlpatterns = [path("<int:pk>/", views.detail, name="detail")]
