@@ -7,7 +7,7 @@ the partition key in the primary key: it is ``(id, created)`` in SQL, while Djan
 
 A populated table is copied in batches of ``BATCH`` rows by id, each its own transaction, then
 the old one is dropped: it needs the table's size again on disk while it runs, and writers
-should be stopped (run it before starting the workers). Reversing leaves the table partitioned
+should be stopped (run it before starting the workers). It ends with ``ANALYZE``. Reversing leaves the table partitioned
 (the model is the same either way).
 """
 
@@ -75,6 +75,10 @@ def partition(apps, schema_editor):
                 "SELECT setval(pg_get_serial_sequence('probes_result', 'id'), %s)", [last]
             )
         cursor.execute(f"DROP TABLE {OLD}")
+    with connection.cursor() as cursor:
+        # The copied partitions have no statistics yet: without them one target's results read
+        # 150 ms instead of 20 (autovacuum would analyze them, later).
+        cursor.execute("ANALYZE probes_result")
 
 
 class Migration(migrations.Migration):
