@@ -21,9 +21,9 @@
 # behind a proxy that does not reuse upstream connections would. WORKER_CLASS=gthread
 # THREADS_PER_WORKER=4 tries threads instead.
 #
-# The API's rate limits (VIGIL_API_RATE_READ/_WRITE) are raised to 1,000,000,000/min here:
-# the throttle still counts every request in Redis, but never refuses one, so what is measured
-# is the server, not the limit.
+# The API's rate limits (VIGIL_API_RATE_READ/_WRITE per key, VIGIL_API_RATE_USER_READ/_WRITE per
+# user) are raised to 1,000,000,000/min here: the throttle still counts every request in Redis,
+# but never refuses one, so what is measured is the server, not the limit.
 #
 # Environment (all optional):
 #   DATABASE_URL   PostgreSQL (default postgres://postgres@127.0.0.1:5432/vigil_load, created
@@ -90,7 +90,8 @@ export ALLOWED_HOSTS=127.0.0.1 DEBUG=false SESSION_COOKIE_SECURE=true VIGIL_DEMO
 export CACHE_URL=redis://127.0.0.1:$REDIS_PORT/1 CELERY_BROKER_URL=redis://127.0.0.1:$REDIS_PORT/0
 export LOG_LEVEL=WARNING
 # Raise the API's rate limits (see above), if this version of Vigil has them.
-for name in VIGIL_API_RATE_READ VIGIL_API_RATE_WRITE; do
+for name in VIGIL_API_RATE_READ VIGIL_API_RATE_WRITE VIGIL_API_RATE_USER_READ \
+    VIGIL_API_RATE_USER_WRITE; do
     if grep -q "\"$name\"" config/settings/base.py; then export "$name=1000000000/min"; fi
 done
 

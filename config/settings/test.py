@@ -28,6 +28,7 @@ VIGIL_OUTBOUND_ALLOW_LOOPBACK = True  # every test server listens on loopback
 VIGIL_PAGE_CACHE_SECONDS = 0  # pages show what a test just wrote; the cache is tested alone
 VIGIL_METRICS_CACHE_SECONDS = 0  # likewise /metrics
 VIGIL_EFS_COMPARISON_CACHE_SECONDS = 0  # and the file system page's mode comparison
+VIGIL_API_LIST_CACHE_SECONDS = 0  # and the API's file system list
 STATIC_ROOT = None  # tests serve static files from the finders, nothing is collected
 # A minimal concern app, so the concern contract is tested without depending on a real one.
 install(globals(), "tests.concern_app")  # noqa: F405  (the tests' concern, as a real one)

@@ -27,10 +27,10 @@ def redis(tmp_path) -> Iterator[RedisServer]:
 
 @pytest.fixture
 def limits(settings, redis):
-    """Rates of 3 reads and 2 writes a minute, counted in that Redis."""
+    """Rates of 3 reads and 2 writes a minute, counted in that Redis (production's backend)."""
     settings.CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "apps.lib.cache.RedisCache",  # as production has it
             "LOCATION": redis.url,
             "KEY_PREFIX": "test-throttling",
         }

@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.efs.api import FileSystemSerializer, FileSystemViewSet
 from apps.efs.models import FileSystem
 from apps.regions.models import Account, Region
+from tests.conftest import bearer
 
 pytestmark = pytest.mark.django_db
 
@@ -150,3 +151,76 @@ def test_its_list_orders_by_region_as_the_model_does(api_client, auth):
     rows = api_client.get("/api/efs/filesystems/?ordering=region", **auth).json()["results"]
     expected = FileSystem.objects.order_by("region", "pk").values_list("filesystem_id", flat=True)
     assert [row["filesystem_id"] for row in rows] == list(expected)
+
+
+@pytest.fixture
+def kept(settings):
+    """The list's cache on, empty."""
+    from django.core.cache import cache
+
+    settings.VIGIL_API_LIST_CACHE_SECONDS = 60
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def _list(api_client, auth, query: str = ""):
+    """The file system list's answer, and whether it read the rows (else: from the cache)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        got = api_client.get(f"/api/efs/filesystems/{query}", **auth)
+    read_rows = any("figures" in q["sql"] for q in queries)
+    return got, read_rows
+
+
+def test_its_list_is_kept_until_a_file_system_changes_then_answers_the_change_at_once(
+    api_client, auth, kept, site
+):
+    fs = FileSystem.objects.create(region=site, filesystem_id="fs-1", status="ok")
+    other = FileSystem.objects.create(region=site, filesystem_id="fs-2", status="ok")
+    first, read_rows = _list(api_client, auth)
+    assert read_rows
+    again, read_rows = _list(api_client, auth)
+    assert not read_rows and again.content == first.content
+    assert again["ETag"] == first["ETag"] and again["Content-Type"] == first["Content-Type"]
+    assert _list(api_client, auth, "?limit=1")[1], "another query is another body"
+
+    # A compare-and-set as collection and alerts write it: no save(), no signal.
+    FileSystem.objects.filter(pk=fs.pk, status="ok").update(status="critical")
+    changed, read_rows = _list(api_client, auth)
+    assert read_rows and changed["ETag"] != first["ETag"]
+    assert {row["id"]: row["status"] for row in changed.json()["results"]}[fs.pk] == "critical"
+
+    other.delete()
+    gone, read_rows = _list(api_client, auth)
+    assert read_rows and [row["id"] for row in gone.json()["results"]] == [fs.pk]
+
+    not_modified = api_client.get("/api/efs/filesystems/", HTTP_IF_NONE_MATCH=gone["ETag"], **auth)
+    assert not_modified.status_code == 304
+
+
+def test_its_list_is_never_shared_between_roles(api_client, kept, site, viewer, user):
+    from apps.accounts.models import ApiKey
+
+    FileSystem.objects.create(region=site, filesystem_id="fs-1")
+    admin_auth = bearer(ApiKey.issue(user, "admin's", read_only=True)[1])
+    viewer_auth = bearer(ApiKey.issue(viewer, "viewer's", read_only=True)[1])
+    admins, _ = _list(api_client, admin_auth)
+    viewers, read_rows = _list(api_client, viewer_auth)
+    assert read_rows, "the viewer's first answer is rendered for the viewer, not the admin's kept"
+    assert viewers["ETag"] != admins["ETag"]
+    assert not _list(api_client, viewer_auth)[1]
+
+
+def test_a_file_system_write_moves_its_changed_time_whatever_wrote_it(site):
+    fs = FileSystem.objects.create(region=site, filesystem_id="fs-1")
+    before = FileSystem.objects.get(pk=fs.pk).changed
+    FileSystem.objects.filter(pk=fs.pk).update(figures={"io_limit_pct": 1.0})
+    after_update = FileSystem.objects.get(pk=fs.pk).changed
+    fs.refresh_from_db()
+    fs.name = "renamed"
+    fs.save()
+    after_save = FileSystem.objects.get(pk=fs.pk).changed
+    assert before < after_update < after_save

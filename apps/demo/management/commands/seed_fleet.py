@@ -36,6 +36,7 @@ from apps.efs import pricing
 from apps.efs.metrics import GIB, VALUE_FIELDS
 from apps.efs.models import FileSystem, MetricHour, MetricMinute, RegionCollection
 from apps.galera.models import Cluster, Node, Snapshot
+from apps.lib import partitions
 from apps.lib.keep import allow_deleting_history
 from apps.lib.status import Status, Verdict
 from apps.probes.models import Result, Target
@@ -571,6 +572,8 @@ class Command(BaseCommand):
             "reuse_confirmed", "cap_s", "dns_s", "connect_s", "tls_s", "first_byte_s", "total_s",
             "tls_expires", "error", "status", "reason",
         ]  # fmt: skip
+        if partitions.partitioned(Result):  # each day's rows in its own partition
+            partitions.ensure(Result, self.start.date(), self.now.date())
         writer = Writer(Result, columns, progress)
         for plan, target in zip(plans, targets, strict=True):
             writer.rows(self._results(plan, target, lines[plan.index]))
