@@ -10,6 +10,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from apps.lib.formats import iec_bytes, number
 from apps.regions import concerns
 
 from .models import Notification, Transition
@@ -62,43 +63,26 @@ def subject_name(kind: str, grouped: bool, new_status: str) -> str:
     return "recovery" if new_status == "ok" else "alert"
 
 
-_IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-
-
-def human_bytes(value: float) -> str:
-    """'0 B', '512 B', '1.2 TiB': binary units, as AWS bills and the console shows."""
-    size, unit = float(value), 0
-    while abs(size) >= 1024 and unit < len(_IEC) - 1:
-        size, unit = size / 1024, unit + 1
-    return (
-        f"{size:.0f} {_IEC[unit]}" if unit == 0 or abs(size) >= 100 else f"{size:.1f} {_IEC[unit]}"
-    )
-
-
-def _number(value: float) -> str:
-    return f"{value:,.2f}".rstrip("0").rstrip(".")
-
-
 # A figure's unit is the suffix of its key (the status contract's naming, docs/architecture.md):
 # the label drops it and the value is written in it.
 _UNITS: tuple[tuple[str, Any], ...] = (
-    ("_bytes", human_bytes),
-    ("_mibps", lambda v: f"{_number(v)} MiB/s"),
+    ("_bytes", iec_bytes),
+    ("_mibps", lambda v: f"{number(v)} MiB/s"),
     ("_pct", lambda v: f"{v:.0f} %"),
-    ("_s", lambda v: f"{_number(v)} s"),
-    ("_hours", lambda v: f"{_number(v)} h"),
+    ("_s", lambda v: f"{number(v)} s"),
+    ("_hours", lambda v: f"{number(v)} h"),
 )
 
 
 def figure(key: str, value: object) -> tuple[str, str]:
     """One figure as (label, text) for a person: units from the key's suffix."""
     if key.startswith("hours_") and isinstance(value, int | float):
-        return key.removeprefix("hours_").replace("_", " "), f"{_number(value)} h"
+        return key.removeprefix("hours_").replace("_", " "), f"{number(value)} h"
     if isinstance(value, int | float) and not isinstance(value, bool):
         for suffix, write in _UNITS:
             if key.endswith(suffix):
                 return key.removesuffix(suffix).replace("_", " "), write(value)
-        return key.replace("_", " "), _number(value)
+        return key.replace("_", " "), number(value)
     if key.endswith("_at") and isinstance(value, str):
         try:
             when = datetime.fromisoformat(value)

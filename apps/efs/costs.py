@@ -58,6 +58,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from apps.lib.formats import mibps
+
 from .metrics import (
     GIB,
     KIB,
@@ -65,7 +67,6 @@ from .metrics import (
     TIB,
     baseline_mibps,
     burst_mibps,
-    human_mibps,
 )
 
 GB_BYTES = GIB  # one billed "GB" (see the module docstring)
@@ -379,7 +380,7 @@ def compare(
             f"{_gb(w.read_gib)} read and {_gb(w.write_gib)} written a month"
         )
         if not elastic_fits:
-            elastic_why += f" but cap the {human_mibps(w.peak_mibps)} peak"
+            elastic_why += f" but cap the {mibps(w.peak_mibps)} peak"
     elastic = ModeRow(
         "elastic",
         elastic_storage + transfer,
@@ -397,9 +398,9 @@ def compare(
     if bursting_fits:
         mean = w.mean_mibps if w.mean_mibps is not None else w.p95_mibps
         bursting_why = (
-            f"bursting would cost {_usd(legacy_storage)}/month: its {human_mibps(base)} baseline "
-            f"covers the {human_mibps(mean)} {'mean' if w.mean_mibps is not None else 'p95'} "
-            f"and credits the {human_mibps(w.peak_mibps)} peak"
+            f"bursting would cost {_usd(legacy_storage)}/month: its {mibps(base)} baseline "
+            f"covers the {mibps(mean)} {'mean' if w.mean_mibps is not None else 'p95'} "
+            f"and credits the {mibps(w.peak_mibps)} peak"
         )
     else:
         bursting_why = f"bursting ({_usd(legacy_storage)}/month) would throttle: {trouble}"
@@ -470,7 +471,7 @@ def _provisioned_row(
     what = "the p95" if provision == "p95" else "the peak"
     why = f"provisioning {what} ({level:.0f} MiB/s) would cost {_usd(storage + throughput)}/month"
     if not fits:
-        why += f" and throttle the {human_mibps(w.peak_mibps)} peak"
+        why += f" and throttle the {mibps(w.peak_mibps)} peak"
     return ModeRow(
         "provisioned", storage + throughput, fits, storage, throughput, why, provisioned_mibps=level
     )
@@ -478,17 +479,13 @@ def _provisioned_row(
 
 def _bursting_fit(w: Workload, base: float, burst: float) -> tuple[bool, str]:
     if w.peak_mibps > burst:
-        return False, (
-            f"the {human_mibps(w.peak_mibps)} peak is above the {human_mibps(burst)} burst rate"
-        )
+        return False, (f"the {mibps(w.peak_mibps)} peak is above the {mibps(burst)} burst rate")
     if w.mean_mibps is None:
         if w.p95_mibps > base:
-            return False, (
-                f"the {human_mibps(w.p95_mibps)} p95 is above the {human_mibps(base)} baseline"
-            )
+            return False, (f"the {mibps(w.p95_mibps)} p95 is above the {mibps(base)} baseline")
     elif w.mean_mibps > base:
         return False, (
-            f"the {human_mibps(w.mean_mibps)} mean is above the {human_mibps(base)} baseline, "
+            f"the {mibps(w.mean_mibps)} mean is above the {mibps(base)} baseline, "
             "so credits run out"
         )
     if w.drain_gib is not None and w.drain_gib * GIB > CREDIT_BALANCE_BYTES:

@@ -312,19 +312,3 @@ def percentile(values: list[float], pct: float) -> float:
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
-def human_duration(seconds: float) -> str:
-    """A rough duration for a person: '~40 min', '~6 h', '~3 d'."""
-    minutes = seconds / 60
-    if minutes < 90:
-        return f"~{max(1, round(minutes))} min"
-    hours = minutes / 60
-    if hours < 48:
-        return f"~{round(hours)} h"
-    return f"~{round(hours / 24)} d"
-
-
-def human_mibps(value: float) -> str:
-    """'4.9 MiB/s' below 10, '250 MiB/s' above."""
-    return f"{value:.1f} MiB/s" if value < 10 else f"{value:.0f} MiB/s"

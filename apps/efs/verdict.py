@@ -23,11 +23,10 @@ from apps.efs.metrics import (
     Sample,
     baseline_mibps,
     burst_mibps,
-    human_duration,
-    human_mibps,
     permitted_mibps,
     throughput_utilisation_pct,
 )
+from apps.lib.formats import mibps, rough_duration
 from apps.lib.status import Status, Verdict
 
 
@@ -137,7 +136,7 @@ def credit_forecast(
     return CreditForecast(
         CreditState.DRAINING,
         now,
-        f"credits run out in {human_duration(seconds)} at the last {label}'s drain rate",
+        f"credits run out in {rough_duration(seconds)} at the last {label}'s drain rate",
         points=n,
         balance_bytes=latest,
         fitted_balance_bytes=fitted_now,
@@ -242,7 +241,7 @@ def filesystem_verdict(
         figures.update(_drained_figures(ordered, now, th.forecast_window))
         if forecast.state is CreditState.EXHAUSTED:
             cap = permitted_mibps(last) or figures.get("baseline_mibps")
-            capped = f"{human_mibps(cap)} baseline" if cap else "baseline"
+            capped = f"{mibps(cap)} baseline" if cap else "baseline"
             findings.append(
                 (Status.CRITICAL, f"burst credits exhausted: throughput capped at {capped}")
             )
@@ -351,7 +350,7 @@ def _ok_reason(figures: dict) -> str:
         parts.append(
             "credits not draining"
             if hours is None
-            else f"credits last {human_duration(hours * 3600)}"
+            else f"credits last {rough_duration(hours * 3600)}"
         )
     return "ok: " + ", ".join(parts) if parts else "ok"
 

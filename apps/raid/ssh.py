@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from apps.lib import outbound
+from apps.lib.formats import iec_bytes
 
 if TYPE_CHECKING:  # asyncssh loads on the first collection, not with every worker and command
     import asyncssh
@@ -209,7 +210,7 @@ async def _run(
                 try:
                     stdout = await _read_capped(process.stdout, max_output)
                     if stdout is None:  # leaving closes the channel: sshd ends the command
-                        raise SshError(f"{command!r} printed more than {_bytes(max_output)}")
+                        raise SshError(f"{command!r} printed more than {iec_bytes(max_output)}")
                     stderr = await errors
                 finally:
                     errors.cancel()
@@ -234,9 +235,3 @@ async def _read_capped(stream: asyncssh.SSHReader, limit: int) -> bytes | None:
             return None
         pieces.append(piece)
     return b"".join(pieces)
-
-
-def _bytes(count: int) -> str:
-    if count >= 1024 * 1024 and count % (1024 * 1024) == 0:
-        return f"{count // (1024 * 1024)} MiB"
-    return f"{count:,} bytes"

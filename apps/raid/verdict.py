@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from apps.lib.formats import duration, kib_per_s
 from apps.lib.status import Status, Verdict, worst
 from apps.raid.parse_mdadm import Detail
 from apps.raid.parse_mdstat import Array, Mdstat
@@ -177,7 +178,7 @@ def _sync_findings(
         speed = sync.speed_kib_per_sec
         return [(Status.WARNING, f"{progress} but stalled (speed {speed} KiB/s)")]
     eta = "" if sync.finish_minutes is None else f", ETA {duration(sync.finish_minutes)}"
-    speed = "" if sync.speed_kib_per_sec is None else f" at {_speed(sync.speed_kib_per_sec)}"
+    speed = "" if sync.speed_kib_per_sec is None else f" at {kib_per_s(sync.speed_kib_per_sec)}"
     status = Status.WARNING if sync.action in _REBUILDS else Status.OK
     return [(status, f"{progress}{eta}{speed}")] if status is Status.WARNING else []
 
@@ -222,20 +223,3 @@ def _walk(headroom: ArrayHeadroom) -> list[ArrayHeadroom]:
 
 def _redundant(headroom: ArrayHeadroom) -> set[str]:
     return {h.array for h in _walk(headroom) if h.designed_tolerance > 0}
-
-
-def duration(minutes: float, decimals: int = 0) -> str:
-    """75.5 -> "1 h 16 min"; under an hour, minutes with ``decimals`` places."""
-    if minutes < 60:
-        return f"{minutes:.{decimals}f} min"
-    hours, rest = divmod(round(minutes), 60)
-    if hours < 48:
-        return f"{hours} h {rest} min"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h"
-
-
-def _speed(kib_per_sec: int) -> str:
-    if kib_per_sec >= 1024:
-        return f"{kib_per_sec / 1024:.0f} MiB/s"
-    return f"{kib_per_sec} KiB/s"

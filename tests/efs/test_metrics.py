@@ -25,7 +25,6 @@ from apps.efs.metrics import (
     burst_mibps,
     capped_slowdown,
     estimated_io_limit_pct,
-    human_duration,
     implied_ops_limit,
     metered_mibps,
     metered_request_bytes,
@@ -237,14 +236,6 @@ def test_it_interpolates_percentiles_like_numpy():
     assert percentile([1, 2, 3, 4], 50) == 2.5
     assert percentile(list(range(101)), 95) == 95
     assert percentile([7], 95) == 7
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [(30, "~1 min"), (40 * 60, "~40 min"), (6 * 3600, "~6 h"), (3 * 86400, "~3 d")],
-)
-def test_it_says_durations_roughly(seconds, text):
-    assert human_duration(seconds) == text
 
 
 # --- Properties -------------------------------------------------------------------------------

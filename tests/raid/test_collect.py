@@ -69,7 +69,7 @@ def test_a_rebuild_keeps_its_progress_speed_and_eta_as_numbers(host):
     ingest(host, seed_layout_mdstat(rebuilding="sdh", percent=37.4))
     md2 = Array.objects.get(host=host, name="md2")
     assert md2.status == "critical"  # degraded while it recovers
-    assert "recovery 37.4% done, ETA 1 h 16 min at 145 MiB/s" in md2.reason
+    assert "recovery 37.4% done, ETA 1 h 16 min at 144.7 MiB/s" in md2.reason
     assert md2.sync_action == "recovery"
     assert md2.sync_percent == 37.4
     assert md2.speed_kib_per_sec == 148213

@@ -187,7 +187,7 @@ def test_output_without_end_is_cut_at_the_limit_while_it_is_read(ssh_host, sshd,
     sshd.reply_raw(endless=True)  # cat /dev/zero: it never ends
     collect_host(ssh_host.pk)
     ssh_host.refresh_from_db()  # cut at 1 MiB while read: not the 60 s timeout, nor all of it
-    assert ssh_host.last_error.endswith("'cat /proc/mdstat' printed more than 1 MiB")
+    assert ssh_host.last_error.endswith("'cat /proc/mdstat' printed more than 1.0 MiB")
     assert ssh_host.last_report is None
     assert not Array.objects.filter(host=ssh_host).exists()
 
@@ -233,7 +233,8 @@ def test_a_detail_without_end_is_a_warning_and_the_rest_is_stored(ssh_host, sshd
     (sshd.replies / "detail-md1").symlink_to("/dev/zero")
     collect_host(ssh_host.pk)
     ssh_host.refresh_from_db()
-    assert "mdadm --detail /dev/md1: 'sudo -n mdadm --detail /dev/md1' printed more than 1 MiB" in (
-        ssh_host.last_error
+    assert (
+        "mdadm --detail /dev/md1: 'sudo -n mdadm --detail /dev/md1' printed more than 1.0 MiB"
+        in (ssh_host.last_error)
     )
     assert set(statuses(ssh_host).values()) == {"ok"}

@@ -1,4 +1,5 @@
-"""Figures as every page shows them: ``{% figure value decimals unit %}``.
+"""Figures as every page shows them: ``{% figure value decimals unit %}``, and sizes, speeds and
+durations through apps/lib/formats.py (``|kib``, ``|kib_per_s``, ``|minutes``).
 
 A figure that is not known (None) is a muted dash, the same everywhere; a known one goes
 through Django's ``floatformat`` (``decimals`` as that filter takes it: 0, 1, "-1"...) with its
@@ -12,6 +13,8 @@ from django.template.defaultfilters import floatformat
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from apps.lib import formats
+
 register = template.Library()
 
 MISSING = mark_safe('<span class="muted">–</span>')
@@ -24,3 +27,24 @@ def figure(value: object, decimals: int | str = "-1", unit: str = "") -> SafeStr
         return MISSING
     text = floatformat(value, decimals)
     return format_html("{} {}", text, unit) if unit else format_html("{}", text)
+
+
+# Sizes, speeds and durations (apps/lib/formats.py); a value not known is a dash.
+
+
+@register.filter
+def kib(value: float | None) -> str:
+    """1073741824 (KiB) -> "1.0 TiB"."""
+    return "—" if value is None else formats.kib(value)
+
+
+@register.filter
+def kib_per_s(value: int | None) -> str:
+    """148213 -> "144.7 MiB/s"."""
+    return "—" if value is None else formats.kib_per_s(value)
+
+
+@register.filter
+def minutes(value: float | None) -> str:
+    """75.5 -> "1 h 16 min"."""
+    return "—" if value is None else formats.duration(value, decimals=1)
