@@ -22,7 +22,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import re_path
 from django.utils import timezone
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import parsers, serializers, viewsets
 from rest_framework.decorators import (
@@ -35,13 +34,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.authentication import ApiKeyAuthentication
-from apps.accounts.permissions import RolePermissions
 from apps.api.conditional import AppendOnlyList, ConditionalGet
 from apps.api.errors import ErrorSerializer
 from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.push import CanPush, token_scheme
 from apps.api.validation import ModelClean
 from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
-from apps.lib.pushtoken import PushToken, PushTokenAuthentication
+from apps.lib.pushtoken import PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES, Region
 
 from .models import Cluster, Node, Snapshot, validate_password_env, validate_password_file
@@ -60,32 +59,19 @@ class NodeTokenAuthentication(PushTokenAuthentication):
     refused = "Invalid or replaced node token"
 
 
-class NodeTokenScheme(OpenApiAuthenticationExtension):
-    """Documents the node token in the OpenAPI schema."""
-
-    target_class = "apps.galera.api.NodeTokenAuthentication"
-    name = "nodeToken"
-
-    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "A Galera node's own push token (vgn_…), shown once on its cluster page.",
-        }
+NodeTokenScheme = token_scheme(
+    NodeTokenAuthentication,
+    "nodeToken",
+    "A Galera node's own push token (vgn_…), shown once on its cluster page.",
+)
 
 
-class CanPushNodeReport(RolePermissions):
+class CanPushNodeReport(CanPush):
     """A node's own token, or a read-write API key (or session) holding ``galera.change_node``."""
 
+    subject = Node
+    noun = "node"
     perms = ("galera.change_node",)
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        if isinstance(request.auth, PushToken):
-            pk = getattr(view, "kwargs", {}).get("pk")
-            self.message = "This token belongs to another node"
-            subject = request.auth.subject
-            return isinstance(subject, Node) and str(subject.pk) == str(pk)
-        return super().has_permission(request, view)
 
 
 def _report_fields(data: object) -> tuple[str, str]:

@@ -14,7 +14,6 @@ import django_filters
 from django.conf import settings
 from django.db.models import QuerySet
 from django.urls import re_path
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import parsers, serializers, viewsets
 from rest_framework.decorators import (
@@ -27,13 +26,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.authentication import ApiKeyAuthentication
-from apps.accounts.permissions import RolePermissions
 from apps.alerts.models import Transition
 from apps.api.conditional import AppendOnlyList, ConditionalGet
 from apps.api.errors import ErrorSerializer
 from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.push import CanPush, token_scheme
 from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
-from apps.lib.pushtoken import PushToken, PushTokenAuthentication
+from apps.lib.pushtoken import PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES
 
 from .collect import ingest
@@ -54,31 +53,19 @@ class HostTokenAuthentication(PushTokenAuthentication):
     refused = "Invalid or replaced host token"
 
 
-class HostTokenScheme(OpenApiAuthenticationExtension):
-    """Documents the host token in the OpenAPI schema."""
-
-    target_class = "apps.raid.api.HostTokenAuthentication"
-    name = "hostToken"
-
-    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "A host's own push token (vgh_…), shown once on the host page.",
-        }
+HostTokenScheme = token_scheme(
+    HostTokenAuthentication,
+    "hostToken",
+    "A host's own push token (vgh_…), shown once on the host page.",
+)
 
 
-class CanPushReport(RolePermissions):
+class CanPushReport(CanPush):
     """A host's own token, or a read-write API key (or session) holding ``raid.change_host``."""
 
+    subject = Host
+    noun = "host"
     perms = ("raid.change_host",)
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        if isinstance(request.auth, PushToken):
-            pk = str(getattr(view, "kwargs", {}).get("pk"))
-            self.message = "This token belongs to another host"
-            return isinstance(request.auth.subject, Host) and str(request.auth.subject.pk) == pk
-        return super().has_permission(request, view)
 
 
 def _report_fields(data: object) -> tuple[str, dict[str, str]]:
