@@ -13,23 +13,14 @@ class GaleraConfig(AppConfig):
 
         from apps.regions import concerns
 
-        from . import demo, prometheus, tasks, views
         from .models import Cluster
 
-        concerns.register(
+        concerns.register_app(
             self,
-            concerns.Concern(
-                "galera",
-                "Galera",
-                subjects=lambda: Cluster.objects.filter(enabled=True),
-                dispatch=tasks.dispatch_due,
-                region_template="galera/region_panel.html",
-                region_context=views.region_panel_context,
-                prometheus=prometheus.metrics,
-                add_links=(
-                    concerns.AddLink("Add a Galera cluster", "galera:add", "galera.add_cluster"),
-                ),
-                demo_setup=demo.set_up,
+            "Galera",
+            subjects=lambda: Cluster.objects.filter(enabled=True),
+            add_links=(
+                concerns.AddLink("Add a Galera cluster", "galera:add", "galera.add_cluster"),
             ),
         )
         checks.register(secrets_dir_check, checks.Tags.security)

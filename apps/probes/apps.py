@@ -27,23 +27,15 @@ class ProbesConfig(AppConfig):
 
         post_migrate.connect(_partitions_ahead, sender=self)
 
-        from . import demo, prometheus, tasks, views
+        from . import demo
         from .models import Target
 
-        concerns.register(
+        concerns.register_app(
             self,
-            concerns.Concern(
-                "probes",
-                "Keep-alive",
-                subjects=lambda: Target.objects.filter(enabled=True),
-                dispatch=tasks.dispatch_due,
-                region_template="probes/region_panel.html",
-                region_context=views.region_panel_context,
-                prometheus=prometheus.metrics,
-                add_links=(
-                    concerns.AddLink("Add a keep-alive probe", "probes:add", "probes.add_target"),
-                ),
-                demo_setup=demo.set_up,
-                demo_runtime=demo.running_servers,
+            "Keep-alive",
+            subjects=lambda: Target.objects.filter(enabled=True),
+            add_links=(
+                concerns.AddLink("Add a keep-alive probe", "probes:add", "probes.add_target"),
             ),
+            demo_runtime=demo.running_servers,
         )

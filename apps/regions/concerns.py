@@ -110,6 +110,24 @@ def register(app_config: AppConfig, concern: Concern) -> None:
     _registry[concern.key] = replace(concern, app=app_config.name, app_label=app_config.label)
 
 
+def register_app(
+    app_config: AppConfig, label: str, subjects: Callable[[], QuerySet], **fields: Any
+) -> None:
+    """Register a concern laid out in the shape of docs/architecture.md, from its modules:
+    ``tasks.dispatch_due``, ``<key>/region_panel.html`` with ``views.region_panel_context``,
+    ``prometheus.metrics`` and ``demo.set_up``; ``fields`` adds to or replaces any of them."""
+    key, app = app_config.label, app_config.name
+    tasks, views = _module(f"{app}.tasks"), _module(f"{app}.views")
+    shape: dict[str, Any] = {
+        "dispatch": tasks.dispatch_due,
+        "region_template": f"{key}/region_panel.html",
+        "region_context": views.region_panel_context,
+        "prometheus": _module(f"{app}.prometheus").metrics,
+        "demo_setup": _module(f"{app}.demo").set_up,
+    }
+    register(app_config, Concern(key, label, subjects=subjects, **(shape | fields)))
+
+
 def registered() -> list[Concern]:
     return list(_registry.values())
 
