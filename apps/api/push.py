@@ -32,19 +32,19 @@ class CanPush(RolePermissions):
         return super().has_permission(request, view)
 
 
-def token_scheme(authentication: type, name: str, description: str) -> type:
-    """Documents a push token class in the OpenAPI schema as a bearer scheme called ``name``."""
+def token_scheme(authentication: type | str, name: str, description: str) -> type:
+    """Documents an authentication class (or its dotted path) in the OpenAPI schema as a bearer
+    scheme called ``name``: the push tokens here, the API keys in ``apps.api.schema``."""
+    if isinstance(authentication, str):
+        target = authentication
+    else:
+        target = f"{authentication.__module__}.{authentication.__qualname__}"
 
     def get_security_definition(self: Any, auto_schema: object) -> dict[str, str]:
         return {"type": "http", "scheme": "bearer", "description": description}
 
     return type(
-        f"{authentication.__name__}Scheme",
+        f"{target.rsplit('.', 1)[-1]}Scheme",
         (OpenApiAuthenticationExtension,),
-        {
-            "__module__": authentication.__module__,
-            "target_class": f"{authentication.__module__}.{authentication.__qualname__}",
-            "name": name,
-            "get_security_definition": get_security_definition,
-        },
+        {"target_class": target, "name": name, "get_security_definition": get_security_definition},
     )

@@ -9,23 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular import openapi
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse
 
 from .errors import ErrorSerializer
+from .push import token_scheme
 
-
-class ApiKeyScheme(OpenApiAuthenticationExtension):
-    target_class = "apps.accounts.authentication.ApiKeyAuthentication"
-    name = "ApiKey"
-
-    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "An API key from the API keys page: vgr_… (read-only) or vgw_… "
-            "(read-write). X-Api-Key: <key> works too.",
-        }
+ApiKeyScheme = token_scheme(
+    "apps.accounts.authentication.ApiKeyAuthentication",
+    "ApiKey",
+    "An API key from the API keys page: vgr_… (read-only) or vgw_… (read-write). "
+    "X-Api-Key: <key> works too.",
+)
 
 
 def _error(description: str) -> OpenApiResponse:
