@@ -20,6 +20,7 @@ from django.db import transaction
 from apps import alerts
 from apps.lib import aws
 from apps.lib.status import Status, Verdict, jsonable
+from apps.lib.stopwatch import Stopwatch
 
 from . import cloudwatch, elasticfilesystem, history, pricing
 from .cloudwatch_plan import (
@@ -94,7 +95,11 @@ class Outcome:
 
 
 def collect_metrics(
-    rc: RegionCollection, now: datetime, *, max_datapoints: int | None = None
+    rc: RegionCollection,
+    now: datetime,
+    *,
+    max_datapoints: int | None = None,
+    watch: Stopwatch | None = None,
 ) -> Outcome:
     """Collect every live file system of the region over its window (settled, starting at
     its last collected end, back-fill bounded), oldest sub-window first, saving each
@@ -104,7 +109,11 @@ def collect_metrics(
     collected since the last such look (``rc.late_look_from``), in the same calls: of those,
     only the minutes with no row yet are saved, so a gap that CloudWatch filled late is filled
     and nothing else is rewritten. Each minute thus gets one more look, an hour or so after it
-    was first collected, while most cycles ask only for their new minutes."""
+    was first collected, while most cycles ask only for their new minutes.
+
+    ``watch`` gets the time of the calls ("fetch"), of reading their answers ("parse") and
+    of writing the rows ("save")."""
+    watch = watch or Stopwatch()
     settle = timedelta(minutes=settings.VIGIL_EFS_SETTLE_MINUTES)
     backfill = timedelta(hours=settings.VIGIL_EFS_BACKFILL_HOURS)
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
@@ -136,13 +145,15 @@ def collect_metrics(
             continue
         outcome.queries += sum(len(r.queries) for r in requests if r.window == requests[0].window)
         for piece, batch in itertools.groupby(requests, key=lambda r: r.window):
-            answers = [
-                cloudwatch.get_metric_data(cw, r, max_datapoints=max_datapoints) for r in batch
-            ]
+            with watch.part("fetch"):
+                answers = [
+                    cloudwatch.get_metric_data(cw, r, max_datapoints=max_datapoints) for r in batch
+                ]
             outcome.api_calls += sum(a.calls for a in answers)
-            got = samples_from_responses(
-                (p for a in answers for p in a.pages), window=piece, filesystem_ids=by_id
-            )
+            with watch.part("parse"):
+                got = samples_from_responses(
+                    (p for a in answers for p in a.pages), window=piece, filesystem_ids=by_id
+                )
             for problem in got.problems:
                 log.warning("EFS %s: %s", rc.region, problem)
             for dropped in got.dropped:
@@ -156,10 +167,10 @@ def collect_metrics(
                 )
             outcome.dropped += got.dropped
             samples = {by_id[fid].pk: s for fid, s in got.samples.items() if fid in by_id}
-            if piece.start < window.start:  # the late look: fill only what is still a gap
-                samples, filled = _still_gaps(samples, pks, piece.start, window.start)
-                outcome.late_rows += filled
-            with transaction.atomic():
+            with watch.part("save"), transaction.atomic():
+                if piece.start < window.start:  # the late look: fill only what is still a gap
+                    samples, filled = _still_gaps(samples, pks, piece.start, window.start)
+                    outcome.late_rows += filled
                 outcome.rows += history.save_samples(samples)
                 if piece.end > window.start:
                     FileSystem.objects.filter(pk__in=pks).update(
@@ -236,15 +247,20 @@ def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: 
 def run_cycle(collection_id: int, now: datetime) -> dict:
     """One account-region's cycle (``tasks.collect_region`` holds its lease): discover when
     due, collect and back-fill, roll up, price the stalest mode comparisons, judge; a failed
-    AWS call is kept as the region's error. What it did, for the task's result."""
+    AWS call is kept as the region's error. What it did, for the task's result, with the wall
+    and CPU seconds of each part ("seconds": discovery, fetch, parse, save, roll-up, pricing,
+    judge, other)."""
+    watch = Stopwatch()
     rc = RegionCollection.objects.select_related("region__account").get(pk=collection_id)
     outcome = None
     try:
         if rc.next_discovery <= now:
             access = rc.region.account.access
-            save_discovery(rc, elasticfilesystem.describe_file_systems(rc.region.code, access), now)
+            with watch.part("discovery"):
+                found = elasticfilesystem.describe_file_systems(rc.region.code, access)
+                save_discovery(rc, found, now)
             rc.next_discovery = now + timedelta(minutes=settings.VIGIL_EFS_DISCOVERY_MINUTES)
-        outcome = collect_metrics(rc, now)
+        outcome = collect_metrics(rc, now, watch=watch)
         rc.last_success, rc.last_error, rc.last_error_at = now, "", None
         rc.api_calls = outcome.api_calls
         rc.dropped_values, rc.dropped_note = outcome.dropped_values, outcome.dropped_note()
@@ -255,12 +271,14 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
         )
         log.warning("EFS collection in %s failed: %s", rc.region, rc.last_error)
     if rc.next_rollup <= now:
-        for fs in FileSystem.objects.filter(region=rc.region):
-            history.rollup(fs, now)
+        with watch.part("roll-up"):
+            for fs in FileSystem.objects.filter(region=rc.region):
+                history.rollup(fs, now)
         rc.next_rollup = now + timedelta(hours=1)
     # The stalest mode comparisons, a share of the region a cycle (see pricing.REFRESH).
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
-    pricing.price_region(rc, now, spread=interval)
+    with watch.part("pricing"):
+        pricing.price_region(rc, now, spread=interval)
     rc.save(
         update_fields=[
             "next_discovery",
@@ -273,11 +291,13 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
             "dropped_note",
         ]
     )
-    counts = judge_region(rc, now)
+    with watch.part("judge"):
+        counts = judge_region(rc, now)
     return {
         "api_calls": outcome.api_calls if outcome else 0,
         "rows": outcome.rows if outcome else 0,
         "dropped": outcome.dropped_values if outcome else 0,
         "late_rows": outcome.late_rows if outcome else 0,
         "statuses": counts,
+        "seconds": watch.split(),
     }
