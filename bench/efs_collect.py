@@ -123,14 +123,33 @@ def control(port: int, method: str = "GET") -> dict:
 
 
 def _collect(pk: int, code: str) -> tuple[str, dict, float]:
+    """One region's task in a worker process: its result and CPU seconds."""
     from django.db import connections
 
     from apps.efs import tasks
 
-    connections.close_all()
-    started = time.perf_counter()
+    cpu = time.process_time()
+    connections.close_all()  # as Celery's Django fix-up does between tasks
     result = tasks.collect_region(pk, region=code)
-    return code, result or {}, time.perf_counter() - started
+    return code, result or {}, time.process_time() - cpu
+
+
+_pool: ProcessPoolExecutor | None = None
+
+
+def workers_pool(workers: int) -> ProcessPoolExecutor:
+    """The worker processes, forked once and kept for every cycle, as a Celery worker's
+    pool is (what a process caches, such as boto3's models, stays warm)."""
+    global _pool
+    if _pool is None:
+        import multiprocessing
+
+        from django.db import connections
+
+        # A forked worker closing the parent's PostgreSQL connection would end it for both.
+        connections.close_all()
+        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    return _pool
 
 
 #: The parts of a cycle, in the order printed (``collect.run_cycle``'s "seconds").
@@ -174,23 +193,15 @@ class Cycle:
 
 
 def cycle(collections: list[tuple[int, str]], workers: int, control_port: int) -> Cycle:
-    from django.db import connections
-
-    # A forked worker closing the parent's PostgreSQL connection would end it for the parent.
-    connections.close_all()
     standin_before = control(control_port)["cpu_s"]
+    pool = workers_pool(workers) if workers > 1 else None
     started = time.perf_counter()
-    cpu_before = _cpu()
-    if workers <= 1:
+    if pool is None:
         done = [_collect(pk, code) for pk, code in collections]
     else:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            done = list(pool.map(_collect, *zip(*collections, strict=True)))
+        done = list(pool.map(_collect, *zip(*collections, strict=True)))
     wall = time.perf_counter() - started
-    cpu = _cpu() - cpu_before
+    cpu = sum(spent for _, _, spent in done)
     standin_cpu = control(control_port)["cpu_s"] - standin_before
     results = {code: result for code, result, _ in done}
     return Cycle(results, wall, cpu, standin_cpu, os.getloadavg()[0])
@@ -219,15 +230,6 @@ def print_cycle(title: str, c: Cycle, filesystems: int, goal: float | None = Non
         print(f"    {part:<11}{spent['wall']:>8.2f}{spent['wall'] / wall_sum * 100:>6.0f}%"
               f"{spent['cpu']:>8.2f}{spent['cpu'] / cpu_sum * 100:>6.0f}%"
               f"{spent['cpu'] / filesystems * 1000:>10.3f}")  # fmt: skip
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of its reaped children (the worker processes)."""
-    me, kids = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def create_fleet(url: str, regions: list[str], per_region: int) -> None:
@@ -348,7 +350,7 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from apps.efs import collect, elasticfilesystem
+    from apps.efs import cloudwatch, collect, elasticfilesystem
     from apps.efs.cloudwatch_plan import (
         align,
         build_queries,
@@ -380,6 +382,11 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
         )
         collections.append((rc.pk, code))
     discovery_s = time.perf_counter() - t
+    # The forked workers start as a worker that has run before: each region's CloudWatch
+    # client made once (loading botocore's models: some 40 ms of CPU per region, paid once
+    # per worker process and region, not per cycle).
+    for code in regions:
+        cloudwatch.client(code, account.access)
 
     goal = 5.0 if args.filesystems <= 1000 else 60.0 if args.filesystems <= 10_000 else None
     n = per_region * len(regions)
@@ -431,6 +438,8 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     sampled = refs[regions[0]][:100]
     naive_calls, naive_s = naive_statistics(url, regions[0], sampled, args.minutes)
     naive_total = get_metric_statistics_call_count(all_refs, args.minutes)
+    if _pool is not None:
+        _pool.shutdown()  # reaped: their peak RSS is counted
     peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     peak_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     statuses: dict[str, int] = {}

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
@@ -166,12 +166,14 @@ def collect_metrics(
                     dropped.metric,
                 )
             outcome.dropped += got.dropped
-            samples = {by_id[fid].pk: s for fid, s in got.samples.items() if fid in by_id}
+            values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
             with watch.part("save"), transaction.atomic():
                 if piece.start < window.start:  # the late look: fill only what is still a gap
-                    samples, filled = _still_gaps(samples, pks, piece.start, window.start)
+                    looked_again, values = _split_at(values, window.start)
+                    filled = history.save_minutes(looked_again, only_gaps=True)
                     outcome.late_rows += filled
-                outcome.rows += history.save_samples(samples)
+                    outcome.rows += filled
+                outcome.rows += history.save_minutes(values)
                 if piece.end > window.start:
                     FileSystem.objects.filter(pk__in=pks).update(
                         collected_until=piece.end, last_error="", last_error_at=None
@@ -189,42 +191,60 @@ def collect_metrics(
     return outcome
 
 
-def _still_gaps(samples: dict, pks: list[int], start: datetime, end: datetime) -> tuple[dict, int]:
-    """``samples`` without the minutes of [start, end) that already have a row; and how many
-    minutes with data are left there (gaps that late data fills)."""
-    have = history.minutes_present(pks, start, end)
-    kept, filled = {}, 0
-    for pk, rows in samples.items():
-        kept[pk] = []
-        for s in rows:
-            if s.timestamp < end and (pk, s.timestamp) in have:
-                continue
-            if s.timestamp < end and s.has_data():
-                filled += 1
-            kept[pk].append(s)
-    return kept, filled
+def _split_at(values: dict, moment: datetime) -> tuple[dict, dict]:
+    """``values`` ({pk: {minute: fields}}) before ``moment``, and from it on."""
+    before = {
+        pk: {t: v for t, v in minutes.items() if t < moment} for pk, minutes in values.items()
+    }
+    after = {
+        pk: {t: v for t, v in minutes.items() if t >= moment} for pk, minutes in values.items()
+    }
+    return before, after
+
+
+#: File systems judged per read of their samples (some 180 rows each): bounds a worker's memory
+#: in a region of thousands.
+JUDGE_BATCH = 500
 
 
 def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
-    """Verdict for every live file system of the region, recorded through alerts."""
+    """Verdict for every live file system of the region, recorded through alerts: the
+    figures of a batch in one statement, the reasons that changed in another, each status
+    change with its transition."""
     th = thresholds()
     span = max(th.forecast_window, th.stale_after)
     filesystems = list(FileSystem.objects.filter(region=rc.region, deleted__isnull=True))
-    samples = history.load_samples(
-        [fs.pk for fs in filesystems],
-        now - span,
-        now + timedelta(minutes=1),
-        fields=history.VERDICT_FIELDS,
-    )
     counts: dict[str, int] = {}
     with transaction.atomic():  # one commit for the region, not one per file system
-        for fs in filesystems:
-            verdict = judge(fs, samples[fs.pk], now, th, rc.last_error)
-            figures = {**pricing.kept(fs.figures), **jsonable(verdict.figures)}
-            FileSystem.objects.filter(pk=fs.pk).update(figures=figures)
-            alerts.record(fs, verdict)
-            counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
+        for i in range(0, len(filesystems), JUDGE_BATCH):
+            batch = filesystems[i : i + JUDGE_BATCH]
+            samples = history.load_samples(
+                [fs.pk for fs in batch],
+                now - span,
+                now + timedelta(minutes=1),
+                fields=history.VERDICT_FIELDS,
+            )
+            judged = [(fs, judge(fs, samples.pop(fs.pk), now, th, rc.last_error)) for fs in batch]
+            _save_figures(judged)
+            alerts.record_many(judged)
+            for _, verdict in judged:
+                counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
     return counts
+
+
+def _save_figures(judged: list[tuple[FileSystem, Verdict]]) -> None:
+    """Each file system's figures: the verdict's, with the cost comparison's kept."""
+    field = FileSystem._meta.get_field("figures")
+    rows = []
+    for fs, verdict in judged:
+        fs.figures = {**pricing.kept(fs.figures), **jsonable(verdict.figures)}
+        rows.append((field.get_db_prep_save(fs.figures, connection), fs.pk))
+    q = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {q(FileSystem._meta.db_table)} SET {q('figures')} = %s WHERE {q('id')} = %s",
+            rows,
+        )
 
 
 def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: str) -> Verdict:

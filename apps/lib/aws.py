@@ -72,13 +72,19 @@ def _base_session(access: AccountAccess) -> botocore.session.Session:
 
 def utc_timestamp(value: object) -> datetime:
     """botocore's timestamp parser without its cost: an epoch number becomes a UTC datetime
-    directly (botocore's default converts each through dateutil's local time zone); anything
-    else goes to botocore's own parser."""
+    directly (botocore's default converts each through dateutil's local time zone), the same
+    object for the same number (a GetMetricData answer repeats a few hundred timestamps over
+    every query); anything else goes to botocore's own parser."""
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
+        return _epoch(value)
     from botocore.utils import parse_timestamp
 
     return parse_timestamp(value)
+
+
+@lru_cache(maxsize=4096)
+def _epoch(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
 
 
 def _new_botocore_session() -> botocore.session.Session:
