@@ -292,8 +292,8 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
         log.warning("EFS collection in %s failed: %s", rc.region, rc.last_error)
     if rc.next_rollup <= now:
         with watch.part("roll-up"):
-            for fs in FileSystem.objects.filter(region=rc.region):
-                history.rollup(fs, now)
+            pks = list(FileSystem.objects.filter(region=rc.region).values_list("pk", flat=True))
+            history.rollup_many(pks, now)
         rc.next_rollup = now + timedelta(hours=1)
     # The stalest mode comparisons, a share of the region a cycle (see pricing.REFRESH).
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)

@@ -310,15 +310,25 @@ def _buckets(rows, minutes, step_s: int, fields: Sequence[str]) -> list[Sample]:
 
 
 def rollup(filesystem: FileSystem, now: datetime) -> int:
+    """``rollup_many`` for one file system."""
+    return rollup_many([filesystem.pk], now)
+
+
+def rollup_many(filesystem_ids: Sequence[int], now: datetime) -> int:
     """Turn whole hours of minutes older than the minute retention into hour rows, delete
-    those minutes, and delete hours older than the hour retention. Hours written."""
+    those minutes, and delete hours older than the hour retention, for every file system of
+    ``filesystem_ids`` in four statements (a region's, once an hour). Hours written."""
+    if not filesystem_ids:
+        return 0
     cutoff = now - timedelta(days=settings.VIGIL_EFS_MINUTE_RETENTION_DAYS)
     cutoff = cutoff.replace(minute=0, second=0, microsecond=0)
-    old = MetricMinute.objects.filter(filesystem=filesystem, ts__lt=cutoff).order_by("ts")
-    hours: dict[datetime, list[tuple]] = {}
-    for row in old.values_list("ts", *VALUE_FIELDS).iterator(chunk_size=5000):
-        hours.setdefault(row[0].replace(minute=0, second=0, microsecond=0), []).append(row[1:])
-    rows = [_hour_row(filesystem.pk, hour, minutes) for hour, minutes in hours.items()]
+    old = MetricMinute.objects.filter(filesystem_id__in=filesystem_ids, ts__lt=cutoff)
+    hours: dict[tuple[int, datetime], list[tuple]] = {}
+    columns = ("filesystem_id", "ts", *VALUE_FIELDS)
+    for row in old.order_by("filesystem_id", "ts").values_list(*columns).iterator(5000):
+        hour = row[1].replace(minute=0, second=0, microsecond=0)
+        hours.setdefault((row[0], hour), []).append(row[2:])
+    rows = [_hour_row(pk, hour, minutes) for (pk, hour), minutes in hours.items()]
     with transaction.atomic():
         if rows:
             MetricHour.objects.bulk_create(
@@ -328,9 +338,10 @@ def rollup(filesystem: FileSystem, now: datetime) -> int:
                 unique_fields=["filesystem", "ts"],
                 update_fields=[*VALUE_FIELDS, "minutes"],
             )
-        old.delete()
+        if hours:
+            old.delete()
         keep_hours = now - timedelta(days=settings.VIGIL_EFS_HOUR_RETENTION_DAYS)
-        MetricHour.objects.filter(filesystem=filesystem, ts__lt=keep_hours).delete()
+        MetricHour.objects.filter(filesystem_id__in=filesystem_ids, ts__lt=keep_hours).delete()
     return len(rows)
 
 

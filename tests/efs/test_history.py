@@ -79,6 +79,26 @@ def test_it_deletes_hours_past_their_retention(fs, settings):
     assert not MetricHour.objects.exists()
 
 
+def test_it_rolls_up_a_regions_file_systems_at_once_each_into_its_own_hours(fs, settings):
+    settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 7
+    other = FileSystem.objects.create(region=fs.region, filesystem_id="fs-89abcdef")
+    old = T0 - timedelta(days=10)
+    history.save_samples(
+        {
+            fs.pk: [Sample(old + timedelta(minutes=i), total_bytes=1.0) for i in range(90)],
+            other.pk: [Sample(old, total_bytes=5.0), Sample(T0, total_bytes=1.0)],
+        }
+    )
+    assert history.rollup_many([fs.pk, other.pk], T0) == 3
+    hours = MetricHour.objects.order_by("filesystem_id", "ts")
+    assert list(hours.values_list("filesystem_id", "ts", "minutes", "total_bytes")) == [
+        (fs.pk, old, 60, 60.0),
+        (fs.pk, old + timedelta(hours=1), 30, 30.0),
+        (other.pk, old, 1, 5.0),
+    ]
+    assert list(MetricMinute.objects.values_list("filesystem_id", "ts")) == [(other.pk, T0)]
+
+
 @pytest.mark.parametrize(
     ("span", "age", "expected"),
     [
