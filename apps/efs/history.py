@@ -11,6 +11,8 @@ from django.db import connection, transaction
 from django.db.models import Avg, BigIntegerField, Count, F, FloatField, Func, Max, Min, Sum, Value
 from django.db.models.functions import Coalesce, Greatest
 
+from apps.lib import partitions
+
 from .costs import BILLING_MINIMUM_BYTES, HourTotals
 from .metrics import MIB, VALUE_FIELDS, Sample, percentile
 from .models import FileSystem, MetricHour, MetricMinute
@@ -245,27 +247,54 @@ def _buckets(rows, minutes, step_s: int, fields: Sequence[str]) -> list[Sample]:
 
 
 def rollup(filesystem: FileSystem, now: datetime) -> int:
-    """Turn whole hours of minutes older than the minute retention into hour rows, delete
-    those minutes, and delete hours older than the hour retention. Hours written."""
-    cutoff = now - timedelta(days=settings.VIGIL_EFS_MINUTE_RETENTION_DAYS)
-    cutoff = cutoff.replace(minute=0, second=0, microsecond=0)
-    old = MetricMinute.objects.filter(filesystem=filesystem, ts__lt=cutoff).order_by("ts")
-    hours: dict[datetime, list[tuple]] = {}
-    for row in old.values_list("ts", *VALUE_FIELDS).iterator(chunk_size=5000):
-        hours.setdefault(row[0].replace(minute=0, second=0, microsecond=0), []).append(row[1:])
-    rows = [_hour_row(filesystem.pk, hour, minutes) for hour, minutes in hours.items()]
+    """Turn whole hours of minutes older than the minute retention into hour rows, and delete
+    hours older than the hour retention. Hours written.
+
+    On SQLite the rolled-up minutes are deleted here; on PostgreSQL they stay until their
+    day's partition is dropped whole (``expire-history``, ``roll_up_before``)."""
+    cutoff = minute_retention_start(now)
     with transaction.atomic():
-        if rows:
-            MetricHour.objects.bulk_create(
-                rows,
-                batch_size=500,
-                update_conflicts=True,
-                unique_fields=["filesystem", "ts"],
-                update_fields=[*VALUE_FIELDS, "minutes"],
-            )
-        old.delete()
+        written = _roll_up(filesystem.pk, cutoff)
+        if not partitions.partitioned(MetricMinute):
+            MetricMinute.objects.filter(filesystem=filesystem, ts__lt=cutoff).delete()
         keep_hours = now - timedelta(days=settings.VIGIL_EFS_HOUR_RETENTION_DAYS)
         MetricHour.objects.filter(filesystem=filesystem, ts__lt=keep_hours).delete()
+    return written
+
+
+def roll_up_before(cutoff: datetime) -> datetime:
+    """Before minutes older than ``cutoff`` go (``apps.lib.retention``, their partitions on
+    PostgreSQL): every file system's whole hours before it rolled up, those that no
+    collection's rollup has reached yet (its region's worker was down, or it runs later in the
+    hour). The cutoff rolled up to, the hour that holds ``cutoff``."""
+    until = cutoff.replace(minute=0, second=0, microsecond=0)
+    for pk in FileSystem.objects.order_by("pk").values_list("pk", flat=True):
+        with transaction.atomic():
+            _roll_up(pk, until)
+    return until
+
+
+def _roll_up(filesystem_id: int, until: datetime) -> int:
+    """Hour rows for the minutes before ``until`` (an hour) that come after the file system's
+    newest hour row (so minutes kept after their rollup are not read again); rows written."""
+    done = MetricHour.objects.filter(filesystem_id=filesystem_id, ts__lt=until).aggregate(
+        last=Max("ts")
+    )["last"]
+    old = MetricMinute.objects.filter(filesystem_id=filesystem_id, ts__lt=until)
+    if done is not None:
+        old = old.filter(ts__gte=done + timedelta(hours=1))
+    hours: dict[datetime, list[tuple]] = {}
+    for row in old.order_by("ts").values_list("ts", *VALUE_FIELDS).iterator(chunk_size=5000):
+        hours.setdefault(row[0].replace(minute=0, second=0, microsecond=0), []).append(row[1:])
+    rows = [_hour_row(filesystem_id, hour, minutes) for hour, minutes in hours.items()]
+    if rows:
+        MetricHour.objects.bulk_create(
+            rows,
+            batch_size=500,
+            update_conflicts=True,
+            unique_fields=["filesystem", "ts"],
+            update_fields=[*VALUE_FIELDS, "minutes"],
+        )
     return len(rows)
 
 

@@ -9,6 +9,7 @@ import pytest
 from apps.efs import history
 from apps.efs.metrics import Sample
 from apps.efs.models import FileSystem, MetricHour, MetricMinute
+from apps.lib import partitions
 from apps.regions.models import Account, Region
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +68,11 @@ def test_it_rolls_old_minutes_into_hours_with_the_right_statistic_each(fs, setti
     assert hour.data_read_bytes == 1800.0 and hour.data_read_count == 180.0
     assert hour.percent_io_limit == 29.0 and hour.burst_credit_balance == 971.0
     assert hour.permitted_throughput == 100.0 and hour.total_bytes is None
-    assert MetricMinute.objects.count() == 1  # the recent minute stays
+    # SQLite deletes the rolled-up minutes; PostgreSQL drops their day's partition later
+    # (tests/lib/test_partitions.py), and the next rollup does not read them again.
+    kept = 31 if partitions.partitioned(MetricMinute) else 1  # the recent minute stays
+    assert MetricMinute.objects.count() == kept
+    assert history.rollup(fs, T0 + timedelta(hours=1)) == 0
     sample = hour.sample()
     assert sample.period_s == 1800  # rates over the minutes that had data
 
