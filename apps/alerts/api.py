@@ -9,12 +9,12 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.api.conditional import AppendOnlyList, ConditionalGet
+from apps.api.conditional import AppendOnlyList, ConditionalGet, CreateListRetrieveDestroyViewSet
 from apps.api.lists import (
     FilterSet,
     IdFilter,
@@ -22,10 +22,10 @@ from apps.api.lists import (
     RegionFilter,
     SinceUntilFilterSet,
 )
+from apps.api.validation import ModelClean
 from apps.regions.models import STATUS_CHOICES
 
-from .integrations import validate as validate_channel
-from .models import Channel, Incident, Rule, Silence, Transition
+from .models import RULE_FIELDS, Channel, Incident, Rule, Silence, Transition
 
 MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
 
@@ -73,7 +73,7 @@ class IncidentSerializer(serializers.ModelSerializer):
         ]
 
 
-class SilenceSerializer(serializers.ModelSerializer):
+class SilenceSerializer(ModelClean, serializers.ModelSerializer):
     author = serializers.StringRelatedField()
     hours = serializers.FloatField(
         write_only=True,
@@ -109,10 +109,13 @@ class SilenceSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"ends": "Give `ends` or `hours`."})
         if data["ends"] <= timezone.now():
             raise serializers.ValidationError({"ends": "The end must be in the future."})
-        return data
+        return super().validate(data)
 
 
-class ChannelSerializer(serializers.ModelSerializer):
+class ChannelSerializer(ModelClean, serializers.ModelSerializer):
+    """The kind's checks are ``Channel.clean``'s (addresses, URLs through the outbound guard,
+    the secret), as the page and the admin make them: a 400 naming the field and the rule."""
+
     secret = serializers.CharField(
         write_only=True,
         required=False,
@@ -152,34 +155,11 @@ class ChannelSerializer(serializers.ModelSerializer):
     def get_has_secret(self, channel: Channel) -> bool:
         return bool(channel.secret)
 
-    def validate(self, data: dict) -> dict:
-        """The kind's checks (addresses, URLs through the outbound guard, the secret), as the
-        page and the admin make them: a 400 naming the field and the rule."""
-        instance = self.instance
-        kind = data.get("kind", instance.kind if instance else Channel.Kind.EMAIL)
-        target = data.get("target", instance.target if instance else "")
-        secret = data.get("secret", instance.secret if instance else "")
-        errors = validate_channel(kind, target, secret)
-        if errors:
-            raise serializers.ValidationError(errors)
-        return data
 
-
-class RuleSerializer(serializers.ModelSerializer):
+class RuleSerializer(ModelClean, serializers.ModelSerializer):
     class Meta:
         model = Rule
-        fields = [
-            "id",
-            "name",
-            "region",
-            "concern",
-            "content_type",
-            "object_id",
-            "min_severity",
-            "channels",
-            "enabled",
-            "is_default",
-        ]
+        fields = ["id", *RULE_FIELDS, "is_default"]
         read_only_fields = ["is_default"]
 
 
@@ -255,14 +235,7 @@ class SilenceFilter(FilterSet):
         return queryset.filter(ends__gt=now) if value else queryset.filter(ends__lte=now)
 
 
-class SilenceViewSet(
-    ConditionalGet,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.CreateModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class SilenceViewSet(CreateListRetrieveDestroyViewSet):
     """Maintenance silences. DELETE expires one now (it stays listed)."""
 
     serializer_class = SilenceSerializer

@@ -22,7 +22,7 @@ from apps.api.lists import FilterSet, IdFilter, PlainRows, RegionFilter, as_utc
 from apps.regions.models import STATUS_CHOICES
 
 from . import charts, history, pricing
-from .models import FileSystem
+from .models import DESCRIBED_FIELDS, FileSystem
 
 MAX_POINTS = 20_000
 
@@ -40,15 +40,7 @@ class FileSystemSerializer(serializers.ModelSerializer):
             "account",
             "region",
             "region_code",
-            "performance_mode",
-            "throughput_mode",
-            "provisioned_mibps",
-            "size_total_bytes",
-            "size_standard_bytes",
-            "size_ia_bytes",
-            "size_archive_bytes",
-            "tags",
-            "created_at",
+            *DESCRIBED_FIELDS,
             "deleted",
             "status",
             "reason",

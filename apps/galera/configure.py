@@ -15,11 +15,7 @@ from apps.lib import liveforms
 from apps.regions.models import Region
 
 from .admin import NodeForm
-from .models import Cluster, Node
-
-CLUSTER_FIELDS = [
-    "name", "region", "expected_data_nodes", "expected_arbitrators", "interval_s", "enabled",
-]  # fmt: skip
+from .models import CLUSTER_FIELDS, Cluster, Node
 
 
 class ClusterForm(forms.ModelForm):

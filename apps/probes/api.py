@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import django_filters
 from rest_framework import serializers, viewsets
 
@@ -12,7 +10,7 @@ from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSe
 from apps.api.validation import ModelClean
 from apps.regions.models import STATUS_CHOICES, Region
 
-from .models import Result, Target
+from .models import TARGET_FIELDS, Result, Target
 
 
 class TargetSerializer(ModelClean, serializers.ModelSerializer):
@@ -22,28 +20,13 @@ class TargetSerializer(ModelClean, serializers.ModelSerializer):
         model = Target
         fields = [
             "id",
-            "name",
-            "url",
-            "region",
-            "interval_s",
-            "expected_min_s",
-            "expected_max_s",
-            "cap_s",
-            "timeout_s",
-            "verify_tls",
-            "enabled",
-            "next_due",
+            *TARGET_FIELDS,
             "status",
             "reason",
             "status_changed",
             "created",
         ]
         read_only_fields = ["status", "reason", "status_changed", "created"]
-
-    def validate_url(self, value: str) -> str:
-        if urlsplit(value).scheme not in ("http", "https"):
-            raise serializers.ValidationError("Only http:// and https:// URLs can be probed.")
-        return value
 
 
 class TargetFilter(FilterSet):
