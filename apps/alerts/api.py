@@ -7,7 +7,6 @@ from datetime import timedelta
 import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -15,15 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.api.conditional import AppendOnlyList, ConditionalGet, CreateListRetrieveDestroyViewSet
-from apps.api.lists import (
-    FilterSet,
-    IdFilter,
-    KeysetPagination,
-    RegionFilter,
-    SinceUntilFilterSet,
-)
+from apps.api.lists import FilterBackend, FilterSet, IdFilter, KeysetPagination, SinceUntilFilterSet
 from apps.api.validation import ModelClean
-from apps.regions.models import STATUS_CHOICES
 
 from .models import RULE_FIELDS, Channel, Incident, Rule, Silence, Transition
 
@@ -164,13 +156,9 @@ class RuleSerializer(ModelClean, serializers.ModelSerializer):
 
 
 class TransitionFilter(SinceUntilFilterSet):
-    region = RegionFilter()
-    old_status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-    new_status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-
     class Meta:
         model = Transition
-        fields = ["concern", "content_type", "object_id"]
+        fields = ["region", "old_status", "new_status", "concern", "content_type", "object_id"]
 
 
 class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
@@ -184,8 +172,6 @@ class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
 
 class IncidentFilter(SinceUntilFilterSet):
     time_field = "opened"
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
     open = django_filters.BooleanFilter(
         field_name="closed", lookup_expr="isnull", help_text="true: open; false: closed"
     )
@@ -195,7 +181,7 @@ class IncidentFilter(SinceUntilFilterSet):
 
     class Meta:
         model = Incident
-        fields = ["concern", "content_type", "object_id"]
+        fields = ["region", "status", "concern", "content_type", "object_id"]
 
 
 class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
@@ -206,7 +192,7 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     filterset_class = IncidentFilter
     # Keyset pages, newest opened first (see AppendOnlyList); the ETag is the body's.
     pagination_class = KeysetPagination
-    filter_backends = [DjangoFilterBackend]
+    filter_backends = [FilterBackend]
     ordering = ["-opened", "-pk"]
     required_perms = None  # the model's, but for the actions that declare theirs
 
@@ -223,12 +209,11 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
 
 
 class SilenceFilter(FilterSet):
-    region = RegionFilter()
     active = django_filters.BooleanFilter(method="filter_active", help_text="true: not ended yet")
 
     class Meta:
         model = Silence
-        fields = ["concern", "content_type", "object_id"]
+        fields = ["region", "concern", "content_type", "object_id"]
 
     def filter_active(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
         now = timezone.now()
@@ -279,12 +264,11 @@ class ChannelViewSet(ConditionalGet, viewsets.ModelViewSet):
 
 
 class RuleFilter(FilterSet):
-    region = RegionFilter()
     channel = IdFilter(field_name="channels", help_text="Channel id")
 
     class Meta:
         model = Rule
-        fields = ["concern", "min_severity", "enabled", "is_default"]
+        fields = ["region", "concern", "min_severity", "enabled", "is_default"]
 
 
 class RuleViewSet(ConditionalGet, viewsets.ModelViewSet):

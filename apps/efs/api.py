@@ -18,8 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.api.conditional import CachedList
-from apps.api.lists import FilterSet, IdFilter, PlainRows, RegionFilter, as_utc
-from apps.regions.models import STATUS_CHOICES
+from apps.api.lists import FilterSet, IdFilter, PlainRows, as_utc
 
 from . import charts, history, pricing
 from .models import DESCRIBED_FIELDS, FileSystem
@@ -56,15 +55,20 @@ class FileSystemSerializer(serializers.ModelSerializer):
 
 class FileSystemFilter(FilterSet):
     account = IdFilter(field_name="region__account", help_text="Account id")
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
     deleted = django_filters.BooleanFilter(
         method="filter_deleted", help_text="true: include deleted file systems (hidden otherwise)"
     )
 
     class Meta:
         model = FileSystem
-        fields = ["filesystem_id", "name", "performance_mode", "throughput_mode"]
+        fields = [
+            "region",
+            "status",
+            "filesystem_id",
+            "name",
+            "performance_mode",
+            "throughput_mode",
+        ]
 
     def filter_queryset(self, queryset: QuerySet[FileSystem]) -> QuerySet[FileSystem]:
         if not self.form.cleaned_data.get("deleted"):

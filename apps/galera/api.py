@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import django_filters
 from django.conf import settings
 from django.urls import re_path
 from django.utils import timezone
@@ -32,7 +31,7 @@ from apps.api.push import CanPush, push_endpoint, token_scheme
 from apps.api.validation import ModelClean
 from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
-from apps.regions.models import STATUS_CHOICES, Region
+from apps.regions.models import Region
 
 from .models import CLUSTER_FIELDS, POLLED_FIELDS, Cluster, Node, Snapshot
 from .parse_push import read_report
@@ -256,21 +255,12 @@ class NodeSerializer(ModelClean, serializers.ModelSerializer):
         return super().update(instance, validated_data)
 
 
-class ClusterFilter(FilterSet):
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-
-    class Meta:
-        model = Cluster
-        fields = ["name", "status", "enabled", "primary"]
-
-
 class ClusterViewSet(ConditionalGet, viewsets.ModelViewSet):
     """Galera clusters; ``status``, ``reason`` and the size figures come from the last poll."""
 
     serializer_class = ClusterSerializer
     queryset = Cluster.objects.all()
-    filterset_class = ClusterFilter
+    filterset_fields = ["name", "region", "status", "enabled", "primary"]
     ordering_fields = ["id", "name", "status", "status_changed", "polled_at", "created"]
     ordering = ["pk"]
 
@@ -319,11 +309,10 @@ class SnapshotSerializer(serializers.ModelSerializer):
 class SnapshotFilter(SinceUntilFilterSet):
     cluster = IdFilter(help_text="Cluster id")
     region = RegionFilter(field_name="cluster__region")
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
 
     class Meta:
         model = Snapshot
-        fields = ["primary", "split_brain"]
+        fields = ["status", "primary", "split_brain"]
 
 
 class SnapshotViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):

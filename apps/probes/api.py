@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import django_filters
 from rest_framework import serializers, viewsets
 
 from apps.api.conditional import AppendOnlyList, ConditionalGet
-from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.lists import IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.api.validation import ModelClean
-from apps.regions.models import STATUS_CHOICES, Region
+from apps.regions.models import Region
 
 from .models import TARGET_FIELDS, Result, Target
 
@@ -29,21 +28,12 @@ class TargetSerializer(ModelClean, serializers.ModelSerializer):
         read_only_fields = ["status", "reason", "status_changed", "created"]
 
 
-class TargetFilter(FilterSet):
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-
-    class Meta:
-        model = Target
-        fields = ["region", "status", "enabled", "url", "name"]
-
-
 class TargetViewSet(ConditionalGet, viewsets.ModelViewSet):
     """HTTP keep-alive probe targets. ``status`` and ``reason`` come from the last probe."""
 
     serializer_class = TargetSerializer
     queryset = Target.objects.select_related("region")
-    filterset_class = TargetFilter
+    filterset_fields = ["region", "status", "enabled", "url", "name"]
     ordering_fields = ["id", "name", "url", "status", "status_changed", "next_due", "created"]
     ordering = ["pk"]
 
@@ -82,7 +72,6 @@ class ResultSerializer(serializers.ModelSerializer):
 class ResultFilter(SinceUntilFilterSet):
     target = IdFilter(help_text="Target id")
     region = RegionFilter(field_name="target__region")
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
 
     class Meta:
         model = Result

@@ -158,14 +158,6 @@ class HostSerializer(serializers.ModelSerializer):
         ]
 
 
-class HostFilter(FilterSet):
-    region = RegionFilter()
-
-    class Meta:
-        model = Host
-        fields = ["name", "collection", "enabled"]
-
-
 class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint.
 
@@ -174,7 +166,7 @@ class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
 
     serializer_class = HostSerializer
     queryset = Host.objects.prefetch_related("arrays")
-    filterset_class = HostFilter
+    filterset_fields = ["name", "region", "collection", "enabled"]
     ordering_fields = ["id", "name", "last_report", "created"]
     ordering = ["name", "pk"]
 
@@ -207,13 +199,11 @@ class ArraySerializer(serializers.ModelSerializer):
 
 
 class ArrayFilter(FilterSet):
-    region = RegionFilter()
     host = IdFilter(help_text="Host id")
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
 
     class Meta:
         model = Array
-        fields = ["name", "level", "present", "stalled"]
+        fields = ["region", "status", "name", "level", "present", "stalled"]
 
 
 class ArrayViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):

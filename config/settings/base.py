@@ -334,7 +334,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "apps.api.lists.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "apps.api.lists.FilterBackend",
         "apps.api.lists.StableOrdering",
     ],
     # Per API key (else host token, session user, address), and per user across all their
