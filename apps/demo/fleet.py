@@ -91,6 +91,14 @@ class Timeline:
     def current(self) -> str:
         return self.keys[-1]
 
+    def end_in(self, key: str, began: datetime) -> None:
+        """``key`` holds now, from ``began`` (or in place of the last key, begun later)."""
+        if began > self.starts[-1]:
+            self.starts.append(began)
+            self.keys.append(key)
+        else:
+            self.keys[-1] = key
+
 
 def timeline(
     rng: random.Random,
@@ -116,12 +124,7 @@ def timeline(
         line.starts.append(end)
         line.keys.append(baseline)
     if current != baseline:
-        began = now - timedelta(minutes=rng.randint(15, 12 * 60))
-        if began > line.starts[-1]:
-            line.starts.append(began)
-            line.keys.append(current)
-        else:
-            line.keys[-1] = current
+        line.end_in(current, now - timedelta(minutes=rng.randint(15, 12 * 60)))
     return line
 
 
@@ -508,12 +511,7 @@ def host_timeline(rng: random.Random, start: datetime, now: datetime) -> Timelin
         line.starts += [begin, rebuild, rebuild + timedelta(hours=rng.randint(1, 4))]
         line.keys += ["degraded", "rebuilding", "clean"]
     if current != "clean":
-        began = now - timedelta(minutes=rng.randint(20, 600))
-        if began > line.starts[-1]:
-            line.starts.append(began)
-            line.keys.append(current)
-        else:
-            line.keys[-1] = current
+        line.end_in(current, now - timedelta(minutes=rng.randint(20, 600)))
     return line
 
 

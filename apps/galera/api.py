@@ -160,17 +160,8 @@ class ClusterSerializer(serializers.ModelSerializer):
             "status",
             "reason",
             "status_changed",
-            "polled_at",
-            "cluster_size",
-            "primary",
-            "data_nodes",
-            "arbitrators",
-            "one_by_one",
-            "simultaneous",
+            *POLLED_FIELDS,
             "headroom",
-            "flow_control_paused",
-            "suspect_timeout_s",
-            "cert_failures_per_minute",
             "created",
         ]
         read_only_fields = [

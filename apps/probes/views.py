@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import requires, writes_require
-from apps.lib import chartdata
+from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
 from .models import Result, Target
@@ -97,11 +97,7 @@ def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "results": recent[:TABLE_RESULTS],
         "charts": [(key, CHART_TITLES[key], chart) for key, chart in charts.items()],
     }
-    download = chartdata.csv_response(request, charts, f"probe-{pk}")
-    if download is not None:
-        return download
-    template = "probes/target.html#live" if request.htmx else "probes/target.html"
-    return render(request, template, context)
+    return subject_page(request, "probes/target.html", context, charts, f"probe-{pk}")
 
 
 @requires("probes.change_target")
