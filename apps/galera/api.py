@@ -33,7 +33,7 @@ from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
 from apps.regions.models import Region
 
-from .models import CLUSTER_FIELDS, POLLED_FIELDS, Cluster, Node, Snapshot
+from .models import CLUSTER_FIELDS, POLLED_FIELDS, SUMMARY_FIELDS, Cluster, Node, Snapshot
 from .parse_push import read_report
 from .parse_wsrep import ParseError
 from .verdict import NodeResult, classify, storable
@@ -284,15 +284,8 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "created",
             "status",
             "reason",
-            "cluster_size",
-            "primary",
-            "data_nodes",
-            "arbitrators",
-            "one_by_one",
-            "simultaneous",
+            *SUMMARY_FIELDS,
             "split_brain",
-            "flow_control_paused",
-            "cert_failures_per_minute",
             "nodes",
         ]
 

@@ -36,9 +36,8 @@ PASSWORD_ENV_PREFIX = "GALERA_"
 CLUSTER_FIELDS = (
     "name", "region", "expected_data_nodes", "expected_arbitrators", "interval_s", "enabled",
 )  # fmt: skip
-#: The last poll, summarised on the cluster; written by workers, never by people.
-POLLED_FIELDS = (
-    "polled_at",
+#: What a poll's snapshot and its cluster both keep of it.
+SUMMARY_FIELDS = (
     "cluster_size",
     "primary",
     "data_nodes",
@@ -46,9 +45,10 @@ POLLED_FIELDS = (
     "one_by_one",
     "simultaneous",
     "flow_control_paused",
-    "suspect_timeout_s",
     "cert_failures_per_minute",
 )
+#: The last poll, summarised on the cluster; written by workers, never by people.
+POLLED_FIELDS = ("polled_at", *SUMMARY_FIELDS, "suspect_timeout_s")
 
 
 def validate_password_env(value: str) -> None:
