@@ -32,12 +32,13 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.environment import django_environment  # noqa: E402
 
 urlpatterns: list = []  # the bench's URLconf, filled once Django is set up (bench_urls)
 
@@ -183,22 +184,9 @@ def main() -> None:
     parser.add_argument("--history-only", action="store_true", help="only the API's history lists")
     args = parser.parse_args()
 
-    if not args.database_url:
-        if not args.seed:
-            sys.exit("Without --database-url the database is a new temporary one: give --seed.")
-        work = Path(tempfile.mkdtemp(prefix="vigil-bench-pages-"))
-        args.database_url = f"sqlite:///{work / 'bench.sqlite3'}"
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-    os.environ.update(
-        {
-            "DEBUG": "false",
-            "VIGIL_DEMO": "false",
-            "LOG_LEVEL": "WARNING",
-            "CELERY_BROKER_URL": "memory://",
-        }
-    )
-    os.environ.setdefault("SECRET_KEY", "bench-pages-not-secret")
+    if not args.database_url and not args.seed:
+        sys.exit("Without --database-url the database is a new temporary one: give --seed.")
+    django_environment(args.database_url, "pages")
 
     import django
 

@@ -12,6 +12,9 @@ from datetime import datetime, timedelta
 from .metrics import GIB, MinuteFigures, Sample, minute_figures
 from .verdict import CreditForecast
 
+#: The kinds of I/O the charts draw apart, as the attributes of ``MinuteFigures`` name them.
+IO_KINDS = ("read", "write", "metadata")
+
 #: (key in the API, chart label, MinuteFigures attribute, unit)
 SERIES: tuple[tuple[str, str, str, str], ...] = (
     ("read_ops", "Read", "read_ops", "ops/s"),
@@ -83,30 +86,20 @@ def charts(
             ],
         }
 
+    def by_kind(attr: str, unit: str) -> list[tuple[str, str, str, bool]]:
+        """Read, write and metadata: ``attr`` with ``{}`` for the kind."""
+        return [(kind.title(), attr.format(kind), unit, False) for kind in IO_KINDS]
+
     out = {
-        "ops": chart(
-            [
-                ("Read", "read_ops", "ops/s", False),
-                ("Write", "write_ops", "ops/s", False),
-                ("Metadata", "metadata_ops", "ops/s", False),
-            ]
-        ),
+        "ops": chart(by_kind("{}_ops", "ops/s")),
         "mibps": chart(
             [
-                ("Read", "read_mibps", "MiB/s", False),
-                ("Write", "write_mibps", "MiB/s", False),
-                ("Metadata", "metadata_mibps", "MiB/s", False),
+                *by_kind("{}_mibps", "MiB/s"),
                 ("Metered", "metered_mibps", "MiB/s", False),
                 ("Permitted", "permitted_mibps", "MiB/s", True),
             ]
         ),
-        "opsize": chart(
-            [
-                ("Read", "average_read_kib", "KiB", False),
-                ("Write", "average_write_kib", "KiB", False),
-                ("Metadata", "average_metadata_kib", "KiB", False),
-            ]
-        ),
+        "opsize": chart(by_kind("average_{}_kib", "KiB")),
         "iolimit": chart([("PercentIOLimit", "io_limit_pct", "%", False)]),
         "clients": chart([("Clients", "client_connections", "connections", False)]),
     }

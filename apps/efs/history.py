@@ -23,14 +23,18 @@ RESOLUTIONS = (MINUTE, HOUR)
 #: Ranges up to this long are drawn from minutes (2 days = 2,880 points a series).
 MINUTE_RANGE_LIMIT = timedelta(days=2)
 
-#: Columns that are Sums or SampleCounts: a longer period adds them up.
-SUMMED_FIELDS = {
+#: The bytes and operations read, written and of metadata (sums and sample counts).
+IO_FIELDS = (
     "data_read_bytes",
     "data_read_count",
     "data_write_bytes",
     "data_write_count",
     "metadata_bytes",
     "metadata_count",
+)
+#: Columns that are Sums or SampleCounts: a longer period adds them up.
+SUMMED_FIELDS = {
+    *IO_FIELDS,
     "total_bytes",
     "total_count",
     "metered_bytes",
@@ -138,12 +142,7 @@ def load_samples(
 
 #: What the file system page's charts draw (``charts.charts``): fewer aggregates to compute.
 CHART_FIELDS = (
-    "data_read_bytes",
-    "data_read_count",
-    "data_write_bytes",
-    "data_write_count",
-    "metadata_bytes",
-    "metadata_count",
+    *IO_FIELDS,
     "metered_bytes",
     "percent_io_limit",
     "burst_credit_balance",

@@ -9,10 +9,11 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
 from . import charts, history, limits, pricing
@@ -135,10 +136,5 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "price": price,
         "progress_pct": None if fs.backfill_progress is None else fs.backfill_progress * 100,
     }
-    from apps.lib.chartdata import csv_response
-
-    download = csv_response(request, context["charts"], f"{fs.filesystem_id}-{range_key}")
-    if download is not None:
-        return download
-    template = "efs/filesystem.html#live" if request.htmx else "efs/filesystem.html"
-    return render(request, template, context)
+    name = f"{fs.filesystem_id}-{range_key}"
+    return subject_page(request, "efs/filesystem.html", context, context["charts"], name)

@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import requires
 from apps.alerts.models import Transition
-from apps.lib import agents, chartdata
+from apps.lib import agents
+from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
 from .demo import RECORDED
@@ -132,11 +133,8 @@ def cluster_context(cluster: Cluster) -> dict[str, Any]:
 def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
     cluster = get_object_or_404(Cluster.objects.select_related("region", "region__account"), pk=pk)
     context = cluster_context(cluster)
-    download = chartdata.csv_response(request, {"size": context["size_chart"]}, f"galera-{pk}")
-    if download is not None:
-        return download
-    template = "galera/cluster.html#live" if request.htmx else "galera/cluster.html"
-    return render(request, template, context)
+    charts = {"size": context["size_chart"]}
+    return subject_page(request, "galera/cluster.html", context, charts, f"galera-{pk}")
 
 
 @requires("galera.change_node")
