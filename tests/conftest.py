@@ -44,9 +44,9 @@ SERVICE_FIXTURES = {
     "browser_page": "browser",
     "chromium": "browser",
     "hosts_entry": "hosts",
+    "redis": "redis",
 }
 SERVICE_MODULES = {
-    "tests/api/test_throttling.py": "redis",
     "tests/alerts/test_rabbitmq.py": "rabbitmq",
     "tests/alerts/test_worker_faults.py": "workers",
     "tests/test_deploy.py": "compose",
@@ -56,54 +56,38 @@ SERVICE_MODULES = {
 }
 SERVICE_MARKS = {"browser", "faults", "e2e", "deployment"}
 # Slow on their own, with no service (subprocesses, schema-wide fuzzing, the whole demo fleet on
-# the stand-in, big fleets on the pages): marked ``slow``, left by ``make check`` to ``make test``.
-# Found with ``pytest -m "not services" --durations=0``; each took over five seconds here.
-SLOW_MODULES = {
-    "tests/test_schemathesis.py",
-    "tests/test_security.py",
-    "tests/test_settings.py",
-    "tests/test_startup.py",
-    "tests/test_celery.py",
-    "tests/efs/test_demo.py",
-    "tests/demo/test_seed_fleet.py",
-    "tests/demo/test_mode.py",
-    "tests/fuzz/test_properties.py",
-}
-SLOW_TESTS = {
-    "tests/regions/test_firstrun.py::test_test_access_lists_the_regions_and_file_systems_it_sees_before_saving",
-    "tests/regions/test_views.py::test_a_big_region_shows_its_worst_subjects_first_and_links_to_all",
-    "tests/regions/test_tasks.py::test_it_hints_at_regional_sts_when_an_opt_in_region_rejects_the_token",
-    "tests/raid/test_push_limits.py::test_a_report_too_large_to_judge_is_answered_fast_unknown_and_says_so_on_the_page",
-    "tests/galera/test_api.py::test_it_documents_the_galera_endpoints_in_the_schema",
-    "tests/alerts/test_ses.py::test_it_retries_throttling_and_server_errors_and_sends_once",
-    "tests/efs/test_collect.py::test_it_batches_queries_500_to_a_call_and_follows_next_token",
-    "tests/efs/test_collect.py::test_it_retries_throttled_calls_and_never_saves_zeros",
-    "tests/efs/test_collect.py::test_it_lists_every_file_system_across_pages_with_names_and_modes",
-    "tests/efs/test_queries.py::test_the_late_look_reaches_back_in_the_same_number_of_calls",
-    "tests/efs/test_views.py::test_it_reads_the_file_system_page_in_a_constant_number_of_queries",
-    "tests/probes/test_views.py::test_it_reads_the_probe_page_in_a_constant_number_of_queries",
-    "tests/probes/test_demo.py::test_the_demo_front_end_is_probed_ok_and_the_mismatched_api_warns",
-    "tests/regions/test_views.py::test_it_reads_the_region_page_in_a_constant_number_of_queries",
-    "tests/raid/test_views.py::test_it_reads_the_host_page_in_a_constant_number_of_queries",
-    "tests/galera/test_views.py::test_it_reads_the_cluster_page_in_a_constant_number_of_queries",
-    "tests/raid/test_mdadm_detail.py::test_it_raises_nothing_but_parse_error_on_damaged_samples",
-    "tests/raid/test_mdstat.py::test_it_raises_nothing_but_parse_error_on_damaged_samples",
-    "tests/raid/test_health.py::test_whatever_the_parser_accepts_gets_a_verdict_and_a_headroom",
-    "tests/alerts/test_channels.py::test_the_daily_check_sends_what_nobody_received_by_another_channel",
-    "tests/alerts/test_ses.py::test_one_bad_address_fails_alone",
-    "tests/alerts/test_ses.py::test_a_rejection_caused_by_vigils_configuration_is_retried_and_sent_once_fixed",
-    "tests/lib/test_aws.py::test_it_assumes_a_role_through_sts",
-    "tests/lib/test_aws.py::test_it_points_every_client_at_the_endpoint_override",
-}
+# the stand-in, big fleets on the pages): marked ``slow`` where they are (``pytestmark`` for a
+# module, ``@pytest.mark.slow`` for a test), left by ``make check`` to ``make test``. Found with
+# ``pytest -m "not services" --durations=30``: each took over about five seconds.
+
+
+def slow_module(path: Path) -> bool:
+    """Whether the test module's own ``pytestmark`` names ``pytest.mark.slow``: read from its
+    syntax, without importing it."""
+    import ast
+
+    text = path.read_text(encoding="utf-8")
+    if "mark.slow" not in text:
+        return False
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytestmark" for target in node.targets
+        ):
+            return any(
+                isinstance(part, ast.Attribute) and part.attr == "slow"
+                for part in ast.walk(node.value)
+            )
+    return False
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """With slow tests left out (``-m "... not slow"``), their modules are not even imported
-    (schemathesis and the fuzz strategies alone take seconds to import)."""
+    """With slow tests left out (``-m "... not slow"``), the modules marked slow as a whole are
+    not even imported (schemathesis and the fuzz strategies alone take seconds to import)."""
     if "not slow" not in (config.getoption("markexpr") or ""):
         return None
-    relative = collection_path.relative_to(ROOT).as_posix() if collection_path.is_absolute() else ""
-    return True if relative in SLOW_MODULES else None
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return True if slow_module(collection_path) else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -120,9 +104,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(name)
         if needs:
             item.add_marker("services")
-        test = item.nodeid.split("[")[0]
-        if module in SLOW_MODULES or test in SLOW_TESTS:
-            item.add_marker("slow")
     # The one chromium (a session fixture) keeps Playwright's event loop running in the main
     # thread until the session ends, and asyncio.run() refuses to start under it: the browser
     # tests go last, together.
@@ -361,6 +342,41 @@ def hosts_entry() -> Iterator[Callable[[str], str]]:
 
     yield point
     _rewrite_hosts(without_ours)
+
+
+@pytest.fixture
+def redis(tmp_path) -> Iterator[object]:
+    """A private redis-server on a free port (tests/services/workers.py): stopping it disturbs
+    nobody else."""
+    from tests.services.workers import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def broker(redis) -> Iterator[object]:
+    """A Celery client on ``redis``: the test publishes what beat would (a sweep, a tick)."""
+    from celery import Celery
+
+    client = Celery("tests", broker=redis.url, set_as_current=False)  # shared tasks stay ours
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def responder(aws) -> Iterator[object]:
+    """moto's GetMetricData answered, for tagged file systems, by the synthetic fleet that
+    enforces EFS's limits (apps/efs/standin.py)."""
+    from apps.efs import standin
+
+    installed = standin.install(standin.FleetResponder())
+    try:
+        yield installed
+    finally:
+        standin.uninstall()
 
 
 @pytest.fixture(scope="session")

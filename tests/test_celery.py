@@ -7,6 +7,8 @@ import pytest
 from apps.regions import tasks
 from apps.regions.models import Account
 
+pytestmark = pytest.mark.slow
+
 # config/__init__.py exports the app under the module's name; fetch the module itself.
 celery_module = importlib.import_module("config.celery_app")
 

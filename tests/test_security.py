@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import subprocess
 import sys
@@ -26,6 +25,9 @@ from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils import timezone
 
 from tests.conftest import ROOT
+from tests.services import vigil_env
+
+pytestmark = pytest.mark.slow
 
 PK = 7001
 HOST_NAME = "planted-host"
@@ -424,10 +426,8 @@ def test_it_gives_the_api_docs_inline_bootstrap_a_nonce(logged_in_client):
 
 def _production(*argv: str) -> subprocess.CompletedProcess:
     """Run Python with the production settings and the least they require."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VIGIL_", "DJANGO_"))}
-    clean.pop("DATABASE_URL", None)
-    clean.update(
-        DJANGO_SETTINGS_MODULE="config.settings.production",
+    clean = vigil_env(
+        "config.settings.production",
         SECRET_KEY="a-production-key-of-more-than-fifty-characters-0123456789",
         ALLOWED_HOSTS="vigil.example.com",
     )

@@ -116,6 +116,7 @@ def test_it_collects_a_settled_window_into_wide_rows_with_gaps_as_null(aws, coll
     assert outcome.api_calls == 1
 
 
+@pytest.mark.slow
 def test_it_batches_queries_500_to_a_call_and_follows_next_token(
     aws, collection, responder, settings
 ):

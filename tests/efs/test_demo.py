@@ -16,7 +16,7 @@ from apps.lib import aws
 from apps.regions import tasks as region_tasks
 from apps.regions.models import Account
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def collect_demo(settings, regions: set[str] | None = None):

@@ -27,7 +27,7 @@ from apps.raid.report import assess
 from tests.fuzz import strategies as s
 from tests.fuzz import targets
 
-pytestmark = pytest.mark.fuzz
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
 
 
 @s.fuzz(600)
