@@ -7,6 +7,7 @@ import subprocess
 import threading
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -181,6 +182,19 @@ def failing_aws(settings):
     aws_lib.clear_cache()
 
 
+@contextmanager
+def eager_celery() -> Iterator[None]:
+    """Celery tasks run at once, in this process, for the block (``task_always_eager``)."""
+    import importlib
+
+    app = importlib.import_module("config.celery_app").app  # config's ``celery_app`` is the app
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = False
+
+
 @pytest.fixture(autouse=True)
 def _fresh_demo_mode() -> Iterator[None]:
     from apps.demo.mode import demo_enabled
@@ -229,25 +243,23 @@ def logged_in_client(client, user):
     return client
 
 
+ADMIN_PASSWORD = "s3cret-pass-word"
+
+
 @pytest.fixture
 def admin(django_user_model):
-    """A superuser, as the browser tests log in (password ``s3cret-pass-word``)."""
-    return django_user_model.objects.create_superuser(
-        "admin", "admin@example.com", "s3cret-pass-word"
-    )
+    """A superuser, as the browser tests log in (``log_in``, password ``ADMIN_PASSWORD``)."""
+    return django_user_model.objects.create_superuser("admin", "admin@example.com", ADMIN_PASSWORD)
 
 
-@pytest.fixture
-def collected_demo(settings) -> tuple[int, int]:
-    """The demo's EFS fleet discovered and collected once in us-east-1, on its own stand-in:
-    (the region's pk, the pk of the file system ``demo-builds-primary``)."""
+@contextmanager
+def demo_account_on_standin(settings) -> Iterator[object]:
+    """The demo account with its regions discovered, on an AWS stand-in of its own (moto's state
+    reset first, as a new ``make run`` finds it) that Vigil's clients use for the block."""
     from apps.demo import mode
     from apps.demo.standin import AwsStandIn
-    from apps.efs import demo
-    from apps.efs import tasks as efs_tasks
-    from apps.efs.models import FileSystem, RegionCollection
     from apps.lib import aws
-    from apps.regions import tasks as region_tasks
+    from apps.regions import tasks
     from apps.regions.models import Account
 
     with AwsStandIn() as url:
@@ -256,12 +268,23 @@ def collected_demo(settings) -> tuple[int, int]:
         aws.clear_cache()
         mode.ensure_demo_account(True)
         account = Account.objects.get(is_demo=True)
-        region_tasks.discover_regions(account.pk)
+        tasks.discover_regions(account.pk)
+        yield account
+    aws.clear_cache()
+
+
+@pytest.fixture
+def collected_demo(settings) -> tuple[int, int]:
+    """The demo's EFS fleet discovered and collected once in us-east-1, on its own stand-in:
+    (the region's pk, the pk of the file system ``demo-builds-primary``)."""
+    from apps.efs import demo, tasks
+    from apps.efs.models import FileSystem, RegionCollection
+
+    with demo_account_on_standin(settings) as account:
         demo.set_up()
         region = account.regions.get(code="us-east-1")
         rc = RegionCollection.objects.create(region=region)
-        efs_tasks.collect_region(rc.pk, region=region.code)
-    aws.clear_cache()
+        tasks.collect_region(rc.pk, region=region.code)
     return region.pk, FileSystem.objects.get(name="demo-builds-primary").pk
 
 
@@ -294,6 +317,13 @@ def api_key(user):
         return ApiKey.issue(user, "test key", read_only=read_only)[1]
 
     return issue
+
+
+@pytest.fixture
+def writer(api_client, api_key):
+    """An API client holding a fresh read-write key of ``user``."""
+    api_client.credentials(**bearer(api_key(read_only=False)))
+    return api_client
 
 
 HOSTS_FILE = Path("/etc/hosts")
@@ -438,6 +468,32 @@ def browser_page(chromium) -> Iterator[object]:
     page = context.new_page()
     yield page
     context.close()
+
+
+@pytest.fixture
+def demo_in_chromium(admin, collected_demo, browser_page) -> tuple[object, int, int]:
+    """The collected demo (``collected_demo``) and a browser page for ``admin``: (the page, the
+    region's pk, the file system's pk). The database is set up before the browser starts: no
+    ORM once it runs, see tests/test_browser.py."""
+    return browser_page, *collected_demo
+
+
+def log_in(
+    page, base_url: str, then: str = "", username: str = "admin", password: str = ADMIN_PASSWORD
+) -> None:
+    """Log the browser page in through the login form (as ``admin`` unless told), then on to
+    the page ``then``."""
+    page.goto(f"{base_url}/accounts/login/" + (f"?next={then}" if then else ""))
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+
+
+def screenshot(page, name: str) -> None:
+    """The whole page as test-output/``name``, for a person to look at."""
+    path = OUTPUT_DIR / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
 
 
 AXE_DIR = ROOT / "tests" / "js"

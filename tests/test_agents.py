@@ -106,31 +106,27 @@ def test_install_puts_the_script_settings_and_timer_or_cron_line_in_place(tmp_pa
         assert not units.exists()
 
 
-def test_the_galera_agent_says_what_is_missing(tmp_path):
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({}, "VIGIL_NODE is not set"),
+        (
+            {"VIGIL_NODE": "1", "VIGIL_MYSQL_OPTIONS": "--socket={tmp}/no.sock --user=vigil"},
+            "could not read the node's status",
+        ),
+    ],
+    ids=["no node", "the node does not answer"],
+)
+def test_the_galera_agent_says_why_it_pushes_nothing(tmp_path, given, says):
     env = {
         "PATH": os.environ["PATH"],
         "VIGIL_CONFIG": str(tmp_path / "none"),
         "VIGIL_URL": "http://127.0.0.1:9",
         "VIGIL_TOKEN": "vgn_x",
-    }
-    done = subprocess.run(
-        [str(AGENTS / "vigil-galera-push")], env=env, capture_output=True, text=True, timeout=30
-    )
-    assert done.returncode == 1
-    assert "VIGIL_NODE is not set" in done.stderr
-
-
-def test_the_galera_agent_pushes_nothing_when_the_node_does_not_answer(tmp_path):
-    env = {
-        "PATH": os.environ["PATH"],
-        "VIGIL_CONFIG": str(tmp_path / "none"),
-        "VIGIL_URL": "http://127.0.0.1:9",
-        "VIGIL_TOKEN": "vgn_x",
-        "VIGIL_NODE": "1",
-        "VIGIL_MYSQL_OPTIONS": f"--socket={tmp_path / 'no.sock'} --user=vigil",
+        **{name: value.format(tmp=tmp_path) for name, value in given.items()},
     }
     done = subprocess.run(
         [str(AGENTS / "vigil-galera-push")], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 1
-    assert "could not read the node's status" in done.stderr
+    assert says in done.stderr
