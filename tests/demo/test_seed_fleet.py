@@ -20,7 +20,7 @@ from apps.regions.models import Account, Region
 
 from .pages import page_url, seed
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 SIZES = {"filesystems": 6, "regions": 3, "clusters": 3, "arrays": 10, "probes": 4}
 

@@ -227,6 +227,7 @@ def test_the_file_system_page_links_its_status_changes_and_alerts(fs, logged_in_
     assert f'href="/alerts/history/{content_type}/{fs.pk}/"' in page
 
 
+@pytest.mark.slow
 def test_it_reads_the_file_system_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 

@@ -112,6 +112,7 @@ def test_a_never_polled_cluster_shows_unknowns_not_zeros(logged_in_client):
     assert "unknown: no Primary component was seen" in page
 
 
+@pytest.mark.slow
 def test_it_reads_the_cluster_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 
