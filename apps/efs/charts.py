@@ -73,39 +73,27 @@ def series(samples: Sequence[Sample], start: datetime, end: datetime, step: time
     return out
 
 
-#: The file system page's charts: key -> (series: label, MinuteFigures attribute, unit,
-#: dashed), scale. Values are divided by the scale (credits are drawn in GiB).
-CHARTS: dict[str, tuple[tuple[tuple[str, str, str, bool], ...], float]] = {
-    "ops": (
-        (
-            ("Read", "read_ops", "ops/s", False),
-            ("Write", "write_ops", "ops/s", False),
-            ("Metadata", "metadata_ops", "ops/s", False),
-        ),
-        1.0,
-    ),
+def _by_kind(attr: str, unit: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """Read, write and metadata series of ``attr`` (``"{}_ops"``: ``read_ops``, ...)."""
+    kinds = (("Read", "read"), ("Write", "write"), ("Metadata", "metadata"))
+    return tuple((label, attr.format(kind), unit, False) for label, kind in kinds)
+
+
+#: The file system page's charts: key -> series (label, MinuteFigures attribute, unit, dashed).
+CHARTS: dict[str, tuple[tuple[str, str, str, bool], ...]] = {
+    "ops": _by_kind("{}_ops", "ops/s"),
     "mibps": (
-        (
-            ("Read", "read_mibps", "MiB/s", False),
-            ("Write", "write_mibps", "MiB/s", False),
-            ("Metadata", "metadata_mibps", "MiB/s", False),
-            ("Metered", "metered_mibps", "MiB/s", False),
-            ("Permitted", "permitted_mibps", "MiB/s", True),
-        ),
-        1.0,
+        *_by_kind("{}_mibps", "MiB/s"),
+        ("Metered", "metered_mibps", "MiB/s", False),
+        ("Permitted", "permitted_mibps", "MiB/s", True),
     ),
-    "opsize": (
-        (
-            ("Read", "average_read_kib", "KiB", False),
-            ("Write", "average_write_kib", "KiB", False),
-            ("Metadata", "average_metadata_kib", "KiB", False),
-        ),
-        1.0,
-    ),
-    "iolimit": ((("PercentIOLimit", "io_limit_pct", "%", False),), 1.0),
-    "clients": ((("Clients", "client_connections", "connections", False),), 1.0),
-    "credits": ((("Burst credits", "burst_credit_balance", "GiB", False),), GIB),
+    "opsize": _by_kind("average_{}_kib", "KiB"),
+    "iolimit": (("PercentIOLimit", "io_limit_pct", "%", False),),
+    "clients": (("Clients", "client_connections", "connections", False),),
+    "credits": (("Burst credits", "burst_credit_balance", "GiB", False),),
 }
+#: Values of these charts are divided by the scale (credits are drawn in GiB).
+SCALES = {"credits": GIB}
 
 
 def charts(
@@ -125,13 +113,13 @@ def charts(
                 {
                     "label": label,
                     "unit": unit,
-                    "values": _rounded(columns[attr], scale),
+                    "values": _rounded(columns[attr], SCALES.get(key, 1.0)),
                     "dash": dash,
                 }
                 for label, attr, unit, dash in parts
             ],
         }
-        for key, (parts, scale) in CHARTS.items()
+        for key, parts in CHARTS.items()
     }
     line = forecast.line() if forecast is not None else []
     if line:
