@@ -237,8 +237,14 @@ def _buckets(rows, minutes, step_s: int, fields: Sequence[str]) -> list[Sample]:
         .order_by("bucket")
         .values_list("bucket", "n_minutes", *aggregates)
     )
+    # Executed as compiled, without the ORM's per-value converters (float() of what is a float
+    # already): they were a third of the page's time reading a thousand buckets.
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
     out = []
-    for bucket, n_minutes, *values in query:
+    for bucket, n_minutes, *values in fetched:
         period = max(1, n_minutes or 0) * 60
         when = datetime.fromtimestamp(bucket, UTC)
         out.append(Sample(when, period, **dict(zip(fields, values, strict=True))))
