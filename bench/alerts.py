@@ -84,28 +84,16 @@ def main() -> None:
         import boto3
         from django.core.management import call_command
 
+        from config.celery_app import command as celery_command
+
         call_command("migrate", verbosity=0, interactive=False)
         boto3.client("sesv2", "us-east-1", endpoint_url=endpoint).create_email_identity(
             EmailIdentity="vigil@example.com"
         )
         log = work / "worker.log"
+        options = ["-Q", "alerts,default", "-c", "2", "-l", "WARNING"]
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                "alerts,default",
-                "-c",
-                "2",
-                "-l",
-                "WARNING",
-                "--without-gossip",
-                "--without-mingle",
-            ],
+            celery_command("worker", *options, "--without-gossip", "--without-mingle"),
             cwd=ROOT,
             env=env,
             stdout=log.open("w"),

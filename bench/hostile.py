@@ -33,12 +33,13 @@ import logging
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.environment import django_environment  # noqa: E402
 
 MiB = 1024 * 1024
 GOAL_JUDGE_S = 0.5
@@ -223,20 +224,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if not args.database_url:
-        work = Path(tempfile.mkdtemp(prefix="vigil-bench-hostile-"))
-        args.database_url = f"sqlite:///{work / 'bench.sqlite3'}"
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-    os.environ.update(
-        {
-            "DEBUG": "false",
-            "VIGIL_DEMO": "false",
-            "LOG_LEVEL": "ERROR",
-            "CELERY_BROKER_URL": "memory://",
-        }
-    )
-    os.environ.setdefault("SECRET_KEY", "bench-hostile-not-secret")
+    django_environment(args.database_url, "hostile", log_level="ERROR")
     os.environ.setdefault("VIGIL_OUTBOUND_ALLOW_LOOPBACK", "true")  # the HTTP cases' server
 
     import django

@@ -5,10 +5,12 @@
 #   CONNECTIONS=20 DURATION=5s bench/load.sh       # a quick run
 #
 # Targets, one after the other: /healthz (the floor: what this server, machine and wrk do for a
-# request that reads nothing), the home page and the busiest region page (logged in with a
+# request that reads nothing; the first middleware answers it), /__bench__/stack/ (a view that
+# answers "ok" through the whole middleware stack and reads nothing: bench/load_wsgi.py adds it
+# to Vigil's URLs for this run), the home page and the busiest region page (logged in with a
 # session cookie), and an API list, /api/efs/filesystems/?limit=100 (a read-only API key).
-# For each it prints wrk's own report, then a summary: requests/s and its ratio to /healthz's
-# in the same run, latency p50/p90/p99, socket errors (connect, read, write, timeout), wrk's
+# For each it prints wrk's own report, then a summary: requests/s and its ratios to /healthz's
+# and to the stack floor's in the same run, latency p50/p90/p99, socket errors (connect, read, write, timeout), wrk's
 # "Non-2xx or 3xx responses", and every answer that was not a 200 (a 302 to the login page is a
 # failure here), by status. Goals: 0 errors; the API list at >= 0.5x /healthz.
 #
@@ -33,8 +35,8 @@
 #   CONNECTIONS (200)  DURATION (60s)  THREADS (2)  TIMEOUT (30s): wrk's -c, -d, -t, --timeout
 #                  (a request slower than TIMEOUT counts as an error).
 #   WORKERS (2*cores+1)  WORKER_CLASS (sync)  THREADS_PER_WORKER (1): gunicorn.
-#   TARGETS        a subset of "healthz home region api" (default all four; the ratios
-#                  need healthz).
+#   TARGETS        a subset of "healthz stack home region api" (default all five; the ratios
+#                  need healthz and stack).
 #   JSON=1         print the summary also as one JSON line, last.
 set -euo pipefail
 
@@ -49,7 +51,7 @@ TIMEOUT=${TIMEOUT:-30s}
 WORKERS=${WORKERS:-$((2 * CORES + 1))}
 WORKER_CLASS=${WORKER_CLASS:-sync}
 THREADS_PER_WORKER=${THREADS_PER_WORKER:-1}
-TARGETS=${TARGETS:-healthz home region api}
+TARGETS=${TARGETS:-healthz stack home region api}
 SEED_ARGS=${SEED_ARGS:---filesystems 1000 --regions 10 --clusters 50 --arrays 500 --probes 1000 --days 30}
 export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/vigil_load}
 
@@ -132,7 +134,7 @@ fi
 
 # --- gunicorn ----------------------------------------------------------------------------------
 PORT=$(free_port)
-"$ROOT/.venv/bin/gunicorn" config.wsgi:application --bind "127.0.0.1:$PORT" \
+"$ROOT/.venv/bin/gunicorn" load_wsgi:application --pythonpath "$ROOT/bench" --bind "127.0.0.1:$PORT" \
     --workers "$WORKERS" --worker-class "$WORKER_CLASS" --threads "$THREADS_PER_WORKER" \
     --backlog 2048 --timeout 60 --log-level warning --error-logfile "$WORK/gunicorn.log" &
 GUNICORN_PID=$!
@@ -151,13 +153,14 @@ RESULTS=$WORK/results.txt
 for target in $TARGETS; do
     case $target in
     healthz) path=/healthz header=X-Bench value=floor ;;
+    stack) path=/__bench__/stack/ header=X-Bench value=floor ;;
     home) path=/ header=Cookie value=$LOAD_SESSION_COOKIE ;;
     region)
         path=$LOAD_REGION_PATH header=Cookie value=$LOAD_SESSION_COOKIE
         [ -n "$path" ] || { echo "No region to load; skipping the region page" >&2; continue; }
         ;;
     api) path="/api/efs/filesystems/?limit=100" header=Authorization value="Bearer $LOAD_API_KEY" ;;
-    *) echo "Unknown target $target (healthz, home, region, api)" >&2; exit 2 ;;
+    *) echo "Unknown target $target (healthz, stack, home, region, api)" >&2; exit 2 ;;
     esac
     # One request first: a target that does not answer 200 is not worth a minute of load.
     status=$(LOAD_HEADER_VALUE=$value "$PY" -c '
@@ -190,15 +193,19 @@ import json, sys
 results = [json.loads(line) for line in open(sys.argv[1])]
 log = open(sys.argv[2]).read()
 floor = next((r["requests_per_s"] for r in results if r["target"] == "healthz"), None)
+stack = next((r["requests_per_s"] for r in results if r["target"] == "stack"), None)
 GOALS = {"api": 0.5}  # of /healthz's requests/s
-print(f"{'target':<8} {'req/s':>8} {'x healthz':>9} {'goal':>6} {'p50 ms':>8} {'p90 ms':>8}"
-      f" {'p99 ms':>8} {'max ms':>8} {'socket errors':>14} {'non-2xx/3xx':>11} {'not 200':>8}")
+print(f"{'target':<8} {'req/s':>8} {'x healthz':>9} {'goal':>6} {'x stack':>8} {'p50 ms':>8}"
+      f" {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} {'socket errors':>14} {'non-2xx/3xx':>11}"
+      f" {'not 200':>8}")
 for r in results:
     socket = sum(r["socket_errors"].values())
     r["x_healthz"] = round(r["requests_per_s"] / floor, 2) if floor else None
+    r["x_stack"] = round(r["requests_per_s"] / stack, 2) if stack else None
     ratio = f"{r['x_healthz']:.2f}" if floor else "-"
     goal = f">={GOALS[r['target']]}" if r["target"] in GOALS else ""
-    print(f"{r['target']:<8} {r['requests_per_s']:>8.1f} {ratio:>9} {goal:>6}"
+    of_stack = f"{r['x_stack']:.2f}" if stack else "-"
+    print(f"{r['target']:<8} {r['requests_per_s']:>8.1f} {ratio:>9} {goal:>6} {of_stack:>8}"
           f" {r['p50_ms']:>8.1f} {r['p90_ms']:>8.1f}"
           f" {r['p99_ms']:>8.1f} {r['max_ms']:>8.1f} {socket:>14} {r['non_2xx_3xx']:>11}"
           f" {r['not_200']:>8}")

@@ -12,6 +12,7 @@ instead (``efs.eu-west-1``), so a worker close to that region can take it:
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from celery import Celery
@@ -25,6 +26,12 @@ DEFAULT_QUEUE = "default"
 app = Celery("vigil")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def command(*args: str) -> list[str]:
+    """``celery -A config <args>`` with this Python: how a worker or beat of Vigil is started
+    (``make run``'s child, the benchmarks)."""
+    return [sys.executable, "-m", "celery", "-A", "config", *args]
 
 
 def task_queues() -> dict[str, str]:

@@ -37,7 +37,7 @@ def main() -> None:
 
     from apps.demo.mode import demo_enabled, ensure_demo_account
     from apps.regions import concerns
-    from config.celery_app import all_queues, app
+    from config.celery_app import all_queues, app, command
 
     (settings.VAR_DIR / "static").mkdir(parents=True, exist_ok=True)
     for folder in ("queue", "processed", "control"):
@@ -60,7 +60,7 @@ def main() -> None:
 
         queues = ",".join(all_queues(settings.VIGIL_REGION_QUEUES))
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "INFO"]
+            command("worker", "-l", "INFO")
             + ["-Q", queues, "--pool", "threads", "--concurrency", "2", "-n", "vigil@%h"],
             env=dict(os.environ),
         )

@@ -7,6 +7,7 @@ import subprocess
 import threading
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -44,9 +45,9 @@ SERVICE_FIXTURES = {
     "browser_page": "browser",
     "chromium": "browser",
     "hosts_entry": "hosts",
+    "redis": "redis",
 }
 SERVICE_MODULES = {
-    "tests/api/test_throttling.py": "redis",
     "tests/alerts/test_rabbitmq.py": "rabbitmq",
     "tests/alerts/test_worker_faults.py": "workers",
     "tests/test_deploy.py": "compose",
@@ -56,54 +57,38 @@ SERVICE_MODULES = {
 }
 SERVICE_MARKS = {"browser", "faults", "e2e", "deployment"}
 # Slow on their own, with no service (subprocesses, schema-wide fuzzing, the whole demo fleet on
-# the stand-in, big fleets on the pages): marked ``slow``, left by ``make check`` to ``make test``.
-# Found with ``pytest -m "not services" --durations=0``; each took over five seconds here.
-SLOW_MODULES = {
-    "tests/test_schemathesis.py",
-    "tests/test_security.py",
-    "tests/test_settings.py",
-    "tests/test_startup.py",
-    "tests/test_celery.py",
-    "tests/efs/test_demo.py",
-    "tests/demo/test_seed_fleet.py",
-    "tests/demo/test_mode.py",
-    "tests/fuzz/test_properties.py",
-}
-SLOW_TESTS = {
-    "tests/regions/test_firstrun.py::test_test_access_lists_the_regions_and_file_systems_it_sees_before_saving",
-    "tests/regions/test_views.py::test_a_big_region_shows_its_worst_subjects_first_and_links_to_all",
-    "tests/regions/test_tasks.py::test_it_hints_at_regional_sts_when_an_opt_in_region_rejects_the_token",
-    "tests/raid/test_push_limits.py::test_a_report_too_large_to_judge_is_answered_fast_unknown_and_says_so_on_the_page",
-    "tests/galera/test_api.py::test_it_documents_the_galera_endpoints_in_the_schema",
-    "tests/alerts/test_ses.py::test_it_retries_throttling_and_server_errors_and_sends_once",
-    "tests/efs/test_collect.py::test_it_batches_queries_500_to_a_call_and_follows_next_token",
-    "tests/efs/test_collect.py::test_it_retries_throttled_calls_and_never_saves_zeros",
-    "tests/efs/test_collect.py::test_it_lists_every_file_system_across_pages_with_names_and_modes",
-    "tests/efs/test_queries.py::test_the_late_look_reaches_back_in_the_same_number_of_calls",
-    "tests/efs/test_views.py::test_it_reads_the_file_system_page_in_a_constant_number_of_queries",
-    "tests/probes/test_views.py::test_it_reads_the_probe_page_in_a_constant_number_of_queries",
-    "tests/probes/test_demo.py::test_the_demo_front_end_is_probed_ok_and_the_mismatched_api_warns",
-    "tests/regions/test_views.py::test_it_reads_the_region_page_in_a_constant_number_of_queries",
-    "tests/raid/test_views.py::test_it_reads_the_host_page_in_a_constant_number_of_queries",
-    "tests/galera/test_views.py::test_it_reads_the_cluster_page_in_a_constant_number_of_queries",
-    "tests/raid/test_mdadm_detail.py::test_it_raises_nothing_but_parse_error_on_damaged_samples",
-    "tests/raid/test_mdstat.py::test_it_raises_nothing_but_parse_error_on_damaged_samples",
-    "tests/raid/test_health.py::test_whatever_the_parser_accepts_gets_a_verdict_and_a_headroom",
-    "tests/alerts/test_channels.py::test_the_daily_check_sends_what_nobody_received_by_another_channel",
-    "tests/alerts/test_ses.py::test_one_bad_address_fails_alone",
-    "tests/alerts/test_ses.py::test_a_rejection_caused_by_vigils_configuration_is_retried_and_sent_once_fixed",
-    "tests/lib/test_aws.py::test_it_assumes_a_role_through_sts",
-    "tests/lib/test_aws.py::test_it_points_every_client_at_the_endpoint_override",
-}
+# the stand-in, big fleets on the pages): marked ``slow`` where they are (``pytestmark`` for a
+# module, ``@pytest.mark.slow`` for a test), left by ``make check`` to ``make test``. Found with
+# ``pytest -m "not services" --durations=30``: each took over about five seconds.
+
+
+def slow_module(path: Path) -> bool:
+    """Whether the test module's own ``pytestmark`` names ``pytest.mark.slow``: read from its
+    syntax, without importing it."""
+    import ast
+
+    text = path.read_text(encoding="utf-8")
+    if "mark.slow" not in text:
+        return False
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytestmark" for target in node.targets
+        ):
+            return any(
+                isinstance(part, ast.Attribute) and part.attr == "slow"
+                for part in ast.walk(node.value)
+            )
+    return False
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """With slow tests left out (``-m "... not slow"``), their modules are not even imported
-    (schemathesis and the fuzz strategies alone take seconds to import)."""
+    """With slow tests left out (``-m "... not slow"``), the modules marked slow as a whole are
+    not even imported (schemathesis and the fuzz strategies alone take seconds to import)."""
     if "not slow" not in (config.getoption("markexpr") or ""):
         return None
-    relative = collection_path.relative_to(ROOT).as_posix() if collection_path.is_absolute() else ""
-    return True if relative in SLOW_MODULES else None
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return True if slow_module(collection_path) else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -120,9 +105,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(name)
         if needs:
             item.add_marker("services")
-        test = item.nodeid.split("[")[0]
-        if module in SLOW_MODULES or test in SLOW_TESTS:
-            item.add_marker("slow")
     # The one chromium (a session fixture) keeps Playwright's event loop running in the main
     # thread until the session ends, and asyncio.run() refuses to start under it: the browser
     # tests go last, together.
@@ -200,6 +182,19 @@ def failing_aws(settings):
     aws_lib.clear_cache()
 
 
+@contextmanager
+def eager_celery() -> Iterator[None]:
+    """Celery tasks run at once, in this process, for the block (``task_always_eager``)."""
+    import importlib
+
+    app = importlib.import_module("config.celery_app").app  # config's ``celery_app`` is the app
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = False
+
+
 @pytest.fixture(autouse=True)
 def _fresh_demo_mode() -> Iterator[None]:
     from apps.demo.mode import demo_enabled
@@ -248,25 +243,23 @@ def logged_in_client(client, user):
     return client
 
 
+ADMIN_PASSWORD = "s3cret-pass-word"
+
+
 @pytest.fixture
 def admin(django_user_model):
-    """A superuser, as the browser tests log in (password ``s3cret-pass-word``)."""
-    return django_user_model.objects.create_superuser(
-        "admin", "admin@example.com", "s3cret-pass-word"
-    )
+    """A superuser, as the browser tests log in (``log_in``, password ``ADMIN_PASSWORD``)."""
+    return django_user_model.objects.create_superuser("admin", "admin@example.com", ADMIN_PASSWORD)
 
 
-@pytest.fixture
-def collected_demo(settings) -> tuple[int, int]:
-    """The demo's EFS fleet discovered and collected once in us-east-1, on its own stand-in:
-    (the region's pk, the pk of the file system ``demo-builds-primary``)."""
+@contextmanager
+def demo_account_on_standin(settings) -> Iterator[object]:
+    """The demo account with its regions discovered, on an AWS stand-in of its own (moto's state
+    reset first, as a new ``make run`` finds it) that Vigil's clients use for the block."""
     from apps.demo import mode
     from apps.demo.standin import AwsStandIn
-    from apps.efs import demo
-    from apps.efs import tasks as efs_tasks
-    from apps.efs.models import FileSystem, RegionCollection
     from apps.lib import aws
-    from apps.regions import tasks as region_tasks
+    from apps.regions import tasks
     from apps.regions.models import Account
 
     with AwsStandIn() as url:
@@ -275,12 +268,23 @@ def collected_demo(settings) -> tuple[int, int]:
         aws.clear_cache()
         mode.ensure_demo_account(True)
         account = Account.objects.get(is_demo=True)
-        region_tasks.discover_regions(account.pk)
+        tasks.discover_regions(account.pk)
+        yield account
+    aws.clear_cache()
+
+
+@pytest.fixture
+def collected_demo(settings) -> tuple[int, int]:
+    """The demo's EFS fleet discovered and collected once in us-east-1, on its own stand-in:
+    (the region's pk, the pk of the file system ``demo-builds-primary``)."""
+    from apps.efs import demo, tasks
+    from apps.efs.models import FileSystem, RegionCollection
+
+    with demo_account_on_standin(settings) as account:
         demo.set_up()
         region = account.regions.get(code="us-east-1")
         rc = RegionCollection.objects.create(region=region)
-        efs_tasks.collect_region(rc.pk, region=region.code)
-    aws.clear_cache()
+        tasks.collect_region(rc.pk, region=region.code)
     return region.pk, FileSystem.objects.get(name="demo-builds-primary").pk
 
 
@@ -313,6 +317,13 @@ def api_key(user):
         return ApiKey.issue(user, "test key", read_only=read_only)[1]
 
     return issue
+
+
+@pytest.fixture
+def writer(api_client, api_key):
+    """An API client holding a fresh read-write key of ``user``."""
+    api_client.credentials(**bearer(api_key(read_only=False)))
+    return api_client
 
 
 HOSTS_FILE = Path("/etc/hosts")
@@ -361,6 +372,41 @@ def hosts_entry() -> Iterator[Callable[[str], str]]:
 
     yield point
     _rewrite_hosts(without_ours)
+
+
+@pytest.fixture
+def redis(tmp_path) -> Iterator[object]:
+    """A private redis-server on a free port (tests/services/workers.py): stopping it disturbs
+    nobody else."""
+    from tests.services.workers import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def broker(redis) -> Iterator[object]:
+    """A Celery client on ``redis``: the test publishes what beat would (a sweep, a tick)."""
+    from celery import Celery
+
+    client = Celery("tests", broker=redis.url, set_as_current=False)  # shared tasks stay ours
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def responder(aws) -> Iterator[object]:
+    """moto's GetMetricData answered, for tagged file systems, by the synthetic fleet that
+    enforces EFS's limits (apps/efs/standin.py)."""
+    from apps.efs import standin
+
+    installed = standin.install(standin.FleetResponder())
+    try:
+        yield installed
+    finally:
+        standin.uninstall()
 
 
 @pytest.fixture(scope="session")
@@ -422,6 +468,32 @@ def browser_page(chromium) -> Iterator[object]:
     page = context.new_page()
     yield page
     context.close()
+
+
+@pytest.fixture
+def demo_in_chromium(admin, collected_demo, browser_page) -> tuple[object, int, int]:
+    """The collected demo (``collected_demo``) and a browser page for ``admin``: (the page, the
+    region's pk, the file system's pk). The database is set up before the browser starts: no
+    ORM once it runs, see tests/test_browser.py."""
+    return browser_page, *collected_demo
+
+
+def log_in(
+    page, base_url: str, then: str = "", username: str = "admin", password: str = ADMIN_PASSWORD
+) -> None:
+    """Log the browser page in through the login form (as ``admin`` unless told), then on to
+    the page ``then``."""
+    page.goto(f"{base_url}/accounts/login/" + (f"?next={then}" if then else ""))
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+
+
+def screenshot(page, name: str) -> None:
+    """The whole page as test-output/``name``, for a person to look at."""
+    path = OUTPUT_DIR / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
 
 
 AXE_DIR = ROOT / "tests" / "js"

@@ -68,63 +68,65 @@ def test_the_cron_line_runs_the_installed_script_every_minute(agent):
     assert line == f"* * * * * {user} /usr/local/sbin/{agent}\n"
 
 
+#: What each agent's ``install`` is given, and the extra lines its settings file gets.
+INSTALL = {
+    "vigil-raid-push": ({"VIGIL_TOKEN": "vgh_0123abcdsecret", "VIGIL_HOST": "12"}, ""),
+    "vigil-galera-push": (
+        {"VIGIL_TOKEN": "vgn_0123abcdsecret", "VIGIL_NODE": "12"},
+        "VIGIL_MYSQL_OPTIONS=\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("agent", NAMES)
 @pytest.mark.parametrize("systemd", [True, False], ids=["systemd", "cron"])
-def test_install_puts_the_galera_agent_in_place(tmp_path, systemd):
+def test_install_puts_the_script_settings_and_timer_or_cron_line_in_place(tmp_path, agent, systemd):
     root = tmp_path / "root"
     if systemd:
         (root / "run/systemd/system").mkdir(parents=True)
-    env = {
-        "PATH": os.environ["PATH"],
-        "VIGIL_INSTALL_ROOT": str(root),
-        "VIGIL_URL": "https://vigil.example.com",
-        "VIGIL_TOKEN": "vgn_0123abcdsecret",
-        "VIGIL_NODE": "12",
-    }
-    agent = AGENTS / "vigil-galera-push"
+    given, extra = INSTALL[agent]
+    settings = {"VIGIL_URL": "https://vigil.example.com", **given}
+    env = {"PATH": os.environ["PATH"], "VIGIL_INSTALL_ROOT": str(root), **settings}
     done = subprocess.run(
-        ["sh", str(agent), "install"], env=env, capture_output=True, text=True, timeout=30
+        ["sh", str(AGENTS / agent), "install"], env=env, capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 0, done.stderr
-    assert (root / "usr/local/sbin/vigil-galera-push").read_bytes() == agent.read_bytes()
-    config = root / "etc/default/vigil-galera-push"
+    assert (root / "usr/local/sbin" / agent).read_bytes() == (AGENTS / agent).read_bytes()
+    config = root / "etc/default" / agent
     assert config.stat().st_mode & 0o777 == 0o600
-    assert config.read_text() == (
-        "VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN=vgn_0123abcdsecret\nVIGIL_NODE=12\n"
-        "VIGIL_MYSQL_OPTIONS=\n"
-    )
+    assert config.read_text() == "".join(f"{k}={v}\n" for k, v in settings.items()) + extra
+    units = root / "etc/systemd/system"
     if systemd:
-        timer = root / "etc/systemd/system/vigil-galera-push.timer"
-        assert timer.read_text() == (AGENTS / "vigil-galera-push.timer").read_text()
+        for unit in (f"{agent}.service", f"{agent}.timer"):
+            assert (units / unit).read_text() == (AGENTS / unit).read_text()
+        assert not (root / "etc/cron.d").exists()
     else:
-        cron = (root / "etc/cron.d/vigil-galera-push").read_text()
-        assert cron == (AGENTS / "vigil-galera-push.cron").read_text()
+        cron = (root / "etc/cron.d" / agent).read_text()
+        assert cron == (AGENTS / f"{agent}.cron").read_text()
+        assert not units.exists()
 
 
-def test_the_galera_agent_says_what_is_missing(tmp_path):
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({}, "VIGIL_NODE is not set"),
+        (
+            {"VIGIL_NODE": "1", "VIGIL_MYSQL_OPTIONS": "--socket={tmp}/no.sock --user=vigil"},
+            "could not read the node's status",
+        ),
+    ],
+    ids=["no node", "the node does not answer"],
+)
+def test_the_galera_agent_says_why_it_pushes_nothing(tmp_path, given, says):
     env = {
         "PATH": os.environ["PATH"],
         "VIGIL_CONFIG": str(tmp_path / "none"),
         "VIGIL_URL": "http://127.0.0.1:9",
         "VIGIL_TOKEN": "vgn_x",
-    }
-    done = subprocess.run(
-        [str(AGENTS / "vigil-galera-push")], env=env, capture_output=True, text=True, timeout=30
-    )
-    assert done.returncode == 1
-    assert "VIGIL_NODE is not set" in done.stderr
-
-
-def test_the_galera_agent_pushes_nothing_when_the_node_does_not_answer(tmp_path):
-    env = {
-        "PATH": os.environ["PATH"],
-        "VIGIL_CONFIG": str(tmp_path / "none"),
-        "VIGIL_URL": "http://127.0.0.1:9",
-        "VIGIL_TOKEN": "vgn_x",
-        "VIGIL_NODE": "1",
-        "VIGIL_MYSQL_OPTIONS": f"--socket={tmp_path / 'no.sock'} --user=vigil",
+        **{name: value.format(tmp=tmp_path) for name, value in given.items()},
     }
     done = subprocess.run(
         [str(AGENTS / "vigil-galera-push")], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 1
-    assert "could not read the node's status" in done.stderr
+    assert says in done.stderr

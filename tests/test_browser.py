@@ -6,12 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from apps.demo import mode
-from apps.demo.standin import AwsStandIn
-from apps.lib import aws
-from apps.regions import tasks
-from apps.regions.models import Account
-from tests.conftest import OUTPUT_DIR
+from tests.conftest import demo_account_on_standin, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,14 +14,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def demo_fleet(settings) -> Iterator[None]:
     """Demo mode against the embedded AWS stand-in, with the demo account's regions found."""
-    with AwsStandIn() as url:
-        settings.AWS_ENDPOINT_URL = url
-        settings.VIGIL_DEMO = "true"
-        aws.clear_cache()
-        mode.ensure_demo_account(True)
-        tasks.discover_regions(Account.objects.get(is_demo=True).pk)
+    settings.VIGIL_DEMO = "true"
+    with demo_account_on_standin(settings):
         yield
-    aws.clear_cache()
 
 
 # The ORM is used only in fixtures set up before the browser: inside Playwright's sync API the
@@ -36,9 +26,7 @@ def test_it_logs_in_and_shows_the_demo_regions(live_server, admin, demo_fleet, b
     page.goto(live_server.url + "/")
     assert "/accounts/login/" in page.url
 
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "s3cret-pass-word")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url)
     page.wait_for_selector("#tiles .tile")
 
     assert page.locator(".demo-banner").inner_text().startswith("Demo account")
@@ -49,11 +37,9 @@ def test_it_logs_in_and_shows_the_demo_regions(live_server, admin, demo_fleet, b
         "opt-in region"
     )
 
-    out = OUTPUT_DIR / "browser"
-    out.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=out / "home.png", full_page=True)
+    screenshot(page, "browser/home.png")
     page.set_viewport_size({"width": 390, "height": 844})
-    page.screenshot(path=out / "home-phone.png", full_page=True)
+    screenshot(page, "browser/home-phone.png")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways scroll
 
 
@@ -72,16 +58,11 @@ def incident(admin):
 
 def test_it_acknowledges_an_incident_from_the_alerts_page(live_server, incident, browser_page):
     page = browser_page
-    page.goto(live_server.url + "/accounts/login/?next=/alerts/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "s3cret-pass-word")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, then="/alerts/")
     row = page.locator("#incidents tr", has_text="gadget array-7")
     assert "md3 degraded" in row.inner_text() and "open" in row.inner_text()
     row.get_by_role("button", name="Acknowledge").click()
     row = page.locator("#incidents tr", has_text="gadget array-7")
     assert "acknowledged by admin" in row.inner_text()
 
-    out = OUTPUT_DIR / "browser"
-    out.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=out / "alerts.png", full_page=True)
+    screenshot(page, "browser/alerts.png")

@@ -6,6 +6,9 @@ import pytest
 
 from apps.regions import tasks
 from apps.regions.models import Account
+from tests.conftest import eager_celery
+
+pytestmark = pytest.mark.slow
 
 # config/__init__.py exports the app under the module's name; fetch the module itself.
 celery_module = importlib.import_module("config.celery_app")
@@ -34,11 +37,7 @@ def test_it_lists_every_queue_for_an_all_in_one_worker():
 
 @pytest.mark.django_db
 def test_it_discovers_regions_when_the_beat_tick_runs_eagerly(aws, settings):
-    app = celery_module.app
-    app.conf.task_always_eager = True
-    try:
+    with eager_celery():
         account = Account.objects.create(name="prod")
         tasks.dispatch.delay()
-    finally:
-        app.conf.task_always_eager = False
     assert account.regions.filter(code="eu-west-1").exists()

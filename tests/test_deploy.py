@@ -50,5 +50,6 @@ def test_it_documents_every_setting_in_env_example():
     read = set()
     # The settings, and each concern's own (apps/<concern>/conf.py); not the tests' concern.
     for path in [*(ROOT / "config" / "settings").glob("*.py"), *(ROOT / "apps").glob("*/conf.py")]:
-        read |= set(re.findall(r'setting\(\s*"([A-Z0-9_]+)"', path.read_text()))
-    assert read | (KNOWN_VIGIL_VARIABLES - set(gadgets_conf.VARIABLES)) <= documented
+        read |= set(re.findall(r'[sS]etting\(\s*"([A-Z0-9_]+)"', path.read_text()))
+    gadgets = {s.name for s in gadgets_conf.SETTINGS}
+    assert read | (KNOWN_VIGIL_VARIABLES - gadgets) <= documented

@@ -8,7 +8,6 @@ each collection runs and fails or finds nothing, which is all routing needs to s
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from apps.raid.models import Host
 from apps.regions.models import Account, Region
 from tests.conftest import ROOT
 from tests.services import free_port, wait_for
-from tests.services.workers import Beat, RedisServer, Worker, stop_group, worker_database_url
+from tests.services.workers import Beat, RedisServer, Worker, stop_group, worker_env
 
 pytestmark = [pytest.mark.deployment, pytest.mark.django_db(transaction=True)]
 
@@ -70,13 +69,9 @@ def test_each_collection_runs_once_on_the_worker_its_queue_names(aws, tmp_path):
     _fleet()
     redis = RedisServer(tmp_path)
     redis.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIGIL_"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.base",
-        DATABASE_URL=worker_database_url(),
-        CELERY_BROKER_URL=redis.url,
-        AWS_ENDPOINT_URL=aws,
-        VIGIL_DEMO="false",
+    env = worker_env(
+        redis.url,
+        aws,
         VIGIL_REGION_QUEUES=NEAR,
         VIGIL_OUTBOUND_ALLOW_LOOPBACK="true",
         VIGIL_DISPATCH_SECONDS="3",

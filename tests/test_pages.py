@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 from datetime import timedelta
 
 import pytest
 
-from tests.conftest import OUTPUT_DIR
+from tests.conftest import OUTPUT_DIR, demo_account_on_standin, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "s3cret-pass-word"
 WIDTHS = {"desktop": (1280, 800), "phone": (390, 844)}
 SCHEMES = ("light", "dark")
 BLOCKING = ("serious", "critical")
@@ -69,34 +67,23 @@ def demo_story(settings, admin):
 
     from apps.alerts.models import Incident, SentMessage
     from apps.demo import mode
-    from apps.demo.standin import AwsStandIn
     from apps.efs import tasks as efs_tasks
     from apps.efs.models import FileSystem, RegionCollection
     from apps.galera.models import Cluster
-    from apps.lib import aws
     from apps.probes import demo as probes_demo
     from apps.probes.collect import save_result
     from apps.probes.keepalive import Measurement
     from apps.probes.models import Target
     from apps.raid.models import Array, Host
-    from apps.regions import tasks as region_tasks
-    from apps.regions.models import Account, Region
+    from apps.regions.models import Region
 
     settings.VIGIL_DEMO = "true"
     mode.demo_enabled.cache_clear()
-    with AwsStandIn() as url:
-        # moto's state lives in this process: start from none, as a new make run does.
-        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
-        settings.AWS_ENDPOINT_URL = url
-        aws.clear_cache()
-        mode.ensure_demo_account(True)
-        account = Account.objects.get(is_demo=True)
-        region_tasks.discover_regions(account.pk)
+    with demo_account_on_standin(settings) as account:
         mode.set_up_demo_fleet()
         region = account.regions.get(code=mode.DEMO_REGION)
         collection, _ = RegionCollection.objects.get_or_create(region=region)
         efs_tasks.collect_region(collection.pk, region=region.code)
-    aws.clear_cache()
     now = timezone.now()
     for behaviour in probes_demo.BEHAVIOURS:
         target = Target.objects.get(name=behaviour.name)
@@ -163,12 +150,12 @@ def demo_story(settings, admin):
     return pages
 
 
-def _log_in(page, base: str) -> None:
-    page.goto(base + "/accounts/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
+def _log_in(page, base: str, then: str = "") -> None:
+    """Logged in as admin, home shown; then at ``then``, once the network is idle."""
+    log_in(page, base)
     page.wait_for_selector("#tiles")
+    if then:
+        page.goto(base + then, wait_until="networkidle")
 
 
 def _axe(page, source: str) -> list[dict]:
@@ -187,8 +174,6 @@ def test_every_page_at_desktop_and_phone_width_in_light_and_dark_is_axe_clean_wi
     live_server, demo_story, chromium, axe_source
 ):
     pages = demo_story
-    out = OUTPUT_DIR / "pages"
-    out.mkdir(parents=True, exist_ok=True)
     findings: dict[str, list[dict]] = {}
     sideways: list[str] = []
     started = time.monotonic()
@@ -210,14 +195,14 @@ def test_every_page_at_desktop_and_phone_width_in_light_and_dark_is_axe_clean_wi
                 if overflow > 0:
                     sideways.append(f"{key}: {overflow}px")
                 findings[key] = _axe(page, axe_source)
-                page.screenshot(path=out / f"{key}.png", full_page=True)
+                screenshot(page, f"pages/{key}.png")
         context.close()
         # The login page, logged out.
         context = chromium.new_context(viewport={"width": 390, "height": 844}, color_scheme=scheme)
         page = context.new_page()
         page.goto(live_server.url + pages["login"])
         findings[f"login-phone-{scheme}"] = _axe(page, axe_source)
-        page.screenshot(path=out / f"login-phone-{scheme}.png", full_page=True)
+        screenshot(page, f"pages/login-phone-{scheme}.png")
         context.close()
     elapsed = time.monotonic() - started
     summary = {
@@ -246,8 +231,7 @@ def test_the_region_pane_shows_all_four_concerns_and_the_timeline(
     live_server, demo_story, browser_page
 ):
     page = browser_page
-    _log_in(page, live_server.url)
-    page.goto(live_server.url + demo_story["region"], wait_until="networkidle")
+    _log_in(page, live_server.url, demo_story["region"])
     headings = page.locator("section.panel h2").all_inner_texts()
     assert [h.split()[0] for h in headings[1:]] == ["EFS", "md-RAID", "Keep-alive", "Galera"] or {
         h.split()[0] for h in headings[1:]
@@ -272,8 +256,7 @@ def test_each_chart_has_its_latest_values_in_words_and_its_data_as_csv(
     live_server, demo_story, browser_page
 ):
     page = browser_page
-    _log_in(page, live_server.url)
-    page.goto(live_server.url + demo_story["filesystem"], wait_until="networkidle")
+    _log_in(page, live_server.url, demo_story["filesystem"])
     alts = page.locator(".chart-alt").all_inner_texts()
     assert len(alts) == page.locator(".timeseries").count() >= 4
     assert all(text.startswith("Latest") for text in alts)

@@ -28,6 +28,8 @@ from schemathesis.specs.openapi.checks import (
 
 from config.wsgi import application
 
+pytestmark = pytest.mark.slow
+
 
 def _served_schema() -> dict[str, Any]:
     """The document ``/api/schema/`` serves, generated without a request (no key exists yet)."""

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -25,7 +24,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, include, path, re
 from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils import timezone
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, log_in
+from tests.services import vigil_env
+
+pytestmark = pytest.mark.slow
 
 PK = 7001
 HOST_NAME = "planted-host"
@@ -424,10 +426,8 @@ def test_it_gives_the_api_docs_inline_bootstrap_a_nonce(logged_in_client):
 
 def _production(*argv: str) -> subprocess.CompletedProcess:
     """Run Python with the production settings and the least they require."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VIGIL_", "DJANGO_"))}
-    clean.pop("DATABASE_URL", None)
-    clean.update(
-        DJANGO_SETTINGS_MODULE="config.settings.production",
+    clean = vigil_env(
+        "config.settings.production",
         SECRET_KEY="a-production-key-of-more-than-fifty-characters-0123456789",
         ALLOWED_HOSTS="vigil.example.com",
     )
@@ -496,13 +496,9 @@ document.addEventListener("securitypolicyviolation", (e) => {
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
-    live_server,
-    admin,
-    collected_demo,
-    browser_page,  # last: no ORM once the browser runs, see tests/test_browser.py
+    live_server, demo_in_chromium
 ):
-    region_pk, fs_pk = collected_demo
-    page = browser_page
+    page, region_pk, fs_pk = demo_in_chromium
     console = []
     page.on("console", lambda m: console.append(m.text))
     page.add_init_script(CSP_LISTENER)
@@ -514,9 +510,7 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
         violations[path] = page.evaluate("window.__csp")
 
     visit("/accounts/login/", "#id_username")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "s3cret-pass-word")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url)
     page.wait_for_selector("#tiles .tile")
     visit("/", "#tiles .tile")
     visit(f"/regions/{region_pk}/", "table.efs-table")
@@ -598,9 +592,16 @@ def _unsafe_routes(routes: list[Route]) -> list[Route]:
     return chosen
 
 
-def _answers(client, route: Route, headers: dict[str, str]) -> dict[str, object]:
-    methods = UNSAFE if route.url.startswith("/api/") else ("post",)
-    return {m: getattr(client, m)(route.url, headers=headers) for m in methods}
+def _answers(
+    client, routes: list[Route], headers: dict[str, str], skip: Callable[[Route], bool]
+) -> Iterator[tuple[Route, str, object]]:
+    """Every unsafe request of the routes but those ``skip`` names (each unsafe method on the
+    API, POST elsewhere), sent with ``headers``: (route, method, response)."""
+    for route in routes:
+        if skip(route):
+            continue
+        for method in UNSAFE if route.url.startswith("/api/") else ("post",):
+            yield route, method.upper(), getattr(client, method)(route.url, headers=headers)
 
 
 @pytest.fixture
@@ -641,22 +642,26 @@ def roles_walk(planted, settings, django_user_model):
 def test_it_refuses_every_unsafe_route_to_a_viewer_and_a_viewers_keys(client, roles_walk):
     routes, users, keys = roles_walk
     client.force_login(users["viewer"])
-    allowed = []
-    for route in routes:
-        if route.name in VIEWER_MAY:
-            continue
-        for method, response in _answers(client, route, {}).items():
-            if not _refused(response, route):
-                allowed.append(f"viewer {method.upper()} {route.url}: {response.status_code}")
+    allowed = [
+        f"viewer {method} {route.url}: {response.status_code}"
+        for route, method, response in _answers(
+            client, routes, {}, lambda route: route.name in VIEWER_MAY
+        )
+        if not _refused(response, route)
+    ]
     client.logout()
     for what, key in keys.items():
         header = {"Authorization": f"Bearer {key}"}
-        for route in routes:
-            if not route.url.startswith("/api/") or route.name in VIEWER_MAY:
-                continue
-            for method, response in _answers(client, route, header).items():
-                if response.status_code not in (403, 405):
-                    allowed.append(f"{what} {method.upper()} {route.url}: {response.status_code}")
+        allowed += [
+            f"{what} {method} {route.url}: {response.status_code}"
+            for route, method, response in _answers(
+                client,
+                routes,
+                header,
+                lambda route: not route.url.startswith("/api/") or route.name in VIEWER_MAY,
+            )
+            if response.status_code not in (403, 405)
+        ]
     assert "\n".join(allowed) == ""
     # The walk did reach the writes: a viewer's refusal names the permission it lacks.
     refusal = client.post("/api/accounts/", headers={"Authorization": f"Bearer {keys[what]}"})
@@ -670,15 +675,14 @@ def test_it_lets_an_operator_change_silences_targets_and_acknowledgements_only(c
     routes, users, _ = roles_walk
     client.force_login(users["operator"])
     wrong = []
-    for route in routes:
-        if route.name in VIEWER_MAY:
-            continue
+    for route, method, response in _answers(
+        client, routes, {}, lambda route: route.name in VIEWER_MAY
+    ):
         may = route.name in OPERATOR_MAY or route.name.startswith(OPERATOR_ADMIN_PAGES)
-        for method, response in _answers(client, route, {}).items():
-            refused = _refused(response, route)
-            if refused == may and response.status_code != 405:
-                verdict = "refused" if refused else "allowed"
-                wrong.append(f"{verdict}: {method.upper()} {route.url} {response.status_code}")
+        refused = _refused(response, route)
+        if refused == may and response.status_code != 405:
+            verdict = "refused" if refused else "allowed"
+            wrong.append(f"{verdict}: {method} {route.url} {response.status_code}")
     assert wrong == []
 
 
@@ -686,11 +690,12 @@ def test_it_lets_an_operator_change_silences_targets_and_acknowledgements_only(c
 def test_it_lets_an_admin_change_everything_the_api_and_the_pages_offer(client, roles_walk):
     routes, users, _ = roles_walk
     client.force_login(users["admin"])
-    refused = []
-    for route in routes:
-        if route.name.startswith("admin:"):
-            continue  # the admin site's own refusals (read-only admins) are its design
-        for method, response in _answers(client, route, {}).items():
-            if response.status_code == 403:
-                refused.append(f"{method.upper()} {route.url}: {response.content[:120]!r}")
+    # The admin site's own refusals (read-only admins) are its design.
+    refused = [
+        f"{method} {route.url}: {response.content[:120]!r}"
+        for route, method, response in _answers(
+            client, routes, {}, lambda route: route.name.startswith("admin:")
+        )
+        if response.status_code == 403
+    ]
     assert refused == []

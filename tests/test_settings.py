@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
+from tests.services import vigil_env
+
+pytestmark = pytest.mark.slow
 
 
 def start(settings_module: str = "config.settings.base", **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("VIGIL_", "DJANGO_"))}
-    clean.pop("SECRET_KEY", None)
-    clean.pop("DATABASE_URL", None)
-    clean.update(env, DJANGO_SETTINGS_MODULE=settings_module)
     code = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)"
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
-        env=clean,
+        env=vigil_env(settings_module, **env),
         capture_output=True,
         text=True,
         timeout=60,

@@ -7,7 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
 
 # Each is loaded by the work that needs it: moto by demo mode and tests, asyncssh by the first
 # RAID collection, boto3's clients by the first AWS call, cryptography's X.509 by the first TLS

@@ -6,11 +6,11 @@ from __future__ import annotations
 import django_filters
 from auditlog.models import LogEntry
 from django.db.models import QuerySet
-from rest_framework import exceptions, mixins, serializers, viewsets
+from rest_framework import exceptions, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.api.conditional import ConditionalGet
+from apps.api.conditional import ConditionalGet, CreateListRetrieveDestroyViewSet
 from apps.api.lists import FilterSet, SinceUntilFilterSet
 
 from .audit import changes
@@ -40,14 +40,7 @@ class ApiKeyFilter(FilterSet):
         fields = ["read_only", "revoked"]
 
 
-class ApiKeyViewSet(
-    ConditionalGet,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.CreateModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class ApiKeyViewSet(CreateListRetrieveDestroyViewSet):
     """Your API keys. DELETE revokes a key (it stays listed, with its revocation time).
 
     Anyone logged in manages their own keys; a viewer's are read-only, and a key acts with

@@ -7,25 +7,17 @@ from datetime import timedelta
 import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.api.conditional import AppendOnlyList, ConditionalGet
-from apps.api.lists import (
-    FilterSet,
-    IdFilter,
-    KeysetPagination,
-    RegionFilter,
-    SinceUntilFilterSet,
-)
-from apps.regions.models import STATUS_CHOICES
+from apps.api.conditional import AppendOnlyList, ConditionalGet, CreateListRetrieveDestroyViewSet
+from apps.api.lists import FilterBackend, FilterSet, IdFilter, KeysetPagination, SinceUntilFilterSet
+from apps.api.validation import ModelClean
 
-from .integrations import validate as validate_channel
-from .models import Channel, Incident, Rule, Silence, Transition
+from .models import RULE_FIELDS, Channel, Incident, Rule, Silence, Transition
 
 MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
 
@@ -73,7 +65,7 @@ class IncidentSerializer(serializers.ModelSerializer):
         ]
 
 
-class SilenceSerializer(serializers.ModelSerializer):
+class SilenceSerializer(ModelClean, serializers.ModelSerializer):
     author = serializers.StringRelatedField()
     hours = serializers.FloatField(
         write_only=True,
@@ -109,10 +101,13 @@ class SilenceSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"ends": "Give `ends` or `hours`."})
         if data["ends"] <= timezone.now():
             raise serializers.ValidationError({"ends": "The end must be in the future."})
-        return data
+        return super().validate(data)
 
 
-class ChannelSerializer(serializers.ModelSerializer):
+class ChannelSerializer(ModelClean, serializers.ModelSerializer):
+    """The kind's checks are ``Channel.clean``'s (addresses, URLs through the outbound guard,
+    the secret), as the page and the admin make them: a 400 naming the field and the rule."""
+
     secret = serializers.CharField(
         write_only=True,
         required=False,
@@ -152,45 +147,18 @@ class ChannelSerializer(serializers.ModelSerializer):
     def get_has_secret(self, channel: Channel) -> bool:
         return bool(channel.secret)
 
-    def validate(self, data: dict) -> dict:
-        """The kind's checks (addresses, URLs through the outbound guard, the secret), as the
-        page and the admin make them: a 400 naming the field and the rule."""
-        instance = self.instance
-        kind = data.get("kind", instance.kind if instance else Channel.Kind.EMAIL)
-        target = data.get("target", instance.target if instance else "")
-        secret = data.get("secret", instance.secret if instance else "")
-        errors = validate_channel(kind, target, secret)
-        if errors:
-            raise serializers.ValidationError(errors)
-        return data
 
-
-class RuleSerializer(serializers.ModelSerializer):
+class RuleSerializer(ModelClean, serializers.ModelSerializer):
     class Meta:
         model = Rule
-        fields = [
-            "id",
-            "name",
-            "region",
-            "concern",
-            "content_type",
-            "object_id",
-            "min_severity",
-            "channels",
-            "enabled",
-            "is_default",
-        ]
+        fields = ["id", *RULE_FIELDS, "is_default"]
         read_only_fields = ["is_default"]
 
 
 class TransitionFilter(SinceUntilFilterSet):
-    region = RegionFilter()
-    old_status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-    new_status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-
     class Meta:
         model = Transition
-        fields = ["concern", "content_type", "object_id"]
+        fields = ["region", "old_status", "new_status", "concern", "content_type", "object_id"]
 
 
 class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
@@ -204,8 +172,6 @@ class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
 
 class IncidentFilter(SinceUntilFilterSet):
     time_field = "opened"
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
     open = django_filters.BooleanFilter(
         field_name="closed", lookup_expr="isnull", help_text="true: open; false: closed"
     )
@@ -215,7 +181,7 @@ class IncidentFilter(SinceUntilFilterSet):
 
     class Meta:
         model = Incident
-        fields = ["concern", "content_type", "object_id"]
+        fields = ["region", "status", "concern", "content_type", "object_id"]
 
 
 class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
@@ -226,7 +192,7 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     filterset_class = IncidentFilter
     # Keyset pages, newest opened first (see AppendOnlyList); the ETag is the body's.
     pagination_class = KeysetPagination
-    filter_backends = [DjangoFilterBackend]
+    filter_backends = [FilterBackend]
     ordering = ["-opened", "-pk"]
     required_perms = None  # the model's, but for the actions that declare theirs
 
@@ -243,26 +209,18 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
 
 
 class SilenceFilter(FilterSet):
-    region = RegionFilter()
     active = django_filters.BooleanFilter(method="filter_active", help_text="true: not ended yet")
 
     class Meta:
         model = Silence
-        fields = ["concern", "content_type", "object_id"]
+        fields = ["region", "concern", "content_type", "object_id"]
 
     def filter_active(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
         now = timezone.now()
         return queryset.filter(ends__gt=now) if value else queryset.filter(ends__lte=now)
 
 
-class SilenceViewSet(
-    ConditionalGet,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.CreateModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
-):
+class SilenceViewSet(CreateListRetrieveDestroyViewSet):
     """Maintenance silences. DELETE expires one now (it stays listed)."""
 
     serializer_class = SilenceSerializer
@@ -306,12 +264,11 @@ class ChannelViewSet(ConditionalGet, viewsets.ModelViewSet):
 
 
 class RuleFilter(FilterSet):
-    region = RegionFilter()
     channel = IdFilter(field_name="channels", help_text="Channel id")
 
     class Meta:
         model = Rule
-        fields = ["concern", "min_severity", "enabled", "is_default"]
+        fields = ["region", "concern", "min_severity", "enabled", "is_default"]
 
 
 class RuleViewSet(ConditionalGet, viewsets.ModelViewSet):

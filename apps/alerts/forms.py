@@ -5,7 +5,7 @@ from datetime import timedelta
 from django import forms
 from django.utils import timezone
 
-from .models import Channel, Rule, Silence
+from .models import RULE_FIELDS, Channel, Rule, Silence
 
 
 class SilenceForm(forms.ModelForm):
@@ -23,12 +23,6 @@ class SilenceForm(forms.ModelForm):
         fields = ["region", "concern", "content_type", "object_id", "comment"]
         widgets = {"content_type": forms.HiddenInput, "object_id": forms.HiddenInput}
 
-    def clean(self) -> dict:
-        data = super().clean()
-        if bool(data.get("content_type")) != bool(data.get("object_id")):
-            raise forms.ValidationError("A subject needs both its type and its id.")
-        return data
-
     def save(self, author) -> Silence:  # type: ignore[override]
         silence = super().save(commit=False)
         silence.author = author
@@ -43,16 +37,7 @@ class RuleForm(forms.ModelForm):
 
     class Meta:
         model = Rule
-        fields = [
-            "name",
-            "region",
-            "concern",
-            "content_type",
-            "object_id",
-            "min_severity",
-            "channels",
-            "enabled",
-        ]
+        fields = RULE_FIELDS
         widgets = {
             "channels": forms.CheckboxSelectMultiple,
             "content_type": forms.HiddenInput,
@@ -60,9 +45,7 @@ class RuleForm(forms.ModelForm):
         }
 
     def clean(self) -> dict:
-        data = super().clean()
-        if bool(data.get("content_type")) != bool(data.get("object_id")):
-            raise forms.ValidationError("A subject needs both its type and its id.")
+        data = super().clean()  # the subject pair: Rule.clean
         if data.get("enabled") and not data.get("channels") and not self.instance.is_default:
             self.add_error(
                 "channels",

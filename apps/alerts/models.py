@@ -166,8 +166,8 @@ class Channel(KeepsHistory, models.Model):
         return [a.strip() for a in self.target.replace(";", ",").split(",") if a.strip()]
 
     def clean(self) -> None:
-        """The kind's own check of target and secret (the page, the admin; the API calls
-        ``integrations.validate`` itself): a ``ValidationError`` per field, in words."""
+        """The kind's own check of target and secret (the page, the admin, the API): a
+        ``ValidationError`` per field, in words."""
         from django.core.exceptions import ValidationError
 
         from .integrations import validate
@@ -181,6 +181,27 @@ class Channel(KeepsHistory, models.Model):
         return self.notifications.filter(
             Q(state=Notification.State.FAILED) | ~Q(refused={})
         ).exclude(state=Notification.State.PENDING)
+
+
+def check_subject_pair(scope: Rule | Silence) -> None:
+    """A rule or silence for one subject names both its type and its id (the form, the API)."""
+    if bool(scope.content_type_id) != bool(scope.object_id):
+        from django.core.exceptions import ValidationError
+
+        raise ValidationError("A subject needs both its type and its id.")
+
+
+#: What people set on a rule (the form; the API adds ``id`` and ``is_default``).
+RULE_FIELDS = (
+    "name",
+    "region",
+    "concern",
+    "content_type",
+    "object_id",
+    "min_severity",
+    "channels",
+    "enabled",
+)
 
 
 class Rule(models.Model):
@@ -215,6 +236,9 @@ class Rule(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        check_subject_pair(self)
 
     def matches(self, transition: Transition) -> bool:
         if self.region_id and self.region_id != transition.region_id:
@@ -253,6 +277,9 @@ class Silence(models.Model):
 
     def __str__(self) -> str:
         return f"silence until {self.ends:%Y-%m-%d %H:%M} by {self.author}"
+
+    def clean(self) -> None:
+        check_subject_pair(self)
 
     def matches(self, ref: SubjectRef) -> bool:
         return (

@@ -34,6 +34,7 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.utils.http import http_date, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework import mixins, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -67,6 +68,17 @@ class ConditionalGet:
             if isinstance(response, Response) and not response.has_header("ETag"):
                 response.add_post_render_callback(partial(_answer_conditionally, request._request))
         return response
+
+
+class CreateListRetrieveDestroyViewSet(
+    ConditionalGet,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Rows that are made and ended, never edited (API keys, silences): no PUT or PATCH."""
 
 
 class AppendOnlyList(ConditionalGet):

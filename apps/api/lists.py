@@ -15,7 +15,10 @@
 - ``RegionFilter``: ``?region=`` takes a region's id (a number) or its code (``eu-west-1``,
   a site's short name), as the API always took one or the other.
 - ``FilterSet``: django-filter's, with whole numbers for ids and integer columns
-  (``IdFilter``), bounded to 64 bits: ``?account=<40 digits>`` is a 400, not an overflow.
+  (``IdFilter``), bounded to 64 bits: ``?account=<40 digits>`` is a 400, not an overflow; a
+  foreign key to a region is a ``RegionFilter``, a field with choices (``status``) a choice.
+  A list with only such filters names them in its view's ``filterset_fields`` (``FilterBackend``
+  builds them on this class); a ``FilterSet`` subclass declares only the others.
 - ``SinceUntilFilterSet``: ``?since=&until=`` (ISO 8601) on history-like lists.
 """
 
@@ -30,6 +33,7 @@ from django.core import signing
 from django.db import models
 from django.db.models import Q, QuerySet
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
+from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
@@ -256,6 +260,21 @@ class FilterSet(django_filters.FilterSet):
             )
         },
     }
+
+    @classmethod
+    def filter_for_field(
+        cls, field: models.Field, field_name: str, lookup_expr: str | None = None
+    ) -> django_filters.Filter:
+        to_region = field.is_relation and field.related_model._meta.label == "regions.Region"
+        if to_region and lookup_expr in (None, "exact"):
+            return RegionFilter(field_name=field_name)
+        return super().filter_for_field(field, field_name, lookup_expr)
+
+
+class FilterBackend(DjangoFilterBackend):
+    """A view's ``filterset_fields`` are built on ``FilterSet`` (not django-filter's own)."""
+
+    filterset_base = FilterSet
 
 
 class SinceUntilFilterSet(FilterSet):

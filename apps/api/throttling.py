@@ -7,11 +7,12 @@ request so tests and benchmarks can change them). A second pair of budgets count
 whatever key or session they use (``VIGIL_API_RATE_USER_READ``/``_WRITE``): ten keys do not
 buy ten budgets.
 
-Counting is one atomic ``cache.incr`` per request in a fixed window (a minute for ``…/min``),
-not DRF's default list of timestamps, which is rewritten whole on every request and loses
-counts when two processes race. Over the budget the answer is 429 with ``Retry-After`` (the
-seconds left in the window) and ``{"error": ...}``. If the cache itself is down, requests are
-let through (and a warning logged): a Redis outage must not take the API down with it.
+Counting is one atomic increment per request in a fixed window (a minute for ``…/min``; one
+round trip to Redis, ``apps.lib.cache.count``), not DRF's default list of timestamps, which is
+rewritten whole on every request and loses counts when two processes race. Over the budget the
+answer is 429 with ``Retry-After`` (the seconds left in the window) and ``{"error": ...}``. If
+the cache itself is down, requests are let through (and a warning logged): a Redis outage must
+not take the API down with it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from apps.accounts.models import ApiKey
+from apps.lib import cache
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +81,7 @@ class _FixedWindowThrottle(SimpleRateThrottle):
         self.wait_seconds = (window + 1) * self.duration - now
         key = f"{key}:{window}"
         try:
-            self.cache.add(key, 0, self.duration + 1)
-            try:
-                count = self.cache.incr(key)
-            except ValueError:  # expired between add and incr
-                self.cache.set(key, 1, self.duration + 1)
-                count = 1
+            count = cache.count(self.cache, key, self.duration + 1)
         except Exception as exc:  # the cache is down: count nothing, refuse nothing
             log.warning("API rate limit not counted: cache unavailable (%s)", type(exc).__name__)
             return True

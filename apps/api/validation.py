@@ -2,7 +2,8 @@
 
 ``ModelClean`` runs the model's ``clean()`` on the object as the request would leave it (the
 instance being changed, or a new one, with the validated values set), so the API refuses what
-the forms and the admin refuse, with the model's own words, and no message is typed twice.
+the forms and the admin refuse, with the model's own words, and no message is typed twice. A
+``ValidationError`` per field stays per field (``{"target": [...]}``), as DRF shows its own.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
+from rest_framework.fields import get_error_detail
 
 
 class ModelClean:
@@ -28,5 +30,5 @@ class ModelClean:
         try:
             candidate.clean()
         except DjangoValidationError as error:
-            raise serializers.ValidationError(error.messages) from None
+            raise serializers.ValidationError(get_error_detail(error)) from None
         return attrs

@@ -39,7 +39,7 @@ from apps.galera.verdict import NodeResult, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
 from apps.probes.keepalive import Measurement
 from apps.probes.verdict import probe_verdict
-from apps.raid.demo import SEED_RULES, seed_layout_mdstat
+from apps.raid.demo import SEED_RULES, recovery_line, seed_layout_mdstat
 from apps.raid.report import ArrayFacts, assess
 
 ACCOUNT_NAME = "Seeded fleet"
@@ -91,6 +91,14 @@ class Timeline:
     def current(self) -> str:
         return self.keys[-1]
 
+    def end_in(self, key: str, began: datetime) -> None:
+        """``key`` holds now, from ``began`` (or in place of the last key, begun later)."""
+        if began > self.starts[-1]:
+            self.starts.append(began)
+            self.keys.append(key)
+        else:
+            self.keys[-1] = key
+
 
 def timeline(
     rng: random.Random,
@@ -116,12 +124,7 @@ def timeline(
         line.starts.append(end)
         line.keys.append(baseline)
     if current != baseline:
-        began = now - timedelta(minutes=rng.randint(15, 12 * 60))
-        if began > line.starts[-1]:
-            line.starts.append(began)
-            line.keys.append(current)
-        else:
-            line.keys[-1] = current
+        line.end_in(current, now - timedelta(minutes=rng.randint(15, 12 * 60)))
     return line
 
 
@@ -412,6 +415,14 @@ RAID_SCENARIOS = ("clean", "degraded", "rebuilding")
 _BLOCKS = 976630272  # a 1 TB disk less the superblock
 
 
+def _ending(lines: list[str], scenario: str, percent: float, speed: int, bitmap: str) -> str:
+    """The last array's progress line when rebuilding, its bitmap, and the end of the text."""
+    if scenario == "rebuilding":
+        lines.append(recovery_line(_BLOCKS, percent, speed))
+    lines += [f"      bitmap: {bitmap}, 65536KB chunk", "", "unused devices: <none>", ""]
+    return "\n".join(lines)
+
+
 def raid1_pair_mdstat(scenario: str) -> str:
     """md2, a RAID-0 over two RAID-1 mirrors md0 and md1 (four disks)."""
     md0_disks = "[2/1] [U_]" if scenario != "clean" else "[2/2] [UU]"
@@ -428,14 +439,7 @@ def raid1_pair_mdstat(scenario: str) -> str:
         f"md0 : active raid1 {sdb} sda[0]",
         f"      {_BLOCKS} blocks super 1.2 {md0_disks}",
     ]
-    if scenario == "rebuilding":
-        done = _BLOCKS * 42 // 100
-        lines.append(
-            f"      [========>............]  recovery = 42.0% ({done}/{_BLOCKS}) "
-            "finish=61.2min speed=154321K/sec"
-        )
-    lines += ["      bitmap: 1/8 pages [4KB], 65536KB chunk", "", "unused devices: <none>", ""]
-    return "\n".join(lines)
+    return _ending(lines, scenario, 42.0, 154321, "1/8 pages [4KB]")
 
 
 def raid6_mdstat(scenario: str) -> str:
@@ -450,14 +454,7 @@ def raid6_mdstat(scenario: str) -> str:
         f"md0 : active raid6 {' '.join(disks)}",
         f"      {_BLOCKS * 4} blocks super 1.2 level 6, 512k chunk, algorithm 2 {status}",
     ]
-    if scenario == "rebuilding":
-        done = _BLOCKS * 17 // 100
-        lines.append(
-            f"      [===>.................]  recovery = 17.0% ({done}/{_BLOCKS}) "
-            "finish=140.5min speed=95012K/sec"
-        )
-    lines += ["      bitmap: 2/8 pages [8KB], 65536KB chunk", "", "unused devices: <none>", ""]
-    return "\n".join(lines)
+    return _ending(lines, scenario, 17.0, 95012, "2/8 pages [8KB]")
 
 
 def raid_mdstat(layout: str, scenario: str) -> str:
@@ -514,12 +511,7 @@ def host_timeline(rng: random.Random, start: datetime, now: datetime) -> Timelin
         line.starts += [begin, rebuild, rebuild + timedelta(hours=rng.randint(1, 4))]
         line.keys += ["degraded", "rebuilding", "clean"]
     if current != "clean":
-        began = now - timedelta(minutes=rng.randint(20, 600))
-        if began > line.starts[-1]:
-            line.starts.append(began)
-            line.keys.append(current)
-        else:
-            line.keys[-1] = current
+        line.end_in(current, now - timedelta(minutes=rng.randint(20, 600)))
     return line
 
 

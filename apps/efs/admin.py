@@ -23,11 +23,4 @@ class RegionCollectionAdmin(admin.ModelAdmin):
         "api_calls",
         "dropped_values",
     ]
-    readonly_fields = [
-        "last_success",
-        "last_error",
-        "last_error_at",
-        "api_calls",
-        "dropped_values",
-        "dropped_note",
-    ]
+    readonly_fields = RegionCollection.OUTCOME_FIELDS

@@ -18,11 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.api.conditional import CachedList
-from apps.api.lists import FilterSet, IdFilter, PlainRows, RegionFilter, as_utc
-from apps.regions.models import STATUS_CHOICES
+from apps.api.lists import FilterSet, IdFilter, PlainRows, as_utc
 
 from . import charts, history, pricing
-from .models import FileSystem
+from .models import DESCRIBED_FIELDS, FileSystem
 
 MAX_POINTS = 20_000
 
@@ -40,15 +39,7 @@ class FileSystemSerializer(serializers.ModelSerializer):
             "account",
             "region",
             "region_code",
-            "performance_mode",
-            "throughput_mode",
-            "provisioned_mibps",
-            "size_total_bytes",
-            "size_standard_bytes",
-            "size_ia_bytes",
-            "size_archive_bytes",
-            "tags",
-            "created_at",
+            *DESCRIBED_FIELDS,
             "deleted",
             "status",
             "reason",
@@ -64,15 +55,20 @@ class FileSystemSerializer(serializers.ModelSerializer):
 
 class FileSystemFilter(FilterSet):
     account = IdFilter(field_name="region__account", help_text="Account id")
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
     deleted = django_filters.BooleanFilter(
         method="filter_deleted", help_text="true: include deleted file systems (hidden otherwise)"
     )
 
     class Meta:
         model = FileSystem
-        fields = ["filesystem_id", "name", "performance_mode", "throughput_mode"]
+        fields = [
+            "region",
+            "status",
+            "filesystem_id",
+            "name",
+            "performance_mode",
+            "throughput_mode",
+        ]
 
     def filter_queryset(self, queryset: QuerySet[FileSystem]) -> QuerySet[FileSystem]:
         if not self.form.cleaned_data.get("deleted"):

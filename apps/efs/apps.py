@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class EfsConfig(AppConfig):
@@ -10,7 +11,11 @@ class EfsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.demo import standin as demo_standin
+        from apps.lib import partitions
         from apps.regions import concerns
+
+        # After every migrate: the minute rows' day partitions for the days ahead.
+        post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
         from . import standin
         from .models import FileSystem, RegionCollection

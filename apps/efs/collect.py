@@ -31,23 +31,12 @@ from .cloudwatch_plan import (
     with_late_look,
 )
 from .elasticfilesystem import FileSystemInfo
-from .models import FileSystem, RegionCollection
+from .models import DESCRIBED_FIELDS, FileSystem, RegionCollection
 from .verdict import Thresholds, filesystem_verdict
 
 log = logging.getLogger(__name__)
 
-DISCOVERED_FIELDS = (
-    "name",
-    "tags",
-    "performance_mode",
-    "throughput_mode",
-    "provisioned_mibps",
-    "size_total_bytes",
-    "size_standard_bytes",
-    "size_ia_bytes",
-    "size_archive_bytes",
-    "created_at",
-)
+DISCOVERED_FIELDS = ("name", *DESCRIBED_FIELDS)
 
 
 def thresholds() -> Thresholds:
@@ -292,25 +281,14 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
         log.warning("EFS collection in %s failed: %s", rc.region, rc.last_error)
     if rc.next_rollup <= now:
         with watch.part("roll-up"):
-            pks = list(FileSystem.objects.filter(region=rc.region).values_list("pk", flat=True))
-            history.rollup_many(pks, now)
+            for fs in FileSystem.objects.filter(region=rc.region):
+                history.rollup(fs, now)
         rc.next_rollup = now + timedelta(hours=1)
     # The stalest mode comparisons, a share of the region a cycle (see pricing.REFRESH).
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
     with watch.part("pricing"):
         pricing.price_region(rc, now, spread=interval)
-    rc.save(
-        update_fields=[
-            "next_discovery",
-            "next_rollup",
-            "last_success",
-            "last_error",
-            "last_error_at",
-            "api_calls",
-            "dropped_values",
-            "dropped_note",
-        ]
-    )
+    rc.save(update_fields=["next_discovery", "next_rollup", *RegionCollection.OUTCOME_FIELDS])
     with watch.part("judge"):
         counts = judge_region(rc, now)
     return {

@@ -98,55 +98,23 @@ def headroom(sample: Sample | None, performance_mode: str, throughput_mode: str)
     out: list[Headroom] = []
     pct = sample.percent_io_limit
     if performance_mode == "generalPurpose" and pct:
-        out.append(
-            Headroom("ops", "I/O operations", ops, implied_ops_limit(ops, pct), "ops/s", True)
-        )
+        out.append(_headroom("ops", ops, implied_ops_limit(ops, pct)))
         if throughput_mode != "elastic":
             return out
     limits = LIMITS.get(throughput_mode, LIMITS["bursting"])
     max_io = performance_mode != "generalPurpose"
     if sample.data_read_bytes is not None:
-        out.append(
-            Headroom(
-                "read_mibps",
-                "Read throughput",
-                sample.data_read_bytes / MIB / p,
-                limits.read_mibps,
-                "MiB/s",
-            )
-        )
+        out.append(_headroom("read_mibps", sample.data_read_bytes / MIB / p, limits.read_mibps))
     if sample.data_write_bytes is not None:
-        out.append(
-            Headroom(
-                "write_mibps",
-                "Write throughput",
-                sample.data_write_bytes / MIB / p,
-                limits.write_mibps,
-                "MiB/s",
-            )
-        )
+        out.append(_headroom("write_mibps", sample.data_write_bytes / MIB / p, limits.write_mibps))
     if not any(h.key == "ops" for h in out):
         if sample.data_read_count is not None:
-            out.append(
-                Headroom(
-                    "read_iops",
-                    "Read operations",
-                    sample.data_read_count / p,
-                    None if max_io else limits.read_iops,
-                    "ops/s",
-                )
-            )
+            read_limit = None if max_io else limits.read_iops
+            out.append(_headroom("read_iops", sample.data_read_count / p, read_limit))
         writes = (sample.data_write_count or 0.0) + (sample.metadata_count or 0.0)
         if sample.data_write_count is not None:
-            out.append(
-                Headroom(
-                    "write_iops",
-                    "Write and metadata operations",
-                    writes / p,
-                    None if max_io else limits.write_iops,
-                    "ops/s",
-                )
-            )
+            write_limit = None if max_io else limits.write_iops
+            out.append(_headroom("write_iops", writes / p, write_limit))
     return out
 
 
@@ -168,14 +136,18 @@ _LABELS = {
 }
 
 
+def _headroom(key: str, used: float, limit: float | None) -> Headroom:
+    label, unit, approx = _LABELS[key]
+    return Headroom(key, label, used, limit, unit, approx)
+
+
 def headroom_from_figures(figures: dict) -> list[Headroom]:
     """The headroom stored by ``headroom_figures``, for the page and the API."""
     out = []
-    for key, (label, unit, approx) in _LABELS.items():
+    for key in _LABELS:
         used = figures.get(f"headroom_{key}")
         if isinstance(used, int | float):
-            limit = figures.get(f"headroom_{key}_limit")
-            out.append(Headroom(key, label, float(used), limit, unit, approx))
+            out.append(_headroom(key, float(used), figures.get(f"headroom_{key}_limit")))
     return out
 
 

@@ -22,6 +22,20 @@ from apps.regions.models import Region, Subject
 from .cloudwatch_plan import FileSystemRef
 from .metrics import VALUE_FIELDS, Sample
 
+#: What DescribeFileSystems says of a file system besides its name (the API shows them in
+#: this order; ``collect.save_discovery`` copies them).
+DESCRIBED_FIELDS = (
+    "performance_mode",
+    "throughput_mode",
+    "provisioned_mibps",
+    "size_total_bytes",
+    "size_standard_bytes",
+    "size_ia_bytes",
+    "size_archive_bytes",
+    "tags",
+    "created_at",
+)
+
 
 class FileSystem(Subject):
     """One EFS file system of an account-region (the account is ``region.account``)."""
@@ -114,6 +128,16 @@ class RegionCollection(models.Model):
     )
     dropped_note = models.CharField(
         max_length=1000, blank=True, help_text="Which file systems and metrics, and why."
+    )
+
+    #: What a collection run leaves (``collect.collect_region`` saves them; the admin shows them).
+    OUTCOME_FIELDS = (
+        "last_success",
+        "last_error",
+        "last_error_at",
+        "api_calls",
+        "dropped_values",
+        "dropped_note",
     )
 
     def __str__(self) -> str:

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
 from . import charts, history, limits, pricing
@@ -92,23 +93,40 @@ def step_label(seconds: int) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
+def live_context(fs: FileSystem, now: Any) -> dict[str, Any]:
+    """What the page's live part (``filesystem.html#live``, polled every 30 s) shows: status,
+    figures, headroom, storage, the credit forecast and back-fill progress."""
+    forecast = None
+    if fs.throughput_mode == "bursting":
+        window = timedelta(hours=settings.VIGIL_EFS_FORECAST_HOURS)
+        # One row per minute (a one-minute bucket of minute rows is the row itself).
+        recent = history.load_series(fs.pk, now - window, now, 60, now, ("burst_credit_balance",))
+        forecast = credit_forecast(credit_points(recent), now, window=window)
+    standard, ia, archive = pricing.storage_bytes(fs)
+    return {
+        "fs": fs,
+        "row": table_row(fs),
+        "collection": RegionCollection.objects.filter(region=fs.region).first(),
+        "forecast": forecast,
+        "headroom": limits.headroom_from_figures(fs.figures or {}),
+        "storage": {"standard": standard, "ia": ia, "archive": archive},
+        "progress_pct": None if fs.backfill_progress is None else fs.backfill_progress * 100,
+    }
+
+
 @require_safe
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
     now = timezone.now()
+    context = live_context(fs, now)
+    if request.htmx:  # the 30-second poll: no charts, no mode comparison
+        return render(request, "efs/filesystem.html#live", context)
     range_key = request.GET.get("range", "24h")
     if range_key not in RANGES:
         range_key = "24h"
     start = now - RANGES[range_key]
     step = history.chart_step(start, now, now)
     samples = history.load_series(fs.pk, start, now, step, now, history.CHART_FIELDS)
-    forecast = None
-    if fs.throughput_mode == "bursting":
-        window = timedelta(hours=settings.VIGIL_EFS_FORECAST_HOURS)
-        recent = history.load_samples([fs.pk], now - window, now, fields=("burst_credit_balance",))[
-            fs.pk
-        ]
-        forecast = credit_forecast(credit_points(recent), now, window=window)
     price = _price(request)
     provision = request.GET.get("provision", "peak")
     if provision not in PROVISION:
@@ -116,29 +134,16 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     comparison = pricing.comparisons(
         [fs], now, provision=provision, price_per_mibps=price, usage=_usage(fs.pk, now)
     ).get(fs.pk)
-    standard, ia, archive = pricing.storage_bytes(fs)
-    context = {
-        "fs": fs,
-        "row": table_row(fs),
-        "collection": RegionCollection.objects.filter(region=fs.region).first(),
+    context |= {
         "ranges": list(RANGES),
         "range_key": range_key,
         "step": step_label(step),
-        "charts": charts.charts(samples, start, now, timedelta(seconds=step), forecast),
+        "charts": charts.charts(samples, start, now, timedelta(seconds=step), context["forecast"]),
         "has_data": bool(samples),
-        "forecast": forecast,
         "sizes": op_sizes(samples),
-        "headroom": limits.headroom_from_figures(fs.figures or {}),
-        "storage": {"standard": standard, "ia": ia, "archive": archive},
         "comparison": comparison,
         "provision": provision,
         "price": price,
-        "progress_pct": None if fs.backfill_progress is None else fs.backfill_progress * 100,
     }
-    from apps.lib.chartdata import csv_response
-
-    download = csv_response(request, context["charts"], f"{fs.filesystem_id}-{range_key}")
-    if download is not None:
-        return download
-    template = "efs/filesystem.html#live" if request.htmx else "efs/filesystem.html"
-    return render(request, template, context)
+    name = f"{fs.filesystem_id}-{range_key}"
+    return subject_page(request, "efs/filesystem.html", context, context["charts"], name)

@@ -7,7 +7,7 @@ from django.contrib import admin
 
 from apps.lib.keep import KeepHistoryAdmin
 
-from .models import Cluster, Node
+from .models import CLUSTER_FIELDS, Cluster, Node
 
 PASSWORD_FIELDS = ("password_env", "password_file")
 NODE_FIELDS = [
@@ -72,13 +72,5 @@ class ClusterAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     list_display = ["name", "region", "status", "cluster_size", "expected_data_nodes", "enabled"]
     list_filter = ["region", "status", "enabled"]
     search_fields = ["name"]
-    fields = [
-        "name",
-        "region",
-        "expected_data_nodes",
-        "expected_arbitrators",
-        "interval_s",
-        "enabled",
-        "next_due",
-    ]
+    fields = [*CLUSTER_FIELDS, "next_due"]
     inlines = [NodeInline]

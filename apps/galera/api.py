@@ -17,33 +17,23 @@ from __future__ import annotations
 
 from typing import Any
 
-import django_filters
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import re_path
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import parsers, serializers, viewsets
-from rest_framework.decorators import (
-    api_view,
-    authentication_classes,
-    parser_classes,
-    permission_classes,
-)
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.authentication import ApiKeyAuthentication
 from apps.api.conditional import AppendOnlyList, ConditionalGet
-from apps.api.errors import ErrorSerializer
 from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
-from apps.api.push import CanPush, token_scheme
+from apps.api.push import CanPush, push_endpoint, token_scheme
 from apps.api.validation import ModelClean
-from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
+from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
-from apps.regions.models import STATUS_CHOICES, Region
+from apps.regions.models import Region
 
-from .models import Cluster, Node, Snapshot, validate_password_env, validate_password_file
+from .models import CLUSTER_FIELDS, POLLED_FIELDS, SUMMARY_FIELDS, Cluster, Node, Snapshot
 from .parse_push import read_report
 from .parse_wsrep import ParseError
 from .verdict import NodeResult, classify, storable
@@ -87,7 +77,9 @@ def _report_fields(data: object) -> tuple[str, str]:
     return status, options
 
 
-@extend_schema(
+@push_endpoint(
+    authentication=NodeTokenAuthentication,
+    permission=CanPushNodeReport,
     request=inline_serializer(
         "GaleraReport",
         {
@@ -99,30 +91,21 @@ def _report_fields(data: object) -> tuple[str, str]:
             ),
         },
     ),
-    responses={
-        200: inline_serializer(
-            "GaleraReportAccepted",
-            {
-                "node": serializers.IntegerField(),
-                "cluster": serializers.IntegerField(),
-                "state": serializers.CharField(),
-                "detail": serializers.CharField(),
-            },
-        ),
-        409: OpenApiResponse(ErrorSerializer, description="The node is polled, or disabled"),
-        411: OpenApiResponse(ErrorSerializer, description="A chunked body the server cannot end"),
-        413: OpenApiResponse(ErrorSerializer, description="The body is over the size limit"),
-        415: OpenApiResponse(ErrorSerializer, description="Neither JSON nor text/plain"),
-    },
+    accepted=inline_serializer(
+        "GaleraReportAccepted",
+        {
+            "node": serializers.IntegerField(),
+            "cluster": serializers.IntegerField(),
+            "state": serializers.CharField(),
+            "detail": serializers.CharField(),
+        },
+    ),
+    conflict="The node is polled, or disabled",
     description="Push a Galera node's wsrep status (what agents/vigil-galera-push sends). "
     "Authenticate with the node's token (Bearer vgn_…) or a read-write API key of an admin "
     "(galera.change_node). The node must be in push mode. An unreadable text is answered 400 "
     "naming the line; nothing is stored then. The cluster is judged on its next tick.",
 )
-@api_view(["POST"])
-@authentication_classes([NodeTokenAuthentication, ApiKeyAuthentication])
-@permission_classes([CanPushNodeReport])
-@parser_classes([parsers.JSONParser, PlainTextParser])
 def report(request: Request, pk: int) -> Response:
     node = Node.objects.select_related("cluster").filter(pk=pk).first()
     if node is None:
@@ -171,28 +154,14 @@ class ClusterSerializer(serializers.ModelSerializer):
         model = Cluster
         fields = [
             "id",
-            "name",
-            "region",
-            "expected_data_nodes",
-            "expected_arbitrators",
-            "interval_s",
-            "enabled",
+            *CLUSTER_FIELDS,
             "is_demo",
             "next_due",
             "status",
             "reason",
             "status_changed",
-            "polled_at",
-            "cluster_size",
-            "primary",
-            "data_nodes",
-            "arbitrators",
-            "one_by_one",
-            "simultaneous",
+            *POLLED_FIELDS,
             "headroom",
-            "flow_control_paused",
-            "suspect_timeout_s",
-            "cert_failures_per_minute",
             "created",
         ]
         read_only_fields = [
@@ -200,16 +169,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             "status",
             "reason",
             "status_changed",
-            "polled_at",
-            "cluster_size",
-            "primary",
-            "data_nodes",
-            "arbitrators",
-            "one_by_one",
-            "simultaneous",
-            "flow_control_paused",
-            "suspect_timeout_s",
-            "cert_failures_per_minute",
+            *POLLED_FIELDS,
             "created",
         ]
 
@@ -218,21 +178,6 @@ class ClusterSerializer(serializers.ModelSerializer):
 
 
 class NodeSerializer(ModelClean, serializers.ModelSerializer):
-    password_env = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
-        max_length=100,
-        help_text="Name of the environment variable holding the password. Never returned. "
-        "Changing host or port forgets it unless the same request gives it again.",
-    )
-    password_file = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
-        max_length=500,
-        help_text="A file in VIGIL_GALERA_SECRETS_DIR holding the password. Never returned.",
-    )
     password_source = serializers.SerializerMethodField(help_text='"env", "file" or "none".')
     token = serializers.CharField(
         source="token_hint",
@@ -262,27 +207,25 @@ class NodeSerializer(ModelClean, serializers.ModelSerializer):
             "detail",
         ]
         read_only_fields = ["state", "detail", "reported_at"]
+        # The model's fields, with its validators; written, never returned.
+        extra_kwargs = {
+            "password_env": {
+                "write_only": True,
+                "help_text": "Name of the environment variable holding the password. Never "
+                "returned. Changing host or port forgets it unless the same request gives it "
+                "again.",
+            },
+            "password_file": {
+                "write_only": True,
+                "help_text": "A file in VIGIL_GALERA_SECRETS_DIR holding the password. Never "
+                "returned.",
+            },
+        }
 
     def get_password_source(self, node: Node) -> str:
         if node.password_env:
             return "env"
         return "file" if node.password_file else "none"
-
-    def validate_password_env(self, value: str) -> str:
-        if value:
-            try:
-                validate_password_env(value)
-            except DjangoValidationError as error:
-                raise serializers.ValidationError(error.messages) from None
-        return value
-
-    def validate_password_file(self, value: str) -> str:
-        if value:
-            try:
-                validate_password_file(value)
-            except DjangoValidationError as error:
-                raise serializers.ValidationError(error.messages) from None
-        return value
 
     def validate(self, attrs: dict) -> dict:
         given = "password_env" in attrs or "password_file" in attrs
@@ -303,21 +246,12 @@ class NodeSerializer(ModelClean, serializers.ModelSerializer):
         return super().update(instance, validated_data)
 
 
-class ClusterFilter(FilterSet):
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-
-    class Meta:
-        model = Cluster
-        fields = ["name", "status", "enabled", "primary"]
-
-
 class ClusterViewSet(ConditionalGet, viewsets.ModelViewSet):
     """Galera clusters; ``status``, ``reason`` and the size figures come from the last poll."""
 
     serializer_class = ClusterSerializer
     queryset = Cluster.objects.all()
-    filterset_class = ClusterFilter
+    filterset_fields = ["name", "region", "status", "enabled", "primary"]
     ordering_fields = ["id", "name", "status", "status_changed", "polled_at", "created"]
     ordering = ["pk"]
 
@@ -350,15 +284,8 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "created",
             "status",
             "reason",
-            "cluster_size",
-            "primary",
-            "data_nodes",
-            "arbitrators",
-            "one_by_one",
-            "simultaneous",
+            *SUMMARY_FIELDS,
             "split_brain",
-            "flow_control_paused",
-            "cert_failures_per_minute",
             "nodes",
         ]
 
@@ -366,11 +293,10 @@ class SnapshotSerializer(serializers.ModelSerializer):
 class SnapshotFilter(SinceUntilFilterSet):
     cluster = IdFilter(help_text="Cluster id")
     region = RegionFilter(field_name="cluster__region")
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
 
     class Meta:
         model = Snapshot
-        fields = ["primary", "split_brain"]
+        fields = ["status", "primary", "split_brain"]
 
 
 class SnapshotViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):

@@ -15,11 +15,7 @@ from apps.lib import liveforms
 from apps.regions.models import Region
 
 from .admin import NodeForm
-from .models import Cluster, Node
-
-CLUSTER_FIELDS = [
-    "name", "region", "expected_data_nodes", "expected_arbitrators", "interval_s", "enabled",
-]  # fmt: skip
+from .models import CLUSTER_FIELDS, Cluster, Node
 
 
 class ClusterForm(forms.ModelForm):
@@ -33,12 +29,7 @@ class ClusterForm(forms.ModelForm):
 
 
 def edit_cluster(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    refuse_unless(request, "galera.change_cluster" if pk else "galera.add_cluster")
-    cluster = get_object_or_404(Cluster, pk=pk) if pk else None
-    initial = {}
-    if cluster is None and request.GET.get("region", "").isdigit():
-        initial["region"] = int(request.GET["region"][:12])
-    form = ClusterForm(request.POST or None, instance=cluster, initial=initial)
+    cluster, form = liveforms.subject_form(request, ClusterForm, pk)
     if liveforms.is_check(request):
         return liveforms.check(request, form)
     if request.method == "POST" and form.is_valid():

@@ -32,6 +32,23 @@ POLL_LEASE = timedelta(seconds=60)
 TOKEN_PREFIX = "vgn_"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PASSWORD_ENV_PREFIX = "GALERA_"
+#: What people set on a cluster (the form, the admin and the API).
+CLUSTER_FIELDS = (
+    "name", "region", "expected_data_nodes", "expected_arbitrators", "interval_s", "enabled",
+)  # fmt: skip
+#: What a poll's snapshot and its cluster both keep of it.
+SUMMARY_FIELDS = (
+    "cluster_size",
+    "primary",
+    "data_nodes",
+    "arbitrators",
+    "one_by_one",
+    "simultaneous",
+    "flow_control_paused",
+    "cert_failures_per_minute",
+)
+#: The last poll, summarised on the cluster; written by workers, never by people.
+POLLED_FIELDS = ("polled_at", *SUMMARY_FIELDS, "suspect_timeout_s")
 
 
 def validate_password_env(value: str) -> None:
@@ -303,20 +320,7 @@ class Snapshot(models.Model):
 
 track(
     Cluster,
-    exclude=[
-        *SUBJECT_FIELDS,
-        "next_due",
-        "polled_at",
-        "cluster_size",
-        "primary",
-        "data_nodes",
-        "arbitrators",
-        "one_by_one",
-        "simultaneous",
-        "flow_control_paused",
-        "suspect_timeout_s",
-        "cert_failures_per_minute",
-    ],
+    exclude=[*SUBJECT_FIELDS, "next_due", *POLLED_FIELDS],
 )
 # password_env / password_file name where the password is, they are not it: recorded as they are.
 track(

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from django.db.models import QuerySet
 from prometheus_client.core import Metric
 
-from apps.prometheus.families import Gauges, SubjectStatuses
+from apps.prometheus.families import Gauges, SubjectStatuses, subject_rows
 
 LABELS = ("region", "account", "cluster")
 
@@ -55,18 +55,16 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
         gauges.declare(name, documentation)
     gauges.declare("vigil_galera_polled_timestamp_seconds", "When it was last polled (Unix time).")
     fields = [field for _, field, _ in FIGURES if field != "expected_size"]
-    rows = subjects.values(
-        "region__code",
-        "region__account__name",
+    rows = subject_rows(
+        subjects,
         "name",
         "status",
         "expected_data_nodes",
         "expected_arbitrators",
         "polled_at",
         *fields,
-    ).order_by()
-    for row in rows.iterator(chunk_size=2000):
-        region, account = row["region__code"], row["region__account__name"] or ""
+    )
+    for region, account, row in rows:
         labels = (region, account, row["name"])
         statuses.add("galera", region, account, row["name"], row["status"])
         row["expected_size"] = row["expected_data_nodes"] + row["expected_arbitrators"]

@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import requires
 from apps.alerts.models import Transition
-from apps.lib import agents, chartdata
+from apps.lib import agents
+from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
 from .demo import RECORDED
@@ -61,32 +62,36 @@ def region_panel_context(region: Region) -> dict[str, Any]:
     return {"region": region, "clusters": clusters}
 
 
-def size_chart(snapshots: list[Snapshot], cluster: Cluster) -> dict[str, Any]:
-    """Members, data nodes in the Primary component, and headroom over time; gaps stay gaps."""
+#: The size chart's columns of a snapshot: (created, cluster_size, data_nodes, one_by_one).
+CHART_COLUMNS = ("created", "cluster_size", "data_nodes", "one_by_one")
+
+
+def size_chart(rows: list[tuple], cluster: Cluster) -> dict[str, Any]:
+    """Members, data nodes in the Primary component, and headroom over time, from snapshots'
+    ``CHART_COLUMNS`` in time order; gaps stay gaps."""
+    created, sizes, data_nodes, one_by_one = (
+        map(list, zip(*rows, strict=True)) if rows else ([], [], [], [])
+    )
     return {
-        "x": [int(s.created.timestamp()) for s in snapshots],
+        "x": [int(t.timestamp()) for t in created],
         "series": [
-            {"label": "Cluster size", "unit": "", "values": [s.cluster_size for s in snapshots]},
-            {"label": "Data nodes", "unit": "", "values": [s.data_nodes for s in snapshots]},
-            {
-                "label": "Can lose one at a time",
-                "unit": "",
-                "values": [s.one_by_one for s in snapshots],
-            },
+            {"label": "Cluster size", "unit": "", "values": sizes},
+            {"label": "Data nodes", "unit": "", "values": data_nodes},
+            {"label": "Can lose one at a time", "unit": "", "values": one_by_one},
             {
                 "label": "Expected size",
                 "unit": "",
                 "dash": True,
-                "values": [cluster.expected_size] * len(snapshots),
+                "values": [cluster.expected_size] * len(rows),
             },
         ],
     }
 
 
-def node_rows(cluster: Cluster, latest: Snapshot | None) -> list[dict[str, Any]]:
+def node_rows(nodes: list[Node], latest: Snapshot | None) -> list[dict[str, Any]]:
     facts = latest.nodes if latest else {}
     rows = []
-    for node in cluster.nodes.all():
+    for node in nodes:
         seen = facts.get(node.label, {})
         rows.append(
             {
@@ -100,28 +105,37 @@ def node_rows(cluster: Cluster, latest: Snapshot | None) -> list[dict[str, Any]]
     return rows
 
 
-def cluster_context(cluster: Cluster) -> dict[str, Any]:
-    newest_first = cluster.snapshots.order_by("-created", "-pk")
-    # The chart's columns only: each row's nodes (JSON) is most of a snapshot; the latest whole.
-    chart_fields = ("cluster", "created", "cluster_size", "data_nodes", "one_by_one")
-    recent = list(newest_first.only(*chart_fields)[:CHART_SNAPSHOTS])
-    latest = newest_first.first() if recent else None
+def live_context(cluster: Cluster) -> dict[str, Any]:
+    """What the page's live part (``cluster.html#live``, polled every 30 s) shows: the
+    cluster's figures and its nodes with the latest snapshot's facts."""
+    nodes = list(cluster.nodes.all())
+    latest = cluster.snapshots.order_by("-created", "-pk").first()
     suspect = cluster.suspect_timeout_s
     return {
         "cluster": cluster,
         "latest": latest,
-        "nodes": node_rows(cluster, latest),
+        "node_list": nodes,
+        "nodes": node_rows(nodes, latest),
         "headroom": headroom_words(cluster),
         "suspect_timeout_s": suspect if suspect is not None else DEFAULT_SUSPECT_TIMEOUT_S,
         "suspect_timeout_known": suspect is not None,
         "recorded": RECORDED,
-        "samples": sorted({n.recorded_sample for n in cluster.nodes.all() if n.recorded_sample}),
-        "size_chart": size_chart(recent[::-1], cluster),
+        "cert_threshold": settings.VIGIL_GALERA_CERT_FAILURES_PER_MINUTE,
+    }
+
+
+def cluster_context(cluster: Cluster) -> dict[str, Any]:
+    context = live_context(cluster)
+    nodes = context["node_list"]
+    # The chart's columns only, as tuples: a model instance per snapshot was most of the page.
+    recent = cluster.snapshots.order_by("-created", "-pk").values_list(*CHART_COLUMNS)
+    return context | {
+        "samples": sorted({n.recorded_sample for n in nodes if n.recorded_sample}),
+        "size_chart": size_chart(list(recent[:CHART_SNAPSHOTS])[::-1], cluster),
         "transitions": Transition.objects.filter(
             content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
         ).order_by("-created")[:TRANSITIONS],
-        "cert_threshold": settings.VIGIL_GALERA_CERT_FAILURES_PER_MINUTE,
-        "push_nodes": [node for node in cluster.nodes.all() if node.mode == Node.Mode.PUSH],
+        "push_nodes": [node for node in nodes if node.mode == Node.Mode.PUSH],
         "agent_files": agents.files(AGENT),
         "vigil_url": settings.VIGIL_BASE_URL,
         "push_stale_minutes": settings.VIGIL_GALERA_PUSH_STALE_MINUTES,
@@ -131,12 +145,11 @@ def cluster_context(cluster: Cluster) -> dict[str, Any]:
 @require_safe
 def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
     cluster = get_object_or_404(Cluster.objects.select_related("region", "region__account"), pk=pk)
+    if request.htmx:  # the 30-second poll: no chart, no history
+        return render(request, "galera/cluster.html#live", live_context(cluster))
     context = cluster_context(cluster)
-    download = chartdata.csv_response(request, {"size": context["size_chart"]}, f"galera-{pk}")
-    if download is not None:
-        return download
-    template = "galera/cluster.html#live" if request.htmx else "galera/cluster.html"
-    return render(request, template, context)
+    charts = {"size": context["size_chart"]}
+    return subject_page(request, "galera/cluster.html", context, charts, f"galera-{pk}")
 
 
 @requires("galera.change_node")

@@ -5,8 +5,9 @@ Each table keeps its rows for a setting's number of days (``HISTORY``); the beat
 A batch finds the ``VIGIL_HISTORY_EXPIRY_BATCH``-th oldest expired row by its time and primary
 key (an index scan from the old end) and deletes the rows up to it in its own short transaction
 (row locks on old rows only, which nothing writes), so the expiry never holds a long lock.
-Probe results on PostgreSQL are partitioned by day instead: a day goes by ``DROP TABLE`` of
-its partition (``apps.lib.partitions``), and SQLite keeps the batched deletes.
+Probe results and EFS minutes on PostgreSQL are partitioned by day instead: a day goes by
+``DROP TABLE`` of its partition (``apps.lib.partitions``), and SQLite keeps the deletes (EFS
+minutes there are deleted by the collection's hourly rollup, ``apps.efs.history.rollup``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.apps import apps
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Q, QuerySet
+from django.utils.module_loading import import_string
 
 from apps.lib import partitions
 
@@ -29,6 +31,11 @@ class History:
     time_field: str
     days_setting: str
     keep: Callable[[], Q] = Q  # rows that stay whatever their age
+    #: Only when partitioned: on SQLite the rows go another way (EFS minutes: by the rollup).
+    partitioned_only: bool = False
+    #: Dotted path of ``f(cutoff) -> cutoff`` run before a partitioned table's rows go: it
+    #: writes what they are summarised into, and returns the cutoff it did so up to.
+    before_expiry: str = ""
 
     def cutoff(self, now: datetime) -> datetime:
         return now - timedelta(days=getattr(settings, self.days_setting))
@@ -47,6 +54,13 @@ def _unsettled_transitions() -> Q:
 
 HISTORY = (
     History("probes.Result", "created", "VIGIL_PROBES_RESULT_RETENTION_DAYS"),
+    History(
+        "efs.MetricMinute",
+        "ts",
+        "VIGIL_EFS_MINUTE_RETENTION_DAYS",
+        partitioned_only=True,
+        before_expiry="apps.efs.history.roll_up_before",
+    ),
     History("galera.Snapshot", "created", "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS"),
     History(
         "alerts.Notification",
@@ -95,14 +109,17 @@ def _delete(rows: QuerySet) -> int:
 def expire_all(now: datetime) -> dict[str, int]:
     """Expire every table of ``HISTORY``; rows deleted per model (cascades included).
 
-    A table partitioned by day (probe results on PostgreSQL, ``apps.lib.partitions``) loses
-    whole days instead: its partitions are made ahead and dropped once past the retention."""
+    A table partitioned by day (probe results and EFS minutes on PostgreSQL,
+    ``apps.lib.partitions``) loses whole days instead: its partitions are made ahead and
+    dropped once past the retention."""
     batch = settings.VIGIL_HISTORY_EXPIRY_BATCH
     deleted = {}
     for history in HISTORY:
         model = apps.get_model(history.model)
         if partitions.partitioned(model):
-            deleted[history.model] = partitions.maintain(model, history.cutoff(now), now, batch)
-        else:
+            before = import_string(history.before_expiry) if history.before_expiry else None
+            cutoff = history.cutoff(now)
+            deleted[history.model] = partitions.maintain(model, cutoff, now, batch, before)
+        elif not history.partitioned_only:
             deleted[history.model] = expire(history.expired(now), batch, history.time_field)
     return deleted

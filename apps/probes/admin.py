@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db import models
 
-from .models import Result, Target
+from .models import TARGET_FIELDS, Result, Target
 
 
 @admin.register(Target)
@@ -14,20 +14,7 @@ class TargetAdmin(admin.ModelAdmin):
     list_filter = ["enabled", "status", "region"]
     search_fields = ["name", "url"]
     readonly_fields = ["status", "reason", "status_changed", "created"]
-    fields = [
-        "name",
-        "url",
-        "region",
-        "interval_s",
-        "expected_min_s",
-        "expected_max_s",
-        "cap_s",
-        "timeout_s",
-        "verify_tls",
-        "enabled",
-        "next_due",
-        *readonly_fields,
-    ]
+    fields = [*TARGET_FIELDS, *readonly_fields]
 
 
 @admin.register(Result)

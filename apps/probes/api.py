@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
-import django_filters
 from rest_framework import serializers, viewsets
 
 from apps.api.conditional import AppendOnlyList, ConditionalGet
-from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
+from apps.api.lists import IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.api.validation import ModelClean
-from apps.regions.models import STATUS_CHOICES, Region
+from apps.regions.models import Region
 
-from .models import Result, Target
+from .models import TARGET_FIELDS, Result, Target
 
 
 class TargetSerializer(ModelClean, serializers.ModelSerializer):
@@ -22,17 +19,7 @@ class TargetSerializer(ModelClean, serializers.ModelSerializer):
         model = Target
         fields = [
             "id",
-            "name",
-            "url",
-            "region",
-            "interval_s",
-            "expected_min_s",
-            "expected_max_s",
-            "cap_s",
-            "timeout_s",
-            "verify_tls",
-            "enabled",
-            "next_due",
+            *TARGET_FIELDS,
             "status",
             "reason",
             "status_changed",
@@ -40,27 +27,13 @@ class TargetSerializer(ModelClean, serializers.ModelSerializer):
         ]
         read_only_fields = ["status", "reason", "status_changed", "created"]
 
-    def validate_url(self, value: str) -> str:
-        if urlsplit(value).scheme not in ("http", "https"):
-            raise serializers.ValidationError("Only http:// and https:// URLs can be probed.")
-        return value
-
-
-class TargetFilter(FilterSet):
-    region = RegionFilter()
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
-
-    class Meta:
-        model = Target
-        fields = ["region", "status", "enabled", "url", "name"]
-
 
 class TargetViewSet(ConditionalGet, viewsets.ModelViewSet):
     """HTTP keep-alive probe targets. ``status`` and ``reason`` come from the last probe."""
 
     serializer_class = TargetSerializer
     queryset = Target.objects.select_related("region")
-    filterset_class = TargetFilter
+    filterset_fields = ["region", "status", "enabled", "url", "name"]
     ordering_fields = ["id", "name", "url", "status", "status_changed", "next_due", "created"]
     ordering = ["pk"]
 
@@ -99,7 +72,6 @@ class ResultSerializer(serializers.ModelSerializer):
 class ResultFilter(SinceUntilFilterSet):
     target = IdFilter(help_text="Target id")
     region = RegionFilter(field_name="target__region")
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
 
     class Meta:
         model = Result

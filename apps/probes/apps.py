@@ -1,20 +1,7 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
-
-
-def _partitions_ahead(**kwargs: Any) -> None:
-    """After every ``migrate``: the probe results' day partitions for the days ahead."""
-    from django.utils import timezone
-
-    from apps.lib import partitions
-
-    from .models import Result
-
-    partitions.ensure_ahead(Result, timezone.now())
 
 
 class ProbesConfig(AppConfig):
@@ -23,9 +10,11 @@ class ProbesConfig(AppConfig):
     verbose_name = "HTTP keep-alive probes"
 
     def ready(self) -> None:
+        from apps.lib import partitions
         from apps.regions import concerns
 
-        post_migrate.connect(_partitions_ahead, sender=self)
+        # After every migrate: the probe results' day partitions for the days ahead.
+        post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
         from . import demo
         from .models import Target

@@ -10,10 +10,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
-from apps.accounts.roles import refuse_unless
 from apps.lib import liveforms, outbound
 from apps.regions.models import Region
 
@@ -70,21 +68,9 @@ def try_once(target: Target) -> tuple[Measurement, Any]:
 
 
 def edit_target(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    refuse_unless(request, "probes.change_target" if pk else "probes.add_target")
-    target = get_object_or_404(Target, pk=pk) if pk else None
-    initial = {}
-    if target is None and request.GET.get("region", "").isdigit():
-        initial["region"] = int(request.GET["region"][:12])
-    form = TargetForm(request.POST or None, instance=target, initial=initial)
-    if liveforms.is_check(request):
-        return liveforms.check(request, form)
-    trial = None
-    if request.method == "POST" and form.is_valid():
-        if request.POST.get("_try") == "1":
-            measurement, verdict = try_once(form.instance)
-            trial = {"measurement": measurement, "verdict": verdict, "cap": TRY_CAP_S}
-        else:
-            saved = form.save()
-            return redirect("probes:target", pk=saved.pk)
-    context = {"form": form, "target": target, "trial": trial}
-    return render(request, "probes/edit.html", context, status=400 if form.errors else 200)
+    return liveforms.edit_page(request, TargetForm, pk, trial=_trial)
+
+
+def _trial(target: Target) -> dict[str, Any]:
+    measurement, verdict = try_once(target)
+    return {"measurement": measurement, "verdict": verdict, "cap": TRY_CAP_S}

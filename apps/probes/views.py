@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import requires, writes_require
-from apps.lib import chartdata
+from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
 from .models import Result, Target
@@ -20,6 +20,7 @@ from .presets import PRESET_INTERVAL_S, PRESETS, preset
 
 CHART_RESULTS = 500
 TABLE_RESULTS = 50
+CHART_TITLES = {"idle": "Idle timeout", "phases": "Latency phases"}
 
 
 def targets_with_last_result(targets: QuerySet[Target]) -> QuerySet[Target]:
@@ -90,18 +91,13 @@ def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
         target.results.defer("created", "tls_expires").order_by("-created", "-pk")[:CHART_RESULTS]
     )
     chronological = recent[::-1]
+    charts = {"idle": idle_chart(chronological, target), "phases": phases_chart(chronological)}
     context = {
         "target": target,
         "results": recent[:TABLE_RESULTS],
-        "idle_chart": idle_chart(chronological, target),
-        "phases_chart": phases_chart(chronological),
+        "charts": [(key, CHART_TITLES[key], chart) for key, chart in charts.items()],
     }
-    charts = {"idle": context["idle_chart"], "phases": context["phases_chart"]}
-    download = chartdata.csv_response(request, charts, f"probe-{pk}")
-    if download is not None:
-        return download
-    template = "probes/target.html#live" if request.htmx else "probes/target.html"
-    return render(request, template, context)
+    return subject_page(request, "probes/target.html", context, charts, f"probe-{pk}")
 
 
 @requires("probes.change_target")

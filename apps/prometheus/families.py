@@ -3,13 +3,15 @@
 ``Gauges`` holds gauge families that share one set of label names and adds a sample only for
 a real number: a figure that is missing (None) or not a number adds nothing, never a 0.
 ``SubjectStatuses`` is the one ``vigil_subject_status`` family every concern adds its
-subjects to, one-hot over the four statuses.
+subjects to, one-hot over the four statuses. ``subject_rows`` reads the subjects it is given
+(a queryset: the only I/O here, and no Django import).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
@@ -64,3 +66,11 @@ class SubjectStatuses:
             self.family.add_metric(
                 [concern, region, account, subject, each.value], float(each.value == status)
             )
+
+
+def subject_rows(subjects: Any, *fields: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``(region code, account name or "" for a site, row)`` of each of ``subjects`` (a
+    queryset), the row holding ``fields``; read unordered, in chunks."""
+    rows = subjects.values("region__code", "region__account__name", *fields).order_by()
+    for row in rows.iterator(chunk_size=2000):
+        yield row["region__code"], row["region__account__name"] or "", row

@@ -14,24 +14,16 @@ import django_filters
 from django.conf import settings
 from django.db.models import QuerySet
 from django.urls import re_path
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import parsers, serializers, viewsets
-from rest_framework.decorators import (
-    api_view,
-    authentication_classes,
-    parser_classes,
-    permission_classes,
-)
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.authentication import ApiKeyAuthentication
 from apps.alerts.models import Transition
 from apps.api.conditional import AppendOnlyList, ConditionalGet
-from apps.api.errors import ErrorSerializer
 from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSet
-from apps.api.push import CanPush, token_scheme
-from apps.lib.bodies import BodyRefused, PlainTextParser, read_payload
+from apps.api.push import CanPush, push_endpoint, token_scheme
+from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES
 
@@ -84,7 +76,9 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
     return mdstat, details
 
 
-@extend_schema(
+@push_endpoint(
+    authentication=HostTokenAuthentication,
+    permission=CanPushReport,
     request=inline_serializer(
         "RaidReport",
         {
@@ -96,30 +90,21 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
             ),
         },
     ),
-    responses={
-        200: inline_serializer(
-            "RaidReportAccepted",
-            {
-                "host": serializers.CharField(),
-                "arrays": serializers.DictField(child=serializers.CharField()),
-                "transitions": serializers.IntegerField(),
-            },
-        ),
-        409: OpenApiResponse(ErrorSerializer, description="The host is disabled"),
-        411: OpenApiResponse(ErrorSerializer, description="A chunked body the server cannot end"),
-        413: OpenApiResponse(ErrorSerializer, description="The body is over the size limit"),
-        415: OpenApiResponse(ErrorSerializer, description="Neither JSON nor text/plain"),
-    },
+    accepted=inline_serializer(
+        "RaidReportAccepted",
+        {
+            "host": serializers.CharField(),
+            "arrays": serializers.DictField(child=serializers.CharField()),
+            "transitions": serializers.IntegerField(),
+        },
+    ),
+    conflict="The host is disabled",
     description="Push a host's /proc/mdstat (and optionally mdadm --detail per array). "
     "Authenticate with the host's token (Bearer vgh_…) or a read-write API key of an admin "
     "(raid.change_host). A malformed text is answered 400 with the line that could not be "
     "read; nothing is stored then. A body over VIGIL_PUSH_MAX_BYTES (1 MiB) is answered 413 "
     "without being read.",
 )
-@api_view(["POST"])
-@authentication_classes([HostTokenAuthentication, ApiKeyAuthentication])
-@permission_classes([CanPushReport])
-@parser_classes([parsers.JSONParser, PlainTextParser])
 def report(request: Request, pk: str) -> Response:
     host = Host.objects.select_related("region").filter(pk=pk).first()
     if host is None:
@@ -173,14 +158,6 @@ class HostSerializer(serializers.ModelSerializer):
         ]
 
 
-class HostFilter(FilterSet):
-    region = RegionFilter()
-
-    class Meta:
-        model = Host
-        fields = ["name", "collection", "enabled"]
-
-
 class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     """Hosts with md arrays. ``status`` is the worst of its arrays; ``token`` is only a hint.
 
@@ -189,7 +166,7 @@ class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
 
     serializer_class = HostSerializer
     queryset = Host.objects.prefetch_related("arrays")
-    filterset_class = HostFilter
+    filterset_fields = ["name", "region", "collection", "enabled"]
     ordering_fields = ["id", "name", "last_report", "created"]
     ordering = ["name", "pk"]
 
@@ -222,13 +199,11 @@ class ArraySerializer(serializers.ModelSerializer):
 
 
 class ArrayFilter(FilterSet):
-    region = RegionFilter()
     host = IdFilter(help_text="Host id")
-    status = django_filters.ChoiceFilter(choices=STATUS_CHOICES)
 
     class Meta:
         model = Array
-        fields = ["name", "level", "present", "stalled"]
+        fields = ["region", "status", "name", "level", "present", "stalled"]
 
 
 class ArrayViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):

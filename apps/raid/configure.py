@@ -8,9 +8,7 @@ from typing import Any
 
 from django import forms
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
 
-from apps.accounts.roles import refuse_unless
 from apps.lib import liveforms
 from apps.regions.models import Region
 
@@ -56,20 +54,4 @@ def try_ssh(host: Host) -> dict[str, Any]:
 
 
 def edit_host(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    refuse_unless(request, "raid.change_host" if pk else "raid.add_host")
-    host = get_object_or_404(Host, pk=pk) if pk else None
-    initial = {}
-    if host is None and request.GET.get("region", "").isdigit():
-        initial["region"] = int(request.GET["region"][:12])
-    form = HostForm(request.POST or None, instance=host, initial=initial)
-    if liveforms.is_check(request):
-        return liveforms.check(request, form)
-    trial = None
-    if request.method == "POST" and form.is_valid():
-        if request.POST.get("_try") == "1":
-            trial = try_ssh(form.instance)
-        else:
-            saved = form.save()
-            return redirect("raid:host", pk=saved.pk)
-    context = {"form": form, "host": host, "trial": trial}
-    return render(request, "raid/edit.html", context, status=400 if form.errors else 200)
+    return liveforms.edit_page(request, HostForm, pk, trial=try_ssh)

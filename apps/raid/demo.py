@@ -52,6 +52,18 @@ _DISK_KIB = 1073610752  # a 1 TiB iSCSI LUN less the md superblock and bitmap sp
 _SPEED_KIB = 148213
 
 
+def recovery_line(blocks: int, percent: float, speed_kib: int) -> str:
+    """The progress line of an array being recovered, in the kernel's status_resync() format."""
+    per_mille = round(percent * 10)
+    done = blocks * per_mille // 1000
+    finish = (blocks - done) / speed_kib / 60
+    bar = "=" * (per_mille // 50) + ">" + "." * (20 - per_mille // 50)
+    return (
+        f"      [{bar}]  recovery ={per_mille // 10:3d}.{per_mille % 10}% "
+        f"({done}/{blocks}) finish={finish:.1f}min speed={speed_kib}K/sec"
+    )
+
+
 def seed_layout_mdstat(
     failed: Collection[str] = (),
     rebuilding: str | None = None,
@@ -83,14 +95,7 @@ def seed_layout_mdstat(
             f"[{len(disks)}/{up.count('U')}] [{up}]"
         )
         if rebuilding in disks:
-            per_mille = round(percent * 10)
-            done = _DISK_KIB * per_mille // 1000
-            finish = (_DISK_KIB - done) / _SPEED_KIB / 60
-            bar = "=" * (per_mille // 50) + ">" + "." * (20 - per_mille // 50)
-            lines.append(  # the kernel's status_resync() format
-                f"      [{bar}]  recovery ={per_mille // 10:3d}.{per_mille % 10}% "
-                f"({done}/{_DISK_KIB}) finish={finish:.1f}min speed={_SPEED_KIB}K/sec"
-            )
+            lines.append(recovery_line(_DISK_KIB, percent, _SPEED_KIB))
         lines.append("      bitmap: 1/8 pages [4KB], 65536KB chunk")
         lines.append("")
     lines.append("unused devices: <none>")

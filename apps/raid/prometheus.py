@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from django.db.models import QuerySet
 from prometheus_client.core import Metric
 
-from apps.prometheus.families import Gauges, SubjectStatuses
+from apps.prometheus.families import Gauges, SubjectStatuses, subject_rows
 
 LABELS = ("region", "account", "host", "array")
 
@@ -60,16 +60,8 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
     )
     for name, _, _, documentation in FIGURES:
         gauges.declare(name, documentation)
-    rows = subjects.values(
-        "region__code",
-        "region__account__name",
-        "host__name",
-        "name",
-        "status",
-        *(field for _, field, _, _ in FIGURES),
-    ).order_by()
-    for row in rows.iterator(chunk_size=2000):
-        region, account = row["region__code"], row["region__account__name"] or ""
+    fields = (field for _, field, _, _ in FIGURES)
+    for region, account, row in subject_rows(subjects, "host__name", "name", "status", *fields):
         labels = (region, account, row["host__name"], row["name"])
         statuses.add("raid", region, account, f"{row['host__name']}:{row['name']}", row["status"])
         slots, in_sync = row["raid_disks"], row["active_disks"]

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 from apps.accounts.roles import requires
 from apps.alerts.models import Transition
 from apps.lib import agents
+from apps.lib.pages import subject_page
 from apps.lib.status import Status, worst
 from apps.regions.models import Region
 
@@ -101,8 +102,7 @@ def host_context(host: Host) -> dict[str, Any]:
 @require_safe
 def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
     host = get_object_or_404(Host.objects.select_related("region", "region__account"), pk=pk)
-    template = "raid/host.html#live" if request.htmx else "raid/host.html"
-    return render(request, template, host_context(host))
+    return subject_page(request, "raid/host.html", host_context(host))
 
 
 @requires("raid.change_host")

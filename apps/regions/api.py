@@ -33,18 +33,12 @@ class AccountSerializer(serializers.ModelSerializer):
         read_only_fields = ["is_demo", "created", "discovered", "last_error", "last_error_at"]
 
 
-class AccountFilter(FilterSet):
-    class Meta:
-        model = Account
-        fields = ["name", "enabled", "is_demo"]
-
-
 class AccountViewSet(ConditionalGet, viewsets.ModelViewSet):
     """AWS accounts. Credentials are never stored here: the default chain, or a role to assume."""
 
     queryset = Account.objects.all()
     serializer_class = AccountSerializer
-    filterset_class = AccountFilter
+    filterset_fields = ["name", "enabled", "is_demo"]
     ordering_fields = ["id", "name", "created", "discovered"]
     ordering = ["name", "pk"]
 

@@ -24,9 +24,9 @@ read from here (docs/architecture.md, "The concern contract")::
 - the app's ``urls.py`` (``app_name`` = the key) is mounted at ``/<key>/`` by
   ``config/urls.py``, and its ``api.py``'s ``ROUTES`` (``(prefix, viewset, basename)``) and
   ``URLS`` (extra paths, such as a push endpoint) under ``/api/`` by ``config/api.py``;
-- the app's ``conf.py`` (no Django: read while the settings load) names its ``VIGIL_*``
-  variables in ``VARIABLES`` and returns their values from ``read(setting)``;
-  ``config/settings/base.py`` loads it for every installed app that has one;
+- the app's ``conf.py`` (read while the settings load) declares its ``VIGIL_*`` variables as
+  ``SETTINGS`` (``apps.lib.appconf.Setting``); ``config/settings/base.py`` loads it for every
+  installed app that has one;
 - ``region_template`` is rendered on the region page with ``region_context(region)`` as
   ``panel``, and alone at ``regions:panel`` (region, concern key) for htmx polling; the region
   page wraps it in the polling element (``regions/panel.html``, id ``<key>-panel-<region>``);
@@ -252,7 +252,8 @@ def check(app_configs: Any = None, **kwargs: Any) -> list[Any]:
                 fail(c, f"it declares no {piece}", 106)
         if _has(f"{c.app}.conf"):
             prefix = f"VIGIL_{c.key.upper()}_"
-            strays = [v for v in _module(f"{c.app}.conf").VARIABLES if not v.startswith(prefix)]
+            names = [s.name for s in _module(f"{c.app}.conf").SETTINGS]
+            strays = [name for name in names if not name.startswith(prefix)]
             if strays:
-                fail(c, f"conf.VARIABLES must start with {prefix}: {', '.join(strays)}", 107)
+                fail(c, f"conf.SETTINGS must start with {prefix}: {', '.join(strays)}", 107)
     return errors

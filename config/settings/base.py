@@ -21,6 +21,8 @@ import environ
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from apps.lib import appconf
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 
 env = environ.FileAwareEnv()
@@ -143,7 +145,7 @@ INSTALLED_APPS = [
 
 def app_settings(apps: list[str] | tuple[str, ...]) -> dict[str, object]:
     """The settings of every app of ours that has a ``conf.py`` (each concern's, see
-    apps/regions/concerns.py): its ``VARIABLES`` join the known ones, ``read()`` gives values."""
+    apps/lib/appconf.py): the names of its ``SETTINGS`` join the known ones, with their values."""
     values: dict[str, object] = {}
     for app in apps:
         if app.rpartition(".")[2][:1].isupper():  # an AppConfig path
@@ -152,8 +154,8 @@ def app_settings(apps: list[str] | tuple[str, ...]) -> dict[str, object]:
             continue  # not ours: a third-party app's conf module is not this contract
         if importlib.util.find_spec(f"{app}.conf") is not None:
             conf = importlib.import_module(f"{app}.conf")
-            KNOWN_VIGIL_VARIABLES.update(conf.VARIABLES)
-            values.update(conf.read(setting))
+            KNOWN_VIGIL_VARIABLES.update(s.name for s in conf.SETTINGS)
+            values.update(appconf.read(conf.SETTINGS, setting))
     return values
 
 
@@ -332,7 +334,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "apps.api.lists.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "apps.api.lists.FilterBackend",
         "apps.api.lists.StableOrdering",
     ],
     # Per API key (else host token, session user, address), and per user across all their

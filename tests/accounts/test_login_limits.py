@@ -12,9 +12,11 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse"
 
 
-def attempt(client, password: str, *, url: str = "/accounts/login/", ip: str = "198.51.100.7"):
+def attempt(
+    client, password: str, *, url: str = "/accounts/login/", ip: str = "198.51.100.7", **headers
+):
     return client.post(
-        url, {"username": "oncall", "password": password}, REMOTE_ADDR=ip, follow=False
+        url, {"username": "oncall", "password": password}, REMOTE_ADDR=ip, follow=False, **headers
     )
 
 
@@ -99,23 +101,8 @@ def test_it_takes_the_client_address_the_outermost_proxy_saw(
 def test_it_locks_out_by_the_forwarded_address_behind_a_proxy(client, user, settings):
     settings.VIGIL_PROXY_COUNT = 1
     for i in range(5):  # a forged left part changes nothing
-        client.post(
-            "/accounts/login/",
-            {"username": "oncall", "password": "wrong"},
-            REMOTE_ADDR="10.0.0.2",
-            HTTP_X_FORWARDED_FOR=f"6.6.6.{i}, 203.0.113.5",
-        )
-    response = client.post(
-        "/accounts/login/",
-        {"username": "oncall", "password": PASSWORD},
-        REMOTE_ADDR="10.0.0.2",
-        HTTP_X_FORWARDED_FOR="203.0.113.5",
-    )
+        attempt(client, "wrong", ip="10.0.0.2", HTTP_X_FORWARDED_FOR=f"6.6.6.{i}, 203.0.113.5")
+    response = attempt(client, PASSWORD, ip="10.0.0.2", HTTP_X_FORWARDED_FOR="203.0.113.5")
     assert response.status_code == 429
-    other = client.post(
-        "/accounts/login/",
-        {"username": "oncall", "password": PASSWORD},
-        REMOTE_ADDR="10.0.0.2",
-        HTTP_X_FORWARDED_FOR="198.51.100.1",
-    )
+    other = attempt(client, PASSWORD, ip="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.1")
     assert other.status_code == 302

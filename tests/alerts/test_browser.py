@@ -5,17 +5,14 @@ from __future__ import annotations
 import pytest
 
 from apps.alerts.models import Channel
-from tests.conftest import OUTPUT_DIR
+from tests.conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_the_channel_form_explains_a_wrong_url_as_it_is_typed(live_server, admin, browser_page):
     page = browser_page
-    page.goto(live_server.url + "/accounts/login/?next=/alerts/channels/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "s3cret-pass-word")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, then="/alerts/channels/")
     page.select_option("#id_kind", "webhook")
     page.fill("#id_name", "Ops hook")
     page.locator("#id_target").press_sequentially("ftp://hooks.example.com/", delay=20)
@@ -29,6 +26,4 @@ def test_the_channel_form_explains_a_wrong_url_as_it_is_typed(live_server, admin
     errors.get_by_text("the instance metadata service").wait_for(timeout=10_000)
     assert not Channel.objects.filter(name="Ops hook").exists()  # checking saves nothing
 
-    out = OUTPUT_DIR / "browser"
-    out.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=out / "alerts-channel-form.png", full_page=True)
+    screenshot(page, "browser/alerts-channel-form.png")

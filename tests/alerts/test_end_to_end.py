@@ -35,8 +35,8 @@ from tests.services import wait_for
 from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER
 from tests.services.nginx import Nginx, Site
 from tests.services.receiver import Receiver
-from tests.services.ses_proxy import SENDER, sent_messages
-from tests.services.workers import Beat, RedisServer, Worker, worker_database_url
+from tests.services.ses_proxy import sent_messages, verify_sender
+from tests.services.workers import Beat, RedisServer, Worker, worker_database_url, worker_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -52,19 +52,15 @@ def stack(tmp_path_factory, django_db_setup, django_db_blocker) -> Iterator[dict
     redis.start()
     standin = AwsStandIn()
     url = standin.start()
-    boto3.client("sesv2", "us-east-1", endpoint_url=url).create_email_identity(EmailIdentity=SENDER)
+    verify_sender(url)
     with django_db_blocker.unblock():
         database_url = worker_database_url()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIGIL_"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="tests.alerts.e2e_settings",
-        DATABASE_URL=database_url,
-        CELERY_BROKER_URL=redis.url,
-        AWS_ENDPOINT_URL=url,
-        EMAIL_BACKEND="anymail.backends.amazon_ses.EmailBackend",
-        DEFAULT_FROM_EMAIL=SENDER,
+    env = worker_env(
+        redis.url,
+        url,
+        database_url,
+        "tests.alerts.e2e_settings",
         GALERA_E2E_PASSWORD=MONITOR_PASSWORD,
-        VIGIL_DEMO="false",
         VIGIL_OUTBOUND_ALLOW_LOOPBACK="true",
         VIGIL_EFS_INTERVAL_MINUTES="1",
         VIGIL_EFS_SETTLE_MINUTES="0",

@@ -6,7 +6,6 @@ host of its own, so that nothing else on the broker sees its queues.
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -14,15 +13,14 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import boto3
 import pytest
 
 from apps import alerts
 from apps.alerts.models import Notification
 from apps.lib.status import Status, Verdict
 from tests.services import wait_for
-from tests.services.ses_proxy import SENDER, sent_raw
-from tests.services.workers import Worker, publishing_to, worker_database_url
+from tests.services.ses_proxy import sent_raw, verify_sender
+from tests.services.workers import Worker, publishing_to, worker_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,18 +58,8 @@ def rabbitmq() -> Iterator[Broker]:
 
 
 def test_it_delivers_alerts_through_a_worker_on_rabbitmq(rabbitmq, aws, gadget, oncall, tmp_path):
-    boto3.client("sesv2", "us-east-1", endpoint_url=aws).create_email_identity(EmailIdentity=SENDER)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIGIL_"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.base",
-        DATABASE_URL=worker_database_url(),
-        CELERY_BROKER_URL=rabbitmq.url,
-        AWS_ENDPOINT_URL=aws,
-        EMAIL_BACKEND="anymail.backends.amazon_ses.EmailBackend",
-        DEFAULT_FROM_EMAIL=SENDER,
-        VIGIL_DEMO="false",
-    )
-    worker = Worker(env, tmp_path / "worker.log")
+    verify_sender(aws)
+    worker = Worker(worker_env(rabbitmq.url, aws), tmp_path / "worker.log")
     worker.start()
     try:
         # No sweep: the transition's own wake-up travels through RabbitMQ to the worker.

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import email
-import os
 import time
 
-import boto3
 import pytest
 from celery import Celery
 
@@ -14,8 +12,8 @@ from apps import alerts
 from apps.alerts.models import Channel, Notification
 from apps.lib.status import Status, Verdict
 from tests.services import wait_for
-from tests.services.ses_proxy import SENDER, SesFaultProxy, sent_raw
-from tests.services.workers import RedisServer, Worker, publishing_to, worker_database_url
+from tests.services.ses_proxy import SesFaultProxy, sent_raw, verify_sender
+from tests.services.workers import Worker, publishing_to, worker_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,16 +21,8 @@ LEASE_SECONDS = 3
 
 
 @pytest.fixture
-def redis(tmp_path):
-    server = RedisServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def ses_proxy(aws):
-    boto3.client("sesv2", "us-east-1", endpoint_url=aws).create_email_identity(EmailIdentity=SENDER)
+    verify_sender(aws)
     proxy = SesFaultProxy(aws)
     yield proxy
     proxy.close()
@@ -40,17 +30,7 @@ def ses_proxy(aws):
 
 @pytest.fixture
 def start_worker(redis, ses_proxy, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIGIL_"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.base",
-        DATABASE_URL=worker_database_url(),
-        CELERY_BROKER_URL=redis.url,
-        AWS_ENDPOINT_URL=ses_proxy.url,
-        EMAIL_BACKEND="anymail.backends.amazon_ses.EmailBackend",
-        DEFAULT_FROM_EMAIL=SENDER,
-        VIGIL_ALERT_LEASE_SECONDS=str(LEASE_SECONDS),
-        VIGIL_DEMO="false",
-    )
+    env = worker_env(redis.url, ses_proxy.url, VIGIL_ALERT_LEASE_SECONDS=str(LEASE_SECONDS))
     workers = []
 
     def start(**settings: str) -> Worker:
@@ -62,14 +42,6 @@ def start_worker(redis, ses_proxy, tmp_path):
     yield start
     for worker in workers:
         worker.stop()
-
-
-@pytest.fixture
-def broker(redis):
-    """A Celery client on the test's Redis, to wake the worker as beat's sweep would."""
-    client = Celery("faults", broker=redis.url, set_as_current=False)  # shared tasks stay ours
-    yield client
-    client.close()
 
 
 def sweep(broker: Celery) -> None:

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 import time_machine
 
 from tests.conftest import bearer
-from tests.services.workers import RedisServer
 
 pytestmark = pytest.mark.django_db
 
 # 10 s into a minute: the window has 50 s left, and the test cannot cross into the next one.
 NOW = datetime(2026, 3, 2, 9, 30, 10, tzinfo=UTC)
-
-
-@pytest.fixture
-def redis(tmp_path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from apps.raid.models import Array, Host
 from apps.regions import tasks
 from apps.regions.models import Account, Region
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def test_the_demo_region_holds_galera_raid_and_probes_beside_efs_and_one_site_is_outside_aws(

@@ -6,19 +6,21 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.db.models import Count
 
 from apps.alerts.models import Transition
 from apps.demo.fleet import ACCOUNT_NAME
 from apps.efs.models import FileSystem, MetricHour, MetricMinute
 from apps.galera.models import Cluster, Node, Snapshot
+from apps.lib import partitions
 from apps.probes.models import Result, Target
 from apps.raid.models import Array, Host, Member
 from apps.regions.models import Account, Region
 
 from .pages import page_url, seed
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 SIZES = {"filesystems": 6, "regions": 3, "clusters": 3, "arrays": 10, "probes": 4}
 
@@ -52,6 +54,12 @@ def test_it_seeds_every_concern_with_history():
         last = Transition.objects.filter(object_id=fs.pk, concern="efs").order_by("-created")
         assert last[0].new_status == fs.status
     assert "EFS minute rows" in out.getvalue() and "Transitions" in out.getvalue()
+    # On PostgreSQL each day's rows went to its own partition, none to the default one.
+    for model in (MetricMinute, Result):
+        if partitions.partitioned(model):
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT count(*) FROM {model._meta.db_table}_default")
+                assert cursor.fetchone()[0] == 0
 
 
 def test_it_mixes_statuses_from_the_products_own_verdicts():

@@ -6,9 +6,8 @@ from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBacken
 
 from apps.demo import mode
 from apps.demo.standin import DEMO_REGIONS, AwsStandIn
-from apps.lib import aws
-from apps.regions import tasks
 from apps.regions.models import Account
+from tests.conftest import demo_account_on_standin
 
 
 def test_it_serves_the_demo_regions_with_their_real_opt_in_status():
@@ -32,13 +31,8 @@ def test_it_serves_the_demo_regions_with_their_real_opt_in_status():
 
 @pytest.mark.django_db
 def test_it_discovers_the_demo_account_through_the_stand_in(settings):
-    with AwsStandIn() as url:
-        settings.AWS_ENDPOINT_URL = url
-        aws.clear_cache()
-        mode.ensure_demo_account(True)
-        account = Account.objects.get(is_demo=True)
-        tasks.discover_regions(account.pk)
-    aws.clear_cache()
+    with demo_account_on_standin(settings) as account:
+        pass
     shown = set(account.regions.filter(enabled=True).values_list("code", flat=True))
     assert shown == {c for c, s in DEMO_REGIONS.items() if s != "not-opted-in"}
 

@@ -1,15 +1,13 @@
-"""EFS fixtures: an account with two regions on the moto server, and the fleet responder."""
+"""EFS fixtures: an account with two regions on the moto server (the fleet ``responder`` is in
+tests/conftest.py, shared with the fault suite)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import boto3
 import pytest
 
-from apps.efs import standin
 from apps.efs.models import RegionCollection
-from apps.efs.standin import PHASE_TAG, PROFILE_TAG, FleetResponder
+from apps.efs.standin import PHASE_TAG, PROFILE_TAG
 from apps.regions.models import Account, Region
 
 
@@ -35,16 +33,6 @@ def other_region(account) -> Region:
 @pytest.fixture
 def collection(region) -> RegionCollection:
     return RegionCollection.objects.create(region=region)
-
-
-@pytest.fixture
-def responder(aws) -> Iterator[FleetResponder]:
-    """moto's GetMetricData replaced, for tagged file systems, by the limit-enforcing fleet."""
-    installed = standin.install(FleetResponder())
-    try:
-        yield installed
-    finally:
-        standin.uninstall()
 
 
 def boto(service: str, aws_url: str, region: str = "us-east-1"):

@@ -26,6 +26,17 @@ def discover(rc: RegionCollection) -> None:
     )
 
 
+@pytest.fixture
+def settled(aws, collection, settings) -> tuple[str, datetime, datetime]:
+    """One file system, discovered, and minutes settled after 3 (the default): (its id, now,
+    the end of the settled minutes)."""
+    settings.VIGIL_EFS_SETTLE_MINUTES = 3
+    (fs_id,) = create_filesystems(aws, 1)
+    discover(collection)
+    now = timezone.now()
+    return fs_id, now, align(now - timedelta(minutes=3))
+
+
 def test_it_lists_every_file_system_across_pages_with_names_and_modes(aws, collection):
     ids = create_filesystems(aws, 7)
     boto("efs", aws).create_file_system(
@@ -94,12 +105,8 @@ def put_minutes(aws_url: str, fs_id: str, start: datetime, minutes: int) -> None
         cw.put_metric_data(Namespace="AWS/EFS", MetricData=data[i : i + 20])
 
 
-def test_it_collects_a_settled_window_into_wide_rows_with_gaps_as_null(aws, collection, settings):
-    settings.VIGIL_EFS_SETTLE_MINUTES = 3
-    (fs_id,) = create_filesystems(aws, 1)
-    discover(collection)
-    now = timezone.now()
-    end = align(now - timedelta(minutes=3))
+def test_it_collects_a_settled_window_into_wide_rows_with_gaps_as_null(settled, aws, collection):
+    fs_id, now, end = settled
     put_minutes(aws, fs_id, end - timedelta(minutes=5), 7)  # the last 2 are not settled yet
     fs = FileSystem.objects.get()
     FileSystem.objects.filter(pk=fs.pk).update(collected_until=end - timedelta(minutes=5))
@@ -116,6 +123,7 @@ def test_it_collects_a_settled_window_into_wide_rows_with_gaps_as_null(aws, coll
     assert outcome.api_calls == 1
 
 
+@pytest.mark.slow
 def test_it_batches_queries_500_to_a_call_and_follows_next_token(
     aws, collection, responder, settings
 ):
@@ -234,14 +242,10 @@ def test_it_queues_each_due_region_once_with_its_code_for_routing(
 
 
 def test_a_minute_cloudwatch_delivers_late_fills_its_gap_in_the_same_calls(
-    aws, collection, settings, logged_in_client
+    settled, aws, collection, settings, logged_in_client
 ):
-    settings.VIGIL_EFS_SETTLE_MINUTES = 3
     settings.VIGIL_EFS_LATE_DATA_MINUTES = 60
-    (fs_id,) = create_filesystems(aws, 1)
-    discover(collection)
-    now = timezone.now()
-    end = align(now - timedelta(minutes=3))
+    fs_id, now, end = settled
     late = end - timedelta(minutes=5)
     put_minutes(aws, fs_id, end - timedelta(minutes=10), 5)  # the 5th minute has not come yet
     put_minutes(aws, fs_id, late + timedelta(minutes=1), 4)
@@ -291,12 +295,9 @@ def test_a_minute_cloudwatch_delivers_late_fills_its_gap_in_the_same_calls(
     assert ops["series"][0]["values"][at - 5 : at + 5] == [10.0] * 10
 
 
-def test_without_the_late_look_a_late_minute_stays_a_gap(aws, collection, settings):
+def test_without_the_late_look_a_late_minute_stays_a_gap(settled, aws, collection, settings):
     settings.VIGIL_EFS_LATE_DATA_MINUTES = 0
-    (fs_id,) = create_filesystems(aws, 1)
-    discover(collection)
-    now = timezone.now()
-    end = align(now - timedelta(minutes=3))
+    fs_id, now, end = settled
     late = end - timedelta(minutes=2)
     FileSystem.objects.update(collected_until=end - timedelta(minutes=5))
     collect.collect_metrics(collection, now)
@@ -307,13 +308,9 @@ def test_without_the_late_look_a_late_minute_stays_a_gap(aws, collection, settin
 
 
 def test_it_drops_and_counts_nan_and_negative_values_never_storing_them(
-    aws, collection, settings, caplog
+    settled, aws, collection, caplog
 ):
-    settings.VIGIL_EFS_SETTLE_MINUTES = 3
-    (fs_id,) = create_filesystems(aws, 1)
-    discover(collection)
-    now = timezone.now()
-    end = align(now - timedelta(minutes=3))
+    fs_id, now, end = settled
     start = end - timedelta(minutes=4)
     dims = [{"Name": "FileSystemId", "Value": fs_id}]
     nan = {"SampleCount": 1.0, "Sum": math.nan, "Minimum": math.nan, "Maximum": math.nan}

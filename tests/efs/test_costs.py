@@ -233,17 +233,17 @@ def test_it_refuses_malformed_price_overrides_naming_what_is_wrong(overrides, me
 
 
 def test_a_malformed_price_setting_stops_the_start(monkeypatch):
-    from apps.efs.conf import efs_prices
+    from apps.efs.conf import PRICES
     from config.settings.base import setting
 
     monkeypatch.setenv("VIGIL_EFS_PRICES", json.dumps({"us-east-1": {"standard": "x"}}))
     with pytest.raises(ImproperlyConfigured, match="VIGIL_EFS_PRICES: us-east-1.standard"):
-        efs_prices(setting)
+        PRICES.read(setting)
     monkeypatch.setenv("VIGIL_EFS_PRICES", "{not json")
     with pytest.raises(ImproperlyConfigured, match="VIGIL_EFS_PRICES"):
-        efs_prices(setting)
+        PRICES.read(setting)
     monkeypatch.setenv("VIGIL_EFS_PRICES", '{"us-east-1": {"provisioned": 5}}')
-    assert efs_prices(setting) == {"us-east-1": {"provisioned": 5}}
+    assert PRICES.read(setting) == {"us-east-1": {"provisioned": 5}}
 
 
 def test_the_credit_balance_is_the_documented_start_balance():

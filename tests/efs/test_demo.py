@@ -2,38 +2,25 @@
 
 from __future__ import annotations
 
-import urllib.request
-
 import pytest
 from django.urls import reverse
 
-from apps.demo import mode
-from apps.demo.standin import AwsStandIn
 from apps.efs import demo, tasks
 from apps.efs.fleet import DEMO_FLEET
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
-from apps.lib import aws
-from apps.regions import tasks as region_tasks
-from apps.regions.models import Account
+from tests.conftest import demo_account_on_standin
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def collect_demo(settings, regions: set[str] | None = None):
-    with AwsStandIn() as url:
-        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
-        settings.AWS_ENDPOINT_URL = url
-        aws.clear_cache()
-        mode.ensure_demo_account(True)
-        account = Account.objects.get(is_demo=True)
-        region_tasks.discover_regions(account.pk)
+    with demo_account_on_standin(settings) as account:
         assert demo.set_up() == len(DEMO_FLEET)
         assert demo.set_up() == 0  # idempotent
         for region in account.regions.filter(enabled=True):
             if regions is None or region.code in regions:
                 rc, _ = RegionCollection.objects.get_or_create(region=region)
                 tasks.collect_region(rc.pk, region=region.code)
-    aws.clear_cache()
 
 
 @pytest.fixture

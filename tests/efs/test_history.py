@@ -9,6 +9,7 @@ import pytest
 from apps.efs import history
 from apps.efs.metrics import Sample
 from apps.efs.models import FileSystem, MetricHour, MetricMinute
+from apps.lib import partitions
 from apps.regions.models import Account, Region
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +68,11 @@ def test_it_rolls_old_minutes_into_hours_with_the_right_statistic_each(fs, setti
     assert hour.data_read_bytes == 1800.0 and hour.data_read_count == 180.0
     assert hour.percent_io_limit == 29.0 and hour.burst_credit_balance == 971.0
     assert hour.permitted_throughput == 100.0 and hour.total_bytes is None
-    assert MetricMinute.objects.count() == 1  # the recent minute stays
+    # SQLite deletes the rolled-up minutes; PostgreSQL drops their day's partition later
+    # (tests/lib/test_partitions.py), and the next rollup does not read them again.
+    kept = 31 if partitions.partitioned(MetricMinute) else 1  # the recent minute stays
+    assert MetricMinute.objects.count() == kept
+    assert history.rollup(fs, T0 + timedelta(hours=1)) == 0
     sample = hour.sample()
     assert sample.period_s == 1800  # rates over the minutes that had data
 
@@ -77,26 +82,6 @@ def test_it_deletes_hours_past_their_retention(fs, settings):
     MetricHour.objects.create(filesystem=fs, ts=T0 - timedelta(days=40), minutes=60)
     history.rollup(fs, T0)
     assert not MetricHour.objects.exists()
-
-
-def test_it_rolls_up_a_regions_file_systems_at_once_each_into_its_own_hours(fs, settings):
-    settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 7
-    other = FileSystem.objects.create(region=fs.region, filesystem_id="fs-89abcdef")
-    old = T0 - timedelta(days=10)
-    history.save_samples(
-        {
-            fs.pk: [Sample(old + timedelta(minutes=i), total_bytes=1.0) for i in range(90)],
-            other.pk: [Sample(old, total_bytes=5.0), Sample(T0, total_bytes=1.0)],
-        }
-    )
-    assert history.rollup_many([fs.pk, other.pk], T0) == 3
-    hours = MetricHour.objects.order_by("filesystem_id", "ts")
-    assert list(hours.values_list("filesystem_id", "ts", "minutes", "total_bytes")) == [
-        (fs.pk, old, 60, 60.0),
-        (fs.pk, old + timedelta(hours=1), 30, 30.0),
-        (other.pk, old, 1, 5.0),
-    ]
-    assert list(MetricMinute.objects.values_list("filesystem_id", "ts")) == [(other.pk, T0)]
 
 
 @pytest.mark.parametrize(

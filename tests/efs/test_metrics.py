@@ -25,6 +25,7 @@ from apps.efs.metrics import (
     burst_mibps,
     capped_slowdown,
     estimated_io_limit_pct,
+    figure_columns,
     implied_ops_limit,
     metered_mibps,
     metered_request_bytes,
@@ -267,6 +268,20 @@ def test_it_never_turns_a_gap_into_a_number(values):
     for f in fields(figures):
         value = getattr(figures, f.name)
         assert value is None or f.name == "timestamp" or (math.isfinite(value) and value >= 0)
+
+
+@given(st.lists(st.fixed_dictionaries(dict.fromkeys(VALUE_FIELDS, _maybe)), max_size=5))
+def test_it_derives_columns_of_samples_as_it_derives_each_sample(rows):
+    samples = [
+        Sample(timestamp=T0 + timedelta(minutes=i), period_s=60 * (i + 1), **row)
+        for i, row in enumerate(rows)
+    ]
+    columns = figure_columns(samples)
+    for i, sample in enumerate(samples):
+        figures = minute_figures(sample)
+        assert {name: values[i] for name, values in columns.items()} == {
+            f.name: getattr(figures, f.name) for f in fields(figures) if f.name != "timestamp"
+        }
 
 
 @given(st.floats(min_value=0, max_value=1e16))

@@ -77,6 +77,24 @@ def test_it_draws_gaps_as_gaps_on_the_file_system_page(fs, logged_in_client):
     assert "Burst credits" in html and "Forecast" in html
 
 
+def test_the_30_second_poll_reads_the_live_part_without_charts_or_the_mode_comparison(
+    fs, logged_in_client
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    url = reverse("efs:detail", args=[fs.pk])
+    with CaptureQueriesContext(connection) as full:
+        logged_in_client.get(url)
+    with CaptureQueriesContext(connection) as poll:
+        live = logged_in_client.get(url, headers={"HX-Request": "true"})
+    html = live.content.decode()
+    assert html.lstrip().startswith('<div id="live"') and "<h1>" not in html
+    assert "512 GiB" in html and "credits" in html  # the figures and the forecast
+    assert "charts" not in live.context and "comparison" not in live.context
+    assert len(poll.captured_queries) < len(full.captured_queries)
+
+
 def three_hours(fs, mibps: float = 3e8 / 60 / 2**20, **extra) -> None:
     """Three hours of minutes of ``mibps`` metered, 10 reads/s of 10,000 bytes each."""
     end = align(timezone.now() - timedelta(minutes=3))
@@ -227,6 +245,7 @@ def test_the_file_system_page_links_its_status_changes_and_alerts(fs, logged_in_
     assert f'href="/alerts/history/{content_type}/{fs.pk}/"' in page
 
 
+@pytest.mark.slow
 def test_it_reads_the_file_system_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 

@@ -208,16 +208,23 @@ def collected_end() -> datetime:
     return FileSystem.objects.values_list("collected_until", flat=True).distinct().get()
 
 
-def unknown_after_outage(broker: Celery, rc: RegionCollection, cloudwatch, minutes: int = 20):
-    """An outage of ``minutes`` while CloudWatch refused, then a cycle that finds every subject
-    unknown; the outage's start."""
+def collected_then_unknown(
+    aws_url: str, broker: Celery, cloudwatch, minutes: int = 20
+) -> tuple[RegionCollection, datetime]:
+    """The FLEET created, collected by the running worker and its alerts sent; then an outage of
+    ``minutes`` while CloudWatch refused, and a cycle that finds every subject unknown. The
+    region's collection and the outage's start."""
+    create_fleet(aws_url)
+    rc = create_region()
+    run_cycle(broker, rc)
+    deliver_all(broker)
     cut = outage(minutes)
     cloudwatch.throttling = True
     run_cycle(broker, rc)
     cloudwatch.throttling = False
     deliver_all(broker)
     assert set(statuses().values()) == {"unknown"}
-    return cut
+    return rc, cut
 
 
 def start_slow_cycle(broker: Celery, rc: RegionCollection, responder, latency_s: float = 3.0):

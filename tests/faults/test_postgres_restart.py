@@ -7,7 +7,6 @@ disturbs nobody; the worker and this process both use it for the length of the t
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from django.db.utils import load_backend
 
 from apps.efs.models import FileSystem
 from tests.conftest import ROOT
-from tests.services import wait_for
+from tests.services import vigil_env, wait_for
 from tests.services.faults import PrivatePostgres
 
 from .fleet import (
@@ -30,14 +29,12 @@ from .fleet import (
     assert_rows_are_the_truth,
     assert_statuses_are_the_truth,
     collected_end,
-    create_fleet,
-    create_region,
+    collected_then_unknown,
     deliver_all,
     outage,
     run_cycle,
     start_slow_cycle,
     statuses,
-    unknown_after_outage,
 )
 
 pytestmark = pytest.mark.faults
@@ -48,12 +45,10 @@ def postgres() -> Iterator[PrivatePostgres]:
     server = PrivatePostgres()
     try:
         server.start()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIGIL_"))}
-        env.update(DJANGO_SETTINGS_MODULE="config.settings.base", DATABASE_URL=server.url)
         subprocess.run(
             [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
             cwd=ROOT,
-            env=env,
+            env=vigil_env(DATABASE_URL=server.url),
             check=True,
             timeout=300,
         )
@@ -85,15 +80,10 @@ def test_a_postgres_restart_costs_at_most_the_cycle_it_interrupts_and_loses_noth
     postgres, django_db_blocker, start_worker, broker, cloudwatch, responder, aws
 ):
     with database(postgres.url, django_db_blocker):
-        create_fleet(aws)
-        rc = create_region()
         # Persistent connections, as a production worker may keep them (CONN_MAX_AGE).
         worker = start_worker(f"{postgres.url}?conn_max_age=600")
-        run_cycle(broker, rc)
-        deliver_all(broker)
-
-        # An outage of 20 minutes while CloudWatch refused: the subjects are unknown.
-        cut = unknown_after_outage(broker, rc, cloudwatch)
+        # Collected, then an outage of 20 minutes while CloudWatch refused: all unknown.
+        rc, cut = collected_then_unknown(aws, broker, cloudwatch)
 
         # PostgreSQL restarts while the recovering cycle waits for CloudWatch: its writes
         # fail, and the cycle with them (it changed nothing: statuses are still unknown).

@@ -12,17 +12,13 @@ import pytest
 
 from apps.alerts.models import Notification
 from tests.services import wait_for
-from tests.services.workers import worker_database_url
 
 from .fleet import (
     assert_converged,
-    create_fleet,
-    create_region,
+    collected_then_unknown,
     deliver_all,
-    run_cycle,
     start_slow_cycle,
     statuses,
-    unknown_after_outage,
 )
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
@@ -31,14 +27,9 @@ pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
 def test_a_redis_restart_mid_cycle_delays_alerts_but_loses_none(
     start_worker, broker, redis, cloudwatch, responder, aws
 ):
-    create_fleet(aws)
-    rc = create_region()
-    worker = start_worker(worker_database_url())
-    run_cycle(broker, rc)
-    deliver_all(broker)
-
-    # An outage of 20 minutes while CloudWatch refused: the subjects are unknown.
-    cut = unknown_after_outage(broker, rc, cloudwatch)
+    worker = start_worker()
+    # Collected, then an outage of 20 minutes while CloudWatch refused: the subjects are unknown.
+    rc, cut = collected_then_unknown(aws, broker, cloudwatch)
     sent_before = Notification.objects.filter(state=Notification.State.SENT).count()
 
     # Redis goes away while the recovering cycle waits for CloudWatch.

@@ -18,8 +18,8 @@ from apps.alerts import delivery
 from apps.efs import charts, history, tasks
 from apps.efs.models import FileSystem, MetricMinute
 from apps.regions import concerns
+from tests.services.ses_proxy import SENDER
 
-from .conftest import SENDER
 from .fleet import (
     assert_no_notification_lost_or_doubled,
     assert_no_transition_lost,

@@ -18,18 +18,15 @@ from django.utils import timezone
 
 from apps.efs.models import RegionCollection
 from tests.services import wait_for
-from tests.services.workers import worker_database_url
 
 from .conftest import TASK_TIME_LIMIT_S
 from .fleet import (
     assert_converged,
-    create_fleet,
-    create_region,
+    collected_then_unknown,
     deliver_all,
     run_cycle,
     start_slow_cycle,
     statuses,
-    unknown_after_outage,
 )
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
@@ -44,14 +41,9 @@ def lease_expired(rc: RegionCollection) -> bool:
 def test_a_worker_killed_mid_collection_loses_no_minute_transition_or_email(
     kill, start_worker, broker, cloudwatch, responder, aws
 ):
-    create_fleet(aws)
-    rc = create_region()
-    worker = start_worker(worker_database_url())
-    run_cycle(broker, rc)
-    deliver_all(broker)
-
-    # An outage of 20 minutes while CloudWatch refused: the subjects are unknown.
-    cut = unknown_after_outage(broker, rc, cloudwatch)
+    worker = start_worker()
+    # Collected, then an outage of 20 minutes while CloudWatch refused: the subjects are unknown.
+    rc, cut = collected_then_unknown(aws, broker, cloudwatch)
 
     # The cycle that would recover them dies while CloudWatch answers.
     start_slow_cycle(broker, rc, responder)
@@ -66,7 +58,7 @@ def test_a_worker_killed_mid_collection_loses_no_minute_transition_or_email(
         )
     else:
         worker.kill()
-        start_worker(worker_database_url())
+        start_worker()
     responder.faults.latency_s = 0.0
     assert set(statuses().values()) == {"unknown"}  # nothing half-written
     rc.refresh_from_db()

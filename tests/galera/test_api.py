@@ -12,14 +12,12 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_creates_a_cluster_and_a_node_without_ever_returning_the_password_reference(
-    api_client, api_key, site
+    writer, site
 ):
-    auth = bearer(api_key(read_only=False))
-    created = api_client.post(
+    created = writer.post(
         "/api/galera/clusters/",
         {"name": "prod", "region": site.pk, "expected_data_nodes": 3, "expected_arbitrators": 1},
         format="json",
-        **auth,
     )
     assert created.status_code == 201, created.json()
     cluster = created.json()
@@ -29,7 +27,7 @@ def test_it_creates_a_cluster_and_a_node_without_ever_returning_the_password_ref
         None,
     )
 
-    node = api_client.post(
+    node = writer.post(
         "/api/galera/nodes/",
         {
             "cluster": cluster["id"],
@@ -40,13 +38,12 @@ def test_it_creates_a_cluster_and_a_node_without_ever_returning_the_password_ref
             "tls_ca": "/etc/ssl/galera-ca.pem",
         },
         format="json",
-        **auth,
     )
     assert node.status_code == 201, node.json()
     body = node.json()
     assert body["password_source"] == "env"
     assert "password_env" not in body and "password_file" not in body
-    listed = api_client.get(f"/api/galera/nodes/?cluster={cluster['id']}", **auth)
+    listed = writer.get(f"/api/galera/nodes/?cluster={cluster['id']}")
     assert "GALERA_PROD_PASSWORD" not in listed.content.decode()
     assert Node.objects.get().password_env == "GALERA_PROD_PASSWORD"
     assert Node.objects.get().ssl() == {

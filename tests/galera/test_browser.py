@@ -12,7 +12,7 @@ from apps.galera.models import Cluster, Node
 from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
-from tests.conftest import OUTPUT_DIR
+from tests.conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -57,22 +57,17 @@ def test_the_cluster_pages_show_headroom_nodes_and_the_size_history(
     browser_page,
 ):
     page = browser_page
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", "oncall")
-    page.fill("#id_password", "correct horse")
-    page.click("button[type=submit]")
-    out = OUTPUT_DIR / "browser"
-    out.mkdir(parents=True, exist_ok=True)
+    log_in(page, live_server.url, username="oncall", password="correct horse")
 
     page.goto(f"{live_server.url}/galera/clusters/{clusters['prod']}/")
     page.wait_for_selector(".timeseries .uplot canvas")
     assert "Can lose 2 more nodes one at a time, 1 at once." in page.inner_text(".galera-headroom")
-    page.screenshot(path=out / "galera-cluster.png", full_page=True)
+    screenshot(page, "browser/galera-cluster.png")
 
     page.goto(f"{live_server.url}/galera/clusters/{clusters['demo']}/")
     assert "recorded sample" in page.inner_text(".galera-recorded")
-    page.screenshot(path=out / "galera-demo.png", full_page=True)
+    screenshot(page, "browser/galera-demo.png")
 
     page.goto(f"{live_server.url}/regions/{clusters['site']}/")
     page.wait_for_selector(".galera-clusters")
-    page.screenshot(path=out / "galera-region.png", full_page=True)
+    screenshot(page, "browser/galera-region.png")

@@ -12,30 +12,15 @@ from django.contrib.contenttypes.models import ContentType
 
 from apps.alerts.models import Transition
 from apps.galera import tasks
-from apps.galera.models import Cluster, Node
-from apps.regions.models import Region
-from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster
+from apps.galera.models import Cluster
+from tests.services.galera import GaleraCluster
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def cluster(galera: GaleraCluster, monkeypatch) -> Cluster:
-    monkeypatch.setenv("GALERA_E2E_PASSWORD", MONITOR_PASSWORD)
-    site = Region.objects.create(code="lab", name="Lab", kind=Region.Kind.SITE)
-    cluster = Cluster.objects.create(
-        region=site, name="vigil-test", expected_data_nodes=3, expected_arbitrators=1
-    )
-    for node in galera.nodes:
-        Node.objects.create(
-            cluster=cluster,
-            name=node.name,
-            host="127.0.0.1",
-            port=node.sql_port,
-            user=MONITOR_USER,
-            password_env="GALERA_E2E_PASSWORD",
-        )
-    return cluster
+def cluster(watch_galera) -> Cluster:
+    return watch_galera("vigil-test")
 
 
 def transitions(cluster: Cluster) -> list[tuple[str, str]]:

@@ -20,34 +20,18 @@ from prometheus_client.parser import text_string_to_metric_families
 from apps.galera import tasks
 from apps.galera.models import Cluster, Node
 from apps.prometheus.collector import render
-from apps.regions.models import Region
 from tests.services import wait_for
-from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, NOT_YET, GaleraCluster
+from tests.services.galera import NOT_YET, GaleraCluster
 from tests.services.galera import Node as ClusterNode
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def cluster(galera: GaleraCluster, monkeypatch, settings, live_server) -> Cluster:
+def cluster(watch_galera, settings, live_server) -> Cluster:
     """node1 polled by Vigil, node2 and node3 pushing; Vigil's URL is the live server's."""
     settings.VIGIL_BASE_URL = live_server.url
-    monkeypatch.setenv("GALERA_PUSH_PASSWORD", MONITOR_PASSWORD)
-    site = Region.objects.create(code="lab", name="Lab", kind=Region.Kind.SITE)
-    cluster = Cluster.objects.create(
-        region=site, name="mixed", expected_data_nodes=3, expected_arbitrators=1
-    )
-    for node in galera.nodes:
-        Node.objects.create(
-            cluster=cluster,
-            name=node.name,
-            host="127.0.0.1",
-            port=node.sql_port,
-            user=MONITOR_USER,
-            password_env="GALERA_PUSH_PASSWORD",
-            mode=Node.Mode.POLL if node.name == "node1" else Node.Mode.PUSH,
-        )
-    return cluster
+    return watch_galera("mixed", pushing=("node2", "node3"))
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.verdict import NOT_GALERA, NodeResult
 from apps.lib.status import Status
 from apps.regions.models import Region
+from tests.conftest import eager_celery
 
 pytestmark = pytest.mark.django_db
 celery_module = importlib.import_module("config.celery_app")
@@ -248,12 +249,8 @@ def test_dispatch_claims_each_due_cluster_once_and_polls_it_through_celery(site)
     assert Cluster.claim_due(now) == []  # the compare-and-set moved next_due on
 
     Cluster.objects.filter(pk=due.pk).update(next_due=now)
-    app = celery_module.app
-    app.conf.task_always_eager = True
-    try:
+    with eager_celery():
         assert tasks.dispatch_due(timezone.now()) == 1
-    finally:
-        app.conf.task_always_eager = False
     assert due.snapshots.count() == 1
     assert not later.snapshots.exists()
     assert celery_module.queue_for(tasks.poll_cluster.name, "dc1", []) == "galera"

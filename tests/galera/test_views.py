@@ -95,11 +95,14 @@ def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_cl
     assert "<td>3.50</td>" in page and "<td>0.13</td>" in page
     assert "recorded sample" not in page
 
-    partial = logged_in_client.get(
+    poll = logged_in_client.get(
         reverse("galera:cluster", args=[cluster.pk]), headers={"HX-Request": "true"}
-    ).content.decode()
+    )
+    partial = poll.content.decode()
     assert partial.lstrip().startswith('<div id="live"')
     assert "<h1>" not in partial
+    assert "<strong>Donor/Desynced</strong>" in partial and "12 / 30" in partial
+    assert "size_chart" not in poll.context and "transitions" not in poll.context  # not read
 
 
 def test_a_never_polled_cluster_shows_unknowns_not_zeros(logged_in_client):
@@ -112,6 +115,7 @@ def test_a_never_polled_cluster_shows_unknowns_not_zeros(logged_in_client):
     assert "unknown: no Primary component was seen" in page
 
 
+@pytest.mark.slow
 def test_it_reads_the_cluster_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 

@@ -12,11 +12,8 @@ from tests.conftest import bearer
 pytestmark = pytest.mark.django_db
 
 
-def test_it_creates_reads_updates_and_deletes_a_target_with_a_read_write_key(
-    api_client, api_key, site
-):
-    auth = bearer(api_key(read_only=False))
-    created = api_client.post(
+def test_it_creates_reads_updates_and_deletes_a_target_with_a_read_write_key(writer, site):
+    created = writer.post(
         "/api/probes/targets/",
         {
             "url": "https://127.0.0.1:8443/",
@@ -26,7 +23,6 @@ def test_it_creates_reads_updates_and_deletes_a_target_with_a_read_write_key(
             "cap_s": 120,
         },
         format="json",
-        **auth,
     )
     assert created.status_code == 201, created.json()
     body = created.json()
@@ -34,17 +30,17 @@ def test_it_creates_reads_updates_and_deletes_a_target_with_a_read_write_key(
     assert body["enabled"] is True and body["verify_tls"] is True
 
     pk = body["id"]
-    patched = api_client.patch(
-        f"/api/probes/targets/{pk}/", {"enabled": False, "status": "ok"}, format="json", **auth
+    patched = writer.patch(
+        f"/api/probes/targets/{pk}/", {"enabled": False, "status": "ok"}, format="json"
     )
     assert patched.status_code == 200
     assert patched.json()["enabled"] is False
     assert patched.json()["status"] == "unknown"  # status is read-only: only probes set it
 
-    listed = api_client.get(f"/api/probes/targets/?region={site.pk}", **auth).json()
+    listed = writer.get(f"/api/probes/targets/?region={site.pk}").json()
     assert [t["id"] for t in listed["results"]] == [pk]
 
-    assert api_client.delete(f"/api/probes/targets/{pk}/", **auth).status_code == 204
+    assert writer.delete(f"/api/probes/targets/{pk}/").status_code == 204
     assert not Target.objects.exists()
 
 

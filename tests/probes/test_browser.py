@@ -12,7 +12,7 @@ from apps.probes.demo import BEHAVIOURS, DEMO_SITE_CODE, set_up
 from apps.probes.keepalive import Measurement
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
-from tests.conftest import OUTPUT_DIR
+from tests.conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -63,23 +63,19 @@ def test_it_shows_the_probes_panel_and_draws_the_target_charts(
 ):
     site_pk, target_pk = demo_history
     page = browser_page
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "s3cret-pass-word")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url)
 
     page.goto(f"{live_server.url}/regions/{site_pk}/", wait_until="networkidle")
     panel = page.locator("table.probes-targets")
     assert panel.locator("tbody tr").count() == len(BEHAVIOURS)
     assert "60-75 s" in panel.inner_text()
-    OUTPUT_DIR.mkdir(exist_ok=True)
-    page.screenshot(path=str(OUTPUT_DIR / "probes-region.png"), full_page=True)
+    screenshot(page, "probes-region.png")
 
     page.goto(f"{live_server.url}/probes/targets/{target_pk}/")
     page.wait_for_selector(".timeseries .uplot canvas")
     assert page.locator(".timeseries .uplot").count() == 2
-    page.screenshot(path=str(OUTPUT_DIR / "probes-target.png"), full_page=True)
+    screenshot(page, "probes-target.png")
 
     page.goto(f"{live_server.url}/probes/presets/", wait_until="networkidle")
     assert page.locator("table tbody tr").count() == 7
-    page.screenshot(path=str(OUTPUT_DIR / "probes-presets.png"), full_page=True)
+    screenshot(page, "probes-presets.png")

@@ -71,6 +71,7 @@ def test_it_sets_up_the_demo_site_once_with_loopback_targets(settings):
     assert all(t.name.startswith("Demo:") and t.enabled for t in targets)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_demo_front_end_is_probed_ok_and_the_mismatched_api_warns():
     front_end, api = BEHAVIOURS[0], BEHAVIOURS[1]

@@ -16,6 +16,7 @@ from apps.probes import tasks
 from apps.probes.demo import Behaviour, DemoServers
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
+from tests.conftest import eager_celery
 from tests.services import free_port
 from tests.services.nginx import Nginx
 
@@ -172,12 +173,8 @@ def test_the_beat_tick_queues_and_runs_due_probes_through_celery(site, nginx: Ng
     from apps.regions.tasks import dispatch
 
     probe = target(site, nginx.url(nginx.site("0")))
-    app = celery_module.app
-    app.conf.task_always_eager = True
-    try:
+    with eager_celery():
         dispatch.delay()
-    finally:
-        app.conf.task_always_eager = False
 
     result = probe.results.get()
     assert result.closed_right_after_response

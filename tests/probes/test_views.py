@@ -192,6 +192,7 @@ def test_it_counts_only_enabled_targets_on_the_home_page(logged_in_client, probe
     assert "Keep-alive" in logged_in_client.get(reverse("regions:home")).content.decode()
 
 
+@pytest.mark.slow
 def test_it_reads_the_probe_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 

@@ -23,6 +23,8 @@ from tests.conftest import SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db
 MIB = 1024 * 1024
+#: The labels of every series of a subject in ``region``.
+WHERE = {"region": "eu-west-1", "account": "prod"}
 
 
 def scrape() -> dict[str, dict[tuple, float]]:
@@ -42,7 +44,8 @@ def only(metric: dict[tuple, float]) -> tuple[dict[str, str], float]:
 
 @pytest.fixture
 def region() -> Region:
-    return Region.objects.create(account=Account.objects.create(name="prod"), code="eu-west-1")
+    account = Account.objects.create(name=WHERE["account"])
+    return Region.objects.create(account=account, code=WHERE["region"])
 
 
 def test_it_exports_a_file_systems_figures_as_the_collection_judged_them(region):
@@ -73,12 +76,7 @@ def test_it_exports_a_file_systems_figures_as_the_collection_judged_them(region)
 
     metrics = scrape()
     labels, io = only(metrics["vigil_efs_io_limit_percent"])
-    assert labels == {
-        "region": "eu-west-1",
-        "account": "prod",
-        "filesystem_id": "fs-0123abcd",
-        "name": "home",
-    }
+    assert labels == {**WHERE, "filesystem_id": "fs-0123abcd", "name": "home"}
     assert io == 42.0
     _, balance = only(metrics["vigil_efs_burst_credit_balance_bytes"])
     assert balance == pytest.approx(figures["credit_balance_bytes"])
@@ -189,7 +187,7 @@ def test_it_exports_a_galera_clusters_last_poll(region):
     )
     metrics = scrape()
     labels, size = only(metrics["vigil_galera_cluster_size"])
-    assert labels == {"region": "eu-west-1", "account": "prod", "cluster": "orders"}
+    assert labels == {**WHERE, "cluster": "orders"}
     assert size == 2.0
     assert only(metrics["vigil_galera_expected_cluster_size"])[1] == 4.0
     assert only(metrics["vigil_galera_primary"])[1] == 0.0
@@ -275,8 +273,7 @@ def test_it_exports_each_probe_targets_latest_result(region):
     idle = metrics["vigil_probe_keepalive_idle_timeout_seconds"]
     labels, value = only(idle)
     assert labels == {
-        "region": "eu-west-1",
-        "account": "prod",
+        **WHERE,
         "target": "https://shop.example.com/",
         "url": "https://shop.example.com/",
     }

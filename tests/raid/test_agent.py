@@ -89,36 +89,3 @@ def test_the_shipped_agent_says_what_is_missing(tmp_path):
     failed = subprocess.run([str(AGENT)], env=env, capture_output=True, text=True, timeout=30)
     assert failed.returncode == 1
     assert "VIGIL_URL is not set" in failed.stderr
-
-
-@pytest.mark.parametrize("systemd", [True, False], ids=["systemd", "cron"])
-def test_install_puts_the_script_settings_and_timer_or_cron_line_in_place(tmp_path, systemd):
-    root = tmp_path / "root"
-    if systemd:
-        (root / "run/systemd/system").mkdir(parents=True)
-    env = {
-        "PATH": os.environ["PATH"],
-        "VIGIL_INSTALL_ROOT": str(root),
-        "VIGIL_URL": "https://vigil.example.com",
-        "VIGIL_TOKEN": "vgh_0123abcdsecret",
-        "VIGIL_HOST": "12",
-    }
-    done = subprocess.run(
-        ["sh", str(AGENT), "install"], env=env, capture_output=True, text=True, timeout=30
-    )
-    assert done.returncode == 0, done.stderr
-    assert (root / "usr/local/sbin/vigil-raid-push").read_bytes() == AGENT.read_bytes()
-    config = root / "etc/default/vigil-raid-push"
-    assert config.stat().st_mode & 0o777 == 0o600
-    assert config.read_text() == (
-        "VIGIL_URL=https://vigil.example.com\nVIGIL_TOKEN=vgh_0123abcdsecret\nVIGIL_HOST=12\n"
-    )
-    units = root / "etc/systemd/system"
-    if systemd:
-        for unit in ("vigil-raid-push.service", "vigil-raid-push.timer"):
-            assert (units / unit).read_text() == (AGENT.parent / unit).read_text()
-        assert not (root / "etc/cron.d").exists()
-    else:
-        cron = (root / "etc/cron.d/vigil-raid-push").read_text()
-        assert cron == (AGENT.parent / "vigil-raid-push.cron").read_text()
-        assert not units.exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.raid import demo
-from tests.conftest import OUTPUT_DIR
+from tests.conftest import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,17 +20,13 @@ def demo_host():
 def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, browser_page):
     name, region_id = demo_host
     page = browser_page
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "s3cret-pass-word")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url)
 
     page.goto(f"{live_server.url}/regions/{region_id}/")
     panel = page.locator(f"#raid-panel-{region_id}")
     assert "demo-storage-client" in panel.inner_text()
     assert "any 1 of the 3 storage servers" in panel.inner_text()
-    OUTPUT_DIR.mkdir(exist_ok=True)
-    page.screenshot(path=str(OUTPUT_DIR / "raid-region.png"), full_page=True)
+    screenshot(page, "raid-region.png")
 
     panel.get_by_role("link", name=name).click()  # the timeline above names it too
     page.wait_for_selector(".raid-roots")
@@ -39,8 +35,8 @@ def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, 
     assert "Recovery" in md2.inner_text() and "MiB/s" in md2.inner_text()
     nested = page.locator(".raid-roots > .raid-node > .raid-tree > .raid-node")
     assert nested.count() == 5  # md1..md5 under md99
-    page.screenshot(path=str(OUTPUT_DIR / "raid-host.png"), full_page=True)
+    screenshot(page, "raid-host.png")
     page.set_viewport_size({"width": 390, "height": 844})
-    page.screenshot(path=str(OUTPUT_DIR / "raid-host-mobile.png"), full_page=True)
+    screenshot(page, "raid-host-mobile.png")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390 + 1

@@ -41,18 +41,23 @@ def test_an_admin_adds_a_push_host_and_a_typo_is_said_while_typing(logged_in_cli
     assert saved.status_code == 302 and saved["Location"] == f"/raid/hosts/{Host.objects.get().pk}/"
 
 
-def test_test_ssh_shows_what_it_read_and_saves_nothing(logged_in_client, site, sshd, settings):
-    settings.VIGIL_RAID_SSH_KEY = sshd.client_key_text
-    sshd.reply(seed_layout_mdstat(failed={"sdh"}))
+def try_ssh(client, site, sshd, known_hosts: str) -> str:
+    """The new-host form's "Test SSH" on ``sshd`` trusting ``known_hosts``: the page answered."""
     fields = form(
         site,
         collection="ssh",
         ssh_address="127.0.0.1",
         ssh_port=sshd.port,
         ssh_user=sshd.user,
-        known_hosts=sshd.known_hosts_line,
+        known_hosts=known_hosts,
     )
-    page = logged_in_client.post("/raid/new-host/", {**fields, "_try": "1"}).content.decode()
+    return client.post("/raid/new-host/", {**fields, "_try": "1"}).content.decode()
+
+
+def test_test_ssh_shows_what_it_read_and_saves_nothing(logged_in_client, site, sshd, settings):
+    settings.VIGIL_RAID_SSH_KEY = sshd.client_key_text
+    sshd.reply(seed_layout_mdstat(failed={"sdh"}))
+    page = try_ssh(logged_in_client, site, sshd, known_hosts=sshd.known_hosts_line)
     assert "/proc/mdstat as read" in page and "md99 : active raid0" in page
     assert "md2" in page and "badge-warning" in page or "badge-critical" in page
     assert not Host.objects.exists()
@@ -61,15 +66,7 @@ def test_test_ssh_shows_what_it_read_and_saves_nothing(logged_in_client, site, s
 def test_test_ssh_with_a_wrong_host_key_says_so(logged_in_client, site, sshd, settings):
     settings.VIGIL_RAID_SSH_KEY = sshd.client_key_text
     other = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
-    fields = form(
-        site,
-        collection="ssh",
-        ssh_address="127.0.0.1",
-        ssh_port=sshd.port,
-        ssh_user=sshd.user,
-        known_hosts=other,
-    )
-    page = logged_in_client.post("/raid/new-host/", {**fields, "_try": "1"}).content.decode()
+    page = try_ssh(logged_in_client, site, sshd, known_hosts=other)
     assert 'class="error"' in page.split('id="trial-h"', 1)[1]
     assert not Host.objects.exists()
 

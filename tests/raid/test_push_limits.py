@@ -227,6 +227,7 @@ def test_only_details_of_arrays_in_mdstat_are_kept(host):
     assert host.details_text == {"md1": detail}
 
 
+@pytest.mark.slow
 def test_a_report_too_large_to_judge_is_answered_fast_unknown_and_says_so_on_the_page(
     host, admin_client
 ):

@@ -13,6 +13,7 @@ from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.models import Array, Host
 from apps.regions import concerns
+from tests.conftest import eager_celery
 
 pytestmark = pytest.mark.django_db
 celery_module = importlib.import_module("config.celery_app")
@@ -34,15 +35,11 @@ def test_push_hosts_are_never_claimed_for_ssh(host):
 def test_the_beat_tick_collects_due_hosts_and_marks_silent_ones_eagerly(ssh_host, sshd, settings):
     settings.VIGIL_RAID_STALE_MINUTES = 15
     sshd.reply(seed_layout_mdstat())
-    app = celery_module.app
-    app.conf.task_always_eager = True
-    try:
+    with eager_celery():
         assert tasks.dispatch_due(timezone.now()) == 1
         assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"ok"}
         Host.objects.filter(pk=ssh_host.pk).update(last_report=timezone.now() - timedelta(hours=4))
         assert tasks.dispatch_due(timezone.now()) == 0  # not due again; silent for 4 h
-    finally:
-        app.conf.task_always_eager = False
     assert set(Array.objects.filter(host=ssh_host).values_list("status", flat=True)) == {"unknown"}
 
 

@@ -76,6 +76,7 @@ def test_others_may_not_issue_tokens(client, django_user_model, operator, host):
     assert not host.token_hash
 
 
+@pytest.mark.slow
 def test_it_reads_the_host_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 

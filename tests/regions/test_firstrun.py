@@ -54,6 +54,7 @@ def test_the_home_page_walks_an_admin_to_the_first_account(logged_in_client):
     assert "elasticfilesystem:DescribeFileSystems" in form and "sts:ExternalId" in form
 
 
+@pytest.mark.slow
 def test_test_access_lists_the_regions_and_file_systems_it_sees_before_saving(
     logged_in_client, aws
 ):

@@ -87,6 +87,7 @@ def test_it_reads_the_home_page_in_a_constant_number_of_queries(logged_in_client
     assert queries(logged_in_client, "home", **{**BIGGER, "regions": 6}) == small
 
 
+@pytest.mark.slow
 def test_it_reads_the_region_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 
@@ -95,6 +96,7 @@ def test_it_reads_the_region_page_in_a_constant_number_of_queries(logged_in_clie
     )
 
 
+@pytest.mark.slow
 def test_a_big_region_shows_its_worst_subjects_first_and_links_to_all(logged_in_client):
     from apps.efs.models import FileSystem
     from apps.regions import concerns

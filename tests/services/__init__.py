@@ -10,6 +10,7 @@ them are marked by what they need (``SERVICE_FIXTURES``, ``SERVICE_MODULES`` the
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -23,6 +24,19 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def vigil_env(settings_module: str = "config.settings.base", **env: str) -> dict[str, str]:
+    """The environment of a Vigil process a test starts: this one's without its settings
+    (``DJANGO_*``, ``VIGIL_*``, ``DATABASE_URL``, ``SECRET_KEY``), then
+    ``DJANGO_SETTINGS_MODULE`` and ``env``."""
+    ours = ("DATABASE_URL", "SECRET_KEY")
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "VIGIL_")) and k not in ours
+    }
+    return {**clean, "DJANGO_SETTINGS_MODULE": settings_module, **env}
 
 
 def wait_for(

@@ -26,24 +26,22 @@ async def _until_client_goes(reader: asyncio.StreamReader) -> None:
         pass
 
 
-async def lies_in_its_keep_alive_header(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    """Announces ``Keep-Alive: timeout=60`` but closes after one second."""
-    writer.write(response("200 OK", b"hello\n", "Keep-Alive: timeout=60, max=100"))
-    await writer.drain()
-    await asyncio.sleep(1.0)
-    writer.close()
+def announces_then_closes_after_a_second(keep_alive: str) -> Behaviour:
+    """A behaviour that answers with ``Keep-Alive: <keep_alive>`` and closes one second later."""
+
+    async def behaviour(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(response("200 OK", b"hello\n", f"Keep-Alive: {keep_alive}"))
+        await writer.drain()
+        await asyncio.sleep(1.0)
+        writer.close()
+
+    return behaviour
 
 
-async def keeps_its_keep_alive_promise(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    """Announces ``Keep-Alive: timeout=1`` and closes after one second."""
-    writer.write(response("200 OK", b"hello\n", "Keep-Alive: timeout=1"))
-    await writer.drain()
-    await asyncio.sleep(1.0)
-    writer.close()
+#: Announces ``Keep-Alive: timeout=60`` but closes after one second.
+lies_in_its_keep_alive_header = announces_then_closes_after_a_second("timeout=60, max=100")
+#: Announces ``Keep-Alive: timeout=1`` and closes after one second.
+keeps_its_keep_alive_promise = announces_then_closes_after_a_second("timeout=1")
 
 
 async def sends_chunked_then_closes(

@@ -53,6 +53,19 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def as_mysql(command: list[str]) -> subprocess.Popen:
+    """Start ``command`` as the mysql user in its own session (it writes a log file of its own)."""
+    return subprocess.Popen(
+        command,
+        user="mysql",
+        group="mysql",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 @dataclass
 class Node:
     name: str
@@ -207,35 +220,21 @@ class GaleraCluster:
         ]
         if new_cluster:
             command.append("--wsrep-new-cluster")
-        node.process = subprocess.Popen(
-            command,
-            user="mysql",
-            group="mysql",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        node.process = as_mysql(command)
 
     def start_garbd(self) -> None:
         options = (
             f"base_host=127.0.0.1;base_port={self.garbd_port};"
             f"gmcast.listen_addr=tcp://127.0.0.1:{self.garbd_port};{EVS_OPTIONS}"
         )
-        self.garbd = subprocess.Popen(
+        self.garbd = as_mysql(
             [
                 "/usr/bin/garbd",
                 f"--address={self.gcomm_address}",
                 f"--group={CLUSTER_NAME}",
                 f"--options={options}",
                 f"--log={self.root / 'garbd.log'}",
-            ],
-            user="mysql",
-            group="mysql",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            ]
         )
 
     def kill(self, node: Node) -> None:

@@ -16,7 +16,8 @@ from django.db import connection
 
 from config import celery_app
 from tests.conftest import ROOT
-from tests.services import free_port, wait_for
+from tests.services import free_port, vigil_env, wait_for
+from tests.services.ses_proxy import SENDER
 
 
 class RedisServer:
@@ -63,51 +64,58 @@ class RedisServer:
             self.process.wait(10)
 
 
-class Worker:
-    """``celery -A config worker`` on ``queues``, in its own process group, killed for real by
-    the tests."""
+class CeleryProcess:
+    """``celery -A config <arguments>`` in its own process group, logging to ``log``; started
+    once the log says it is ready."""
 
-    def __init__(self, env: dict[str, str], log: Path, queues: str = "alerts,default") -> None:
+    what = "the Celery process"
+    ready_line = ""
+    start_timeout_s = 60
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
         self.env = env
         self.log = log
-        self.queues = queues
         self.process: subprocess.Popen | None = None
 
+    def arguments(self) -> list[str]:
+        raise NotImplementedError
+
     def start(self) -> None:
-        self.log.write_text("")
-        handle = self.log.open("a")
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                self.queues,
-                "-c",
-                "1",
-                "-l",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                "-n",
-                f"faults{os.getpid()}-{free_port()}@%h",
-            ],
+            [sys.executable, "-m", "celery", "-A", "config", *self.arguments()],
             cwd=ROOT,
             env=self.env,
-            stdout=handle,
+            stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        wait_for(self._ready, 90, "the Celery worker to start")
+        wait_for(self._ready, self.start_timeout_s, f"{self.what} to start")
 
     def _ready(self) -> bool:
         if self.process.poll() is not None:
-            raise AssertionError(f"the worker exited:\n{self.log.read_text()[-3000:]}")
-        return " ready." in self.log.read_text()
+            raise AssertionError(f"{self.what} exited:\n{self.log.read_text()[-3000:]}")
+        return self.ready_line in self.log.read_text()
+
+    def stop(self) -> None:
+        stop_group(self.process)
+
+
+class Worker(CeleryProcess):
+    """``celery -A config worker`` on ``queues``, one pool process, killed for real by the
+    tests."""
+
+    what = "the Celery worker"
+    ready_line = " ready."
+    start_timeout_s = 90
+
+    def __init__(self, env: dict[str, str], log: Path, queues: str = "alerts,default") -> None:
+        super().__init__(env, log)
+        self.queues = queues
+
+    def arguments(self) -> list[str]:
+        name = f"faults{os.getpid()}-{free_port()}@%h"
+        return ["worker", "-Q", self.queues, "-c", "1", "-l", "INFO", "--without-gossip",
+                "--without-mingle", "--without-heartbeat", "-n", name]  # fmt: skip
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool: no warm shutdown, no chance to finish anything."""
@@ -115,49 +123,20 @@ class Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
 
-    def stop(self) -> None:
-        stop_group(self.process)
 
+class Beat(CeleryProcess):
+    """``celery -A config beat``: the real schedule (from the env's settings module), so nothing
+    in a test calls a sweep or a tick by hand."""
 
-class Beat:
-    """``celery -A config beat``: the real schedule (from the env's settings module), in its own
-    process group, so nothing in a test calls a sweep or a tick by hand."""
+    what = "Celery beat"
+    ready_line = "beat: Starting"
 
     def __init__(self, env: dict[str, str], workdir: Path) -> None:
-        self.env = env
-        self.log = workdir / "beat.log"
+        super().__init__(env, workdir / "beat.log")
         self.schedule = workdir / "beat-schedule"
-        self.process: subprocess.Popen | None = None
 
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "beat",
-                "-l",
-                "INFO",
-                "-s",
-                str(self.schedule),
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=self.log.open("w"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        wait_for(self._ready, 60, "Celery beat to start")
-
-    def _ready(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"beat exited:\n{self.log.read_text()[-3000:]}")
-        return "beat: Starting" in self.log.read_text()
-
-    def stop(self) -> None:
-        stop_group(self.process)
+    def arguments(self) -> list[str]:
+        return ["beat", "-l", "INFO", "-s", str(self.schedule)]
 
 
 def stop_group(process: subprocess.Popen | None, grace_s: float = 15) -> None:
@@ -170,6 +149,28 @@ def stop_group(process: subprocess.Popen | None, grace_s: float = 15) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
+
+
+def worker_env(
+    broker_url: str,
+    aws_url: str,
+    database_url: str | None = None,
+    settings_module: str = "config.settings.base",
+    **env: str,
+) -> dict[str, str]:
+    """What a worker (or beat, or web) of the tests runs with: the test database (or
+    ``database_url``), the broker, AWS at ``aws_url`` and email through its SES as ``SENDER``,
+    no demo; then ``env``."""
+    return vigil_env(
+        settings_module,
+        DATABASE_URL=database_url or worker_database_url(),
+        CELERY_BROKER_URL=broker_url,
+        AWS_ENDPOINT_URL=aws_url,
+        EMAIL_BACKEND="anymail.backends.amazon_ses.EmailBackend",
+        DEFAULT_FROM_EMAIL=SENDER,
+        VIGIL_DEMO="false",
+        **env,
+    )
 
 
 def worker_database_url() -> str:

@@ -1,4 +1,6 @@
-"""``{% chart_alt chart csv_url %}``: a chart's text alternative (latest values, CSV link)."""
+"""Charts on pages: ``{% timeseries chart source csv_url %}`` draws ``chart`` (its data as JSON in
+``<script id="<source>">``, read by static/js/charts.js) followed by its text alternative,
+``{% chart_alt chart csv_url %}`` (latest values, CSV link)."""
 
 from __future__ import annotations
 
@@ -14,3 +16,8 @@ register = template.Library()
 @register.inclusion_tag("chart_alt.html")
 def chart_alt(chart: dict[str, Any], csv_url: str = "") -> dict[str, Any]:
     return {"latest": latest(chart or {}), "csv_url": csv_url}
+
+
+@register.inclusion_tag("timeseries.html")
+def timeseries(chart: dict[str, Any], source: str, csv_url: str = "") -> dict[str, Any]:
+    return {"chart": chart, "source": source, **chart_alt(chart, csv_url)}

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from django import template
 from django.utils import timezone
+from django.utils.dateformat import format as date_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -38,34 +39,25 @@ def ago_text(value: datetime, now: datetime) -> str:
     return f"in {text}" if future else f"{text} ago"
 
 
+def _time(utc: datetime, title: str, text: str) -> SafeString:
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>', utc.strftime("%Y-%m-%dT%H:%M:%SZ"), title, text
+    )
+
+
 @register.simple_tag
 def when(value: datetime | None, fmt: str = "Y-m-d H:i") -> SafeString | str:
     if value is None:
         return ""
-    from django.utils.dateformat import format as date_format
-
     utc = _utc(value)
-    local = timezone.localtime(utc)
-    return format_html(
-        '<time datetime="{}" title="{} UTC">{}</time>',
-        utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        utc.strftime("%Y-%m-%d %H:%M:%S"),
-        date_format(local, fmt),
-    )
+    local = date_format(timezone.localtime(utc), fmt)
+    return _time(utc, f"{utc:%Y-%m-%d %H:%M:%S} UTC", local)
 
 
 @register.simple_tag
 def ago(value: datetime | None) -> SafeString | str:
     if value is None:
         return ""
-    from django.utils.dateformat import format as date_format
-
     utc = _utc(value)
-    local = timezone.localtime(utc)
-    return format_html(
-        '<time datetime="{}" title="{} ({} UTC)">{}</time>',
-        utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        date_format(local, "Y-m-d H:i T"),
-        utc.strftime("%Y-%m-%d %H:%M"),
-        ago_text(utc, timezone.now()),
-    )
+    local = date_format(timezone.localtime(utc), "Y-m-d H:i T")
+    return _time(utc, f"{local} ({utc:%Y-%m-%d %H:%M} UTC)", ago_text(utc, timezone.now()))

@@ -334,6 +334,8 @@ class Command(BaseCommand):
         t = time.perf_counter()
         total = size.filesystems * (end_minute - first_minute)
         progress = Progress(self.stderr, "EFS minute rows", total)
+        if partitions.partitioned(MetricMinute):  # each day's rows in its own partition
+            partitions.ensure(MetricMinute, minute_start.date(), self.now.date())
         writer = Writer(MetricMinute, ["filesystem_id", "ts", *VALUE_FIELDS], progress)
         for members in by_region.values():
             if writer.postgres:

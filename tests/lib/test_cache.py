@@ -1,0 +1,37 @@
+"""The Redis cache backend: one client per server, and counters in one round trip."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.core.cache.backends.locmem import LocMemCache
+
+from apps.lib import cache
+from tests.services.workers import RedisServer
+
+
+@pytest.fixture
+def redis_cache(tmp_path) -> Iterator[cache.RedisCache]:
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        yield cache.RedisCache(server.url, {"KEY_PREFIX": "t"})
+    finally:
+        server.stop()
+
+
+def test_it_counts_in_redis_with_the_counter_expiring_from_its_first_count(redis_cache):
+    assert [cache.count(redis_cache, "hits", 60) for _ in range(3)] == [1, 2, 3]
+    assert redis_cache.get("hits") == 3  # Django's own API reads the counter
+    client = redis_cache._cache.get_client()
+    key = redis_cache.make_and_validate_key("hits")
+    assert 55 <= client.ttl(key) <= 60
+    client.expire(key, 1000)
+    cache.count(redis_cache, "hits", 60)
+    assert client.ttl(key) > 60  # a later count does not move the expiry
+
+
+def test_it_counts_with_add_and_incr_on_other_backends():
+    local = LocMemCache("counts", {})
+    assert [cache.count(local, "hits", 60) for _ in range(3)] == [1, 2, 3]
