@@ -1,8 +1,9 @@
 """One EFS collection cycle for a fleet of file systems against a stand-in that enforces
-CloudWatch's GetMetricData limits.
+CloudWatch's GetMetricData limits, with where its time goes.
 
     python bench/efs_collect.py [--filesystems 1000] [--regions 10] [--minutes 5]
-                                [--workers 2] [--throttle-every 0] [--latency-ms 0] [--json]
+                                [--workers 2] [--repeat 1] [--throttle-every 0]
+                                [--latency-ms 0] [--database-url URL] [--json]
 
 The stand-in runs in its own process (a moto server on loopback with ``apps.efs.standin``'s
 responder: at most 500 queries and 100,800 data points per call, MaxDatapoints with
@@ -12,15 +13,19 @@ The file systems are created in it with boto3 and discovered with the product's 
 
 Then, as ``make run``'s worker would (``--workers`` processes), the real task
 ``collect_region`` runs once per account-region: GetMetricData over the window, rows saved,
-every file system judged. A first cycle (the 3 h first look-back) fills the history; the
-timed cycle is the steady one over the last ``--minutes`` in which the hourly late look is
-due (the minutes of the last ``--late-minutes`` asked again in the same calls, gaps filled);
-it is run again without the look (most cycles), for the call count it must not exceed.
-Printed: API calls per
-account-region against ceil(queries / 500), metrics requested against a YACE-style request
-(Sum + SampleCount + Average of every metric), wall time, peak RSS, and a naive
-GetMetricStatistics-per-metric run measured on one region. Uses a temporary SQLite database
-unless --database-url is given.
+every file system judged. Three cycles are measured: the first (the 3 h first look-back,
+which fills the history), the steady one over the last ``--minutes`` (most cycles; run
+``--repeat`` times, the median printed; goal 5 s at 1,000 file systems, 60 s at 10,000), and
+the hourly late-look cycle (the same, and the minutes of the last ``--late-minutes`` asked
+again in the same calls, gaps filled). Each prints its wall time, the collector's CPU (every
+worker process), the stand-in's CPU (its own process: time the goal measures but Vigil does
+not spend) and the split the task reports (``collect.run_cycle``'s "seconds": discovery,
+fetch, parse, save, roll-up, pricing, judge, other; wall and CPU summed over the regions).
+Also printed: API calls per account-region against ceil(queries / 500), metrics requested
+against a YACE-style request (Sum + SampleCount + Average of every metric), peak RSS, and a
+naive GetMetricStatistics-per-metric run measured on 100 file systems. Uses a temporary
+SQLite database unless --database-url is given (an empty database: the bench creates its
+fleet there).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import time
 import urllib.request
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -82,8 +88,13 @@ def serve(port: int, control_port: int, throttle_every: int, latency_ms: float) 
 
     class Control(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
             body = json.dumps(
-                {"calls": dict(responder.calls), "throttled": dict(responder.throttled)}
+                {
+                    "calls": dict(responder.calls),
+                    "throttled": dict(responder.throttled),
+                    "cpu_s": usage.ru_utime + usage.ru_stime,
+                }
             ).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -112,90 +123,113 @@ def control(port: int, method: str = "GET") -> dict:
 
 
 def _collect(pk: int, code: str) -> tuple[str, dict, float]:
+    """One region's task in a worker process: its result and CPU seconds."""
     from django.db import connections
 
     from apps.efs import tasks
 
-    connections.close_all()
-    started = time.perf_counter()
+    cpu = time.process_time()
+    connections.close_all()  # as Celery's Django fix-up does between tasks
     result = tasks.collect_region(pk, region=code)
-    return code, result or {}, time.perf_counter() - started
+    return code, result or {}, time.process_time() - cpu
 
 
-# Where a cycle's time goes: (label, module path suffix, function), cumulative per call tree.
-# "- " labels are part of the one above (the CloudWatch calls run in threads, which cProfile
-# does not follow: they are the metrics step less its saving).
-SPLIT = (
-    ("discovery", "apps/efs/collect.py", "save_discovery"),
-    ("discovery", "apps/efs/efs_api.py", "describe_file_systems"),
-    ("metrics", "apps/efs/collect.py", "collect_metrics"),
-    ("- saving rows", "apps/efs/history.py", "save_samples"),
-    ("judging", "apps/efs/collect.py", "judge_region"),
-    ("- status changes", "apps/alerts/transitions.py", "record"),
-    ("mode comparisons", "apps/efs/pricing.py", "price_region"),
-    ("roll-up", "apps/efs/history.py", "rollup"),
-    ("whole task", "apps/efs/tasks.py", "collect_region"),
-)
+_pool: ProcessPoolExecutor | None = None
 
 
-def _collect_profiled(pk: int, code: str) -> dict[str, float]:
-    """``collect_region`` under cProfile: cumulative seconds of each ``SPLIT`` function."""
-    import cProfile
-    import pstats
-
-    from django.db import connections
-
-    from apps.efs import tasks
-
-    connections.close_all()
-    profile = cProfile.Profile()
-    profile.runcall(tasks.collect_region, pk, region=code)
-    stats = pstats.Stats(profile).stats
-    out = dict.fromkeys((label for label, _, _ in SPLIT), 0.0)
-    for (filename, _, function), (_, _, _, cumulative, _) in stats.items():
-        for label, suffix, name in SPLIT:
-            if function == name and filename.endswith(suffix):
-                out[label] += cumulative
-    return out
-
-
-def split_cycle(collections: list[tuple[int, str]], workers: int) -> dict[str, float]:
-    """The seconds of each part of a steady cycle, summed over every account-region."""
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max(1, workers), mp_context=ctx) as pool:
-        parts = list(pool.map(_collect_profiled, *zip(*collections, strict=True)))
-    return {label: sum(p[label] for p in parts) for label, _, _ in SPLIT}
-
-
-def cycle(collections: list[tuple[int, str]], workers: int) -> tuple[dict, float]:
-    from django.db import connections
-
-    connections.close_all()
-    started = time.perf_counter()
-    cpu_before = _cpu()
-    if workers <= 1:
-        done = [_collect(pk, code) for pk, code in collections]
-    else:
+def workers_pool(workers: int) -> ProcessPoolExecutor:
+    """The worker processes, forked once and kept for every cycle, as a Celery worker's
+    pool is (what a process caches, such as boto3's models, stays warm)."""
+    global _pool
+    if _pool is None:
         import multiprocessing
 
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            done = list(pool.map(_collect, *zip(*collections, strict=True)))
+        from django.db import connections
+
+        # A forked worker closing the parent's PostgreSQL connection would end it for both.
+        connections.close_all()
+        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    return _pool
+
+
+#: The parts of a cycle, in the order printed (``collect.run_cycle``'s "seconds").
+PARTS = ("discovery", "fetch", "parse", "save", "roll-up", "pricing", "judge", "other")
+
+
+@dataclass
+class Cycle:
+    """One cycle over every account-region: its wall time, the collector's CPU (every worker
+    process), the stand-in's CPU (moto, its own process), and the split summed over regions."""
+
+    results: dict[str, dict]
+    wall: float
+    cpu: float
+    standin_cpu: float
+    load: float
+
+    @property
+    def split(self) -> dict[str, dict[str, float]]:
+        out = {part: {"wall": 0.0, "cpu": 0.0} for part in PARTS}
+        for result in self.results.values():
+            for part, spent in (result.get("seconds") or {}).items():
+                for kind in ("wall", "cpu"):
+                    out.setdefault(part, {"wall": 0.0, "cpu": 0.0})[kind] += spent[kind]
+        return out
+
+    def summary(self) -> dict:
+        return {
+            "wall_s": round(self.wall, 3),
+            "collector_cpu_s": round(self.cpu, 3),
+            "standin_cpu_s": round(self.standin_cpu, 3),
+            "load_average": round(self.load, 2),
+            "split": {
+                part: {k: round(v, 3) for k, v in spent.items()}
+                for part, spent in self.split.items()
+            },
+        }
+
+    def total(self, key: str) -> int:
+        return sum(r.get(key, 0) for r in self.results.values())
+
+
+def cycle(collections: list[tuple[int, str]], workers: int, control_port: int) -> Cycle:
+    standin_before = control(control_port)["cpu_s"]
+    pool = workers_pool(workers) if workers > 1 else None
+    started = time.perf_counter()
+    if pool is None:
+        done = [_collect(pk, code) for pk, code in collections]
+    else:
+        done = list(pool.map(_collect, *zip(*collections, strict=True)))
     wall = time.perf_counter() - started
+    cpu = sum(spent for _, _, spent in done)
+    standin_cpu = control(control_port)["cpu_s"] - standin_before
     results = {code: result for code, result, _ in done}
-    results["_cpu_s"] = _cpu() - cpu_before
-    return results, wall
+    return Cycle(results, wall, cpu, standin_cpu, os.getloadavg()[0])
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and of its reaped children (the worker processes)."""
-    me, kids = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
+def print_cycle(title: str, c: Cycle, filesystems: int, goal: float | None = None) -> None:
+    """The cycle's figures and where its time went (summed over the account-regions: with
+    several workers the walls add up to more than the cycle's)."""
+    met = (
+        ""
+        if goal is None
+        else f" (goal {'<=' if goal <= 5 else '<'} {goal:g} s: "
+        + ("met)" if c.wall <= goal else "not met)")
     )
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    print(f"{title}: wall {c.wall:.2f} s{met}, collector CPU {c.cpu:.2f} s "
+          f"({c.cpu / filesystems * 1000:.2f} ms per file system), stand-in CPU "
+          f"{c.standin_cpu:.2f} s, load average {c.load:.1f}")  # fmt: skip
+    split = c.split
+    wall_sum = sum(p["wall"] for p in split.values()) or 1.0
+    cpu_sum = sum(p["cpu"] for p in split.values()) or 1.0
+    print(f"    {'part':<11}{'wall s':>8}{'share':>7}{'CPU s':>8}{'share':>7}"
+          f"{'CPU ms/fs':>10}")  # fmt: skip
+    for part, spent in split.items():
+        if not spent["wall"] and not spent["cpu"]:
+            continue
+        print(f"    {part:<11}{spent['wall']:>8.2f}{spent['wall'] / wall_sum * 100:>6.0f}%"
+              f"{spent['cpu']:>8.2f}{spent['cpu'] / cpu_sum * 100:>6.0f}%"
+              f"{spent['cpu'] / filesystems * 1000:>10.3f}")  # fmt: skip
 
 
 def create_fleet(url: str, regions: list[str], per_region: int) -> None:
@@ -263,6 +297,7 @@ def main() -> None:
         "--late-minutes", type=int, default=60, help="the late look (VIGIL_EFS_LATE_DATA_MINUTES)"
     )
     parser.add_argument("--workers", type=int, default=2, help="collector processes")
+    parser.add_argument("--repeat", type=int, default=1, help="steady cycles to run (median)")
     parser.add_argument("--throttle-every", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--database-url", default="")
@@ -312,9 +347,10 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
 
     django.setup()
     from django.core.management import call_command
+    from django.db import connection
     from django.utils import timezone
 
-    from apps.efs import collect, elasticfilesystem
+    from apps.efs import cloudwatch, collect, elasticfilesystem
     from apps.efs.cloudwatch_plan import (
         align,
         build_queries,
@@ -346,42 +382,49 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
         )
         collections.append((rc.pk, code))
     discovery_s = time.perf_counter() - t
+    # The forked workers start as a worker that has run before: each region's CloudWatch
+    # client made once (loading botocore's models: some 40 ms of CPU per region, paid once
+    # per worker process and region, not per cycle).
+    for code in regions:
+        cloudwatch.client(code, account.access)
 
+    goal = 5.0 if args.filesystems <= 1000 else 60.0 if args.filesystems <= 10_000 else None
+    n = per_region * len(regions)
     # First cycle: the 3 h look-back of newly discovered file systems (fills the history).
-    first, first_wall = cycle(collections, args.workers)
-    first_calls = control(control_port)["calls"]
-    # Steady cycle: every file system collected up to ``--minutes`` ago, the late look due
-    # (it asks again for the minutes collected since the last look, an hour ago).
+    control(control_port, "POST")
+    first = cycle(collections, args.workers, control_port)
+    first_calls = sum(control(control_port)["calls"].values())
+
+    # Steady cycles: every file system collected up to ``--minutes`` ago, its new minutes not
+    # stored yet; no late look due (most cycles).
     now = timezone.now()
     start = align(now - timedelta(minutes=3)) - timedelta(minutes=args.minutes)
     late = timedelta(minutes=args.late_minutes)
-    FileSystem.objects.update(collected_until=start)
-    RegionCollection.objects.update(next_late_look=now, late_look_from=start - late)
-    # One minute of the look's span left empty, as if CloudWatch had sent it late: the look
-    # must fill it.
-    emptied = MetricMinute.objects.filter(ts=start - late / 2).delete()[0]
-    control(control_port, "POST")
-    rows_before = MetricMinute.objects.count()
-    results, wall = cycle(collections, args.workers)
-    counts = control(control_port)
-    rows = MetricMinute.objects.count() - rows_before
-    cpu_s = results.pop("_cpu_s")
-    first.pop("_cpu_s")
-    load = os.getloadavg()[0]
-    late_rows = sum(r.get("late_rows", 0) for r in results.values())
 
-    # The same steady cycle with no late look due (most cycles): the floor the look must keep.
-    looked = args.late_minutes
-    FileSystem.objects.update(collected_until=start)
-    RegionCollection.objects.update(next_late_look=now + late)
-    control(control_port, "POST")
-    plain, plain_wall = cycle(collections, args.workers)
-    plain_cpu = plain.pop("_cpu_s")
+    def steady(look: bool) -> Cycle:
+        FileSystem.objects.update(collected_until=start)
+        MetricMinute.objects.filter(ts__gte=start).delete()
+        rows_before[0] = MetricMinute.objects.count()
+        if look:
+            RegionCollection.objects.update(next_late_look=now, late_look_from=start - late)
+        else:
+            RegionCollection.objects.update(next_late_look=now + late)
+        control(control_port, "POST")
+        return cycle(collections, args.workers, control_port)
+
+    rows_before = [0]
+    plains = [steady(False) for _ in range(max(1, args.repeat))]
     plain_calls = sum(control(control_port)["calls"].values())
+    plain = sorted(plains, key=lambda c: c.wall)[len(plains) // 2]  # the median
 
-    # The same steady cycle once more under cProfile (slower: its shares, not its seconds).
-    FileSystem.objects.update(collected_until=start)
-    split = split_cycle(collections, args.workers)
+    # The hourly late-look cycle: the same, and the minutes collected since the last look
+    # (an hour ago) asked again in the same calls. One minute of the look's span left empty,
+    # as if CloudWatch had sent it late: the look must fill it.
+    emptied = MetricMinute.objects.filter(ts=start - late / 2).delete()[0]
+    looked = steady(True)
+    counts = control(control_port)
+    rows = MetricMinute.objects.count() - rows_before[0]
+    late_rows = looked.total("late_rows")
 
     refs = {
         code: [fs.ref() for fs in FileSystem.objects.filter(region__code=code)] for code in regions
@@ -392,75 +435,78 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     yace = yace_style_query_count(all_refs)
     api_calls = sum(counts["calls"].values())
     min_api_calls = sum(min_calls(q) for q in queries.values())
-    naive_calls, naive_s = naive_statistics(url, regions[0], refs[regions[0]], args.minutes)
+    sampled = refs[regions[0]][:100]
+    naive_calls, naive_s = naive_statistics(url, regions[0], sampled, args.minutes)
     naive_total = get_metric_statistics_call_count(all_refs, args.minutes)
+    if _pool is not None:
+        _pool.shutdown()  # reaped: their peak RSS is counted
     peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     peak_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     statuses: dict[str, int] = {}
-    for result in results.values():
-        for status, n in (result.get("statuses") or {}).items():
-            statuses[status] = statuses.get(status, 0) + n
+    for result in looked.results.values():
+        for status, count in (result.get("statuses") or {}).items():
+            statuses[status] = statuses.get(status, 0) + count
 
-    print(f"fleet: {len(all_refs)} file systems in {len(regions)} regions "
+    print(f"fleet: {n} file systems in {len(regions)} regions, {args.workers} worker "
+          f"processes, {os.cpu_count()} cores, {connection.vendor} "
           f"(created in {create_s:.1f} s, discovered in {discovery_s:.1f} s)")  # fmt: skip
-    print(f"first cycle (3 h look-back): {first_wall:.2f} s, "
-          f"{sum(first_calls.values())} GetMetricData calls")  # fmt: skip
-    print(f"steady cycle ({args.minutes} min window + the hourly {looked} min late look, "
-          f"{args.workers} worker processes):")  # fmt: skip
+    print_cycle(f"first cycle (3 h look-back, {first_calls} calls)", first, n)
+    for i, c in enumerate(plains):
+        if len(plains) > 1:
+            print(f"  steady run {i + 1}: wall {c.wall:.2f} s, collector CPU {c.cpu:.2f} s, "
+                  f"stand-in CPU {c.standin_cpu:.2f} s, load average {c.load:.1f}")  # fmt: skip
+    median = " (median run)" if len(plains) > 1 else ""
+    print_cycle(f"steady cycle ({args.minutes} min window){median}", plain, n, goal)
+    print_cycle(
+        f"hourly late-look cycle ({args.minutes} min + the last {args.late_minutes} min "
+        "asked again)",
+        looked,
+        n,
+    )
+    own = plain.cpu / plain.wall / max(1, args.workers) * 100
+    print(f"  the steady cycle's wall, {plain.wall:.2f} s, is the collector's CPU "
+          f"{plain.cpu:.2f} s on {args.workers} workers ({own:.0f} % of their time) plus waiting "
+          f"for the stand-in (its CPU {plain.standin_cpu:.2f} s, one process) and the "
+          f"database")  # fmt: skip
     print(f"  {'region':<16}{'queries':>8}{'calls':>7}{'ceil(q/500)':>12}{'throttled':>10}")
     for code in regions:
         print(f"  {code:<16}{queries[code]:>8}{counts['calls'].get(code, 0):>7}"
               f"{min_calls(queries[code]):>12}{counts['throttled'].get(code, 0):>10}")  # fmt: skip
-    print(
-        f"  API calls {api_calls} (minimum {min_api_calls}); minute rows added {rows}; statuses {statuses}"
-    )
-    print(f"  late look: {api_calls} calls with it, {plain_calls} without "
-          f"(minimum {min_api_calls}); gaps filled by it {late_rows} of {emptied} emptied; "
-          f"wall {wall:.2f} s with, {plain_wall:.2f} s without; collector CPU "
-          f"{cpu_s:.2f} s with, {plain_cpu:.2f} s without")  # fmt: skip
+    print(f"  API calls {api_calls} with the late look, {plain_calls} without "
+          f"(minimum {min_api_calls}); minute rows added {rows}; gaps filled by the look "
+          f"{late_rows} of {emptied} emptied; statuses {statuses}")  # fmt: skip
     print(f"  metrics requested {metrics_requested} vs YACE-style {yace}: "
-          f"{metrics_requested / yace:.2f}x (goal <= 0.67x)")  # fmt: skip
-    print(f"  wall {wall:.2f} s (goal 5 s on 2 cores), collector CPU {cpu_s:.2f} s, "
-          f"load average {load:.1f}; peak RSS {peak_self:.0f} MB "
+          f"{metrics_requested / yace:.2f}x (goal <= 0.67x); peak RSS {peak_self:.0f} MB "
           f"(workers {peak_children:.0f} MB)")  # fmt: skip
-    whole = split.pop("whole task") or 1.0
-    print(f"  where a steady cycle's time goes (cProfile, per file system at this cycle's wall "
-          f"{wall / len(all_refs) * 1000:.2f} ms):")  # fmt: skip
-    for label, seconds in split.items():
-        share = seconds / whole
-        print(f"    {label:<18}{share * 100:>6.1f} %{share * wall / len(all_refs) * 1000:>9.2f} ms")
-    parts = sum(s for label, s in split.items() if not label.startswith("- "))
-    print(f"    {'other (lease, SQL)':<18}{(1 - parts / whole) * 100:>6.1f} %")
-    print(f"naive GetMetricStatistics: {naive_calls} calls for {regions[0]} in {naive_s:.1f} s; "
-          f"{naive_total} calls for the fleet (about {naive_s * naive_total / naive_calls:.0f} s "
-          f"at that rate, one call at a time) vs {api_calls}")  # fmt: skip
+    print(f"naive GetMetricStatistics: {naive_calls} calls for {len(sampled)} file systems in "
+          f"{naive_s:.1f} s; {naive_total} calls for the fleet (about "
+          f"{naive_s * naive_total / naive_calls:.0f} s at that rate, one call at a time) "
+          f"vs {api_calls}")  # fmt: skip
     if args.json:
         print(json.dumps({
-            "filesystems": len(all_refs),
+            "filesystems": n,
             "regions": len(regions),
             "window_minutes": args.minutes,
+            "workers": args.workers,
+            "cpus": os.cpu_count(),
+            "database": connection.vendor,
+            "first_cycle": first.summary(),
+            "steady_cycle": plain.summary(),
+            "steady_runs": [c.summary() for c in plains],
+            "late_look_cycle": looked.summary(),
             "api_calls": api_calls,
             "api_calls_without_late_look": plain_calls,
-            "late_look_minutes": looked,
+            "late_look_minutes": args.late_minutes,
             "late_rows": late_rows,
             "late_rows_emptied": emptied,
-            "wall_without_late_look_s": round(plain_wall, 3),
-            "collector_cpu_without_late_look_s": round(plain_cpu, 3),
             "min_api_calls": min_api_calls,
             "api_calls_per_region": counts["calls"],
             "throttled": sum(counts["throttled"].values()),
             "metrics_requested": metrics_requested,
             "yace_metrics_requested": yace,
-            "wall_s": round(wall, 3),
-            "first_cycle_wall_s": round(first_wall, 3),
-            "collector_cpu_s": round(cpu_s, 3),
-            "load_average": round(load, 2),
             "peak_rss_mb": round(max(peak_self, peak_children), 1),
             "rows_saved": rows,
             "naive_statistics_calls": naive_total,
-            "naive_statistics_s_per_region": round(naive_s, 2),
-            "workers": args.workers,
-            "cpus": os.cpu_count(),
             "ceil_check": all(
                 counts["calls"].get(c, 0) == math.ceil(queries[c] / 500) for c in regions
             ) if not args.throttle_every else None,

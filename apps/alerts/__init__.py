@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,3 +17,10 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
     from .transitions import record as _record
 
     return _record(subject, verdict)
+
+
+def record_many(judged: Iterable[tuple[Subject, Verdict]]) -> list[Transition]:
+    """``record`` for many subjects at once: unchanged statuses' new reasons in one batch."""
+    from .transitions import record_many as _record_many
+
+    return _record_many(judged)

@@ -10,9 +10,10 @@ queued when the transaction commits, so the email leaves within seconds.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from django.contrib.contenttypes.models import ContentType
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.lib.status import Verdict, jsonable
@@ -67,3 +68,29 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
             transaction.on_commit(wake_sender)
     subject.status, subject.reason, subject.status_changed = new, verdict.reason, now
     return created
+
+
+def record_many(judged: Iterable[tuple[Subject, Verdict]]) -> list[Transition]:
+    """``record`` for many subjects at once (a region's file systems): the new reasons of
+    those whose status stays are written in one batch, each with the same compare-and-set
+    (``… WHERE id = … AND status = old``); status changes go through ``record`` one by one.
+    The transitions written."""
+    reasons: dict[type, list[tuple[str, int, str]]] = {}
+    changed = []
+    for subject, verdict in judged:
+        if subject.status != verdict.status.value:
+            changed.append((subject, verdict))
+        elif subject.reason != verdict.reason:
+            reasons.setdefault(type(subject), []).append(
+                (verdict.reason, subject.pk, subject.status)
+            )
+            subject.reason = verdict.reason
+    q = connection.ops.quote_name
+    for model, rows in reasons.items():
+        sql = (
+            f"UPDATE {q(model._meta.db_table)} SET {q('reason')} = %s "
+            f"WHERE {q(model._meta.pk.column)} = %s AND {q('status')} = %s"
+        )
+        with connection.cursor() as cursor:
+            cursor.executemany(sql, rows)
+    return [moved for subject, verdict in changed if (moved := record(subject, verdict))]

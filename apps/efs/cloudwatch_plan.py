@@ -15,9 +15,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
-from apps.efs.metrics import Sample
+from apps.efs.metrics import Sample, sample_of
 
 NAMESPACE = "AWS/EFS"
 MAX_QUERIES_PER_CALL = 500
@@ -291,18 +292,42 @@ class Dropped:
         return f"{self.filesystem_id} {self.metric}: {self.count} {self.reason}"
 
 
+#: Values per file system and period, as they came: {file system id: {period start:
+#: {Sample field: value}}}. Only periods with something in them (an empty dict where every
+#: value of the period was dropped as a duplicate).
+Rows = dict[str, dict[datetime, dict[str, float]]]
+
+
 @dataclass(frozen=True)
 class Collected:
-    """Wide samples per file system (ascending, gaps as None), any trouble reported, and the
-    values that were dropped (never stored or charted: the period is a gap)."""
+    """What the answers held, per file system and period (``rows``), any trouble reported, and
+    the values that were dropped (never stored or charted: the period is a gap). ``samples``
+    are the same as wide samples, ascending, with every period of the window asked (``grid``)
+    present and all-None where nothing came."""
 
-    samples: dict[str, tuple[Sample, ...]]
+    rows: Rows
     problems: tuple[str, ...] = field(default_factory=tuple)
     dropped: tuple[Dropped, ...] = field(default_factory=tuple)
+    grid: tuple[datetime, ...] = field(default_factory=tuple)
+    period_s: int = PERIOD_S
 
     @property
     def dropped_count(self) -> int:
         return sum(d.count for d in self.dropped)
+
+    @cached_property
+    def samples(self) -> dict[str, tuple[Sample, ...]]:
+        out = {}
+        for filesystem_id, rows in self.rows.items():
+            stamps = sorted(set(rows).union(self.grid))
+            out[filesystem_id] = tuple(
+                sample_of(t, self.period_s, rows.get(t, _NOTHING)) for t in stamps
+            )
+        return out
+
+
+_NOTHING: dict[str, float] = {}
+_INF = math.inf
 
 
 def samples_from_responses(
@@ -312,7 +337,8 @@ def samples_from_responses(
     filesystem_ids: Iterable[str] = (),
     period_s: int = PERIOD_S,
 ) -> Collected:
-    """Merge ``MetricDataResults`` of any number of pages and batches into wide samples.
+    """Merge ``MetricDataResults`` of any number of pages and batches into values per file
+    system and period (``Collected.rows``, and as wide samples ``Collected.samples``).
 
     With ``window``, every file system gets a sample for each period of it, all-None when
     CloudWatch had nothing (so "asked, nothing came" is recorded); without, only periods
@@ -322,11 +348,16 @@ def samples_from_responses(
     finite number (NaN), is negative (no EFS metric is), shares its timestamp with another
     value of the same query (which one would be true?), lies outside ``window`` or off its
     period boundaries, or has no timestamp to go with it.
+
+    A call's answer holds one value per query and period, a few hundred thousand in a
+    back-fill, over a few hundred distinct timestamps: each timestamp is checked once, and a
+    value costs a type check, a comparison and a dict store.
     """
-    seen: dict[tuple[str, MetricSpec, datetime], list[float]] = {}
     dropped: dict[tuple[str, str, str], int] = {}
     problems: list[str] = []
-    filesystem_ids = list(filesystem_ids)
+    rows: Rows = {fs: {} for fs in filesystem_ids}
+    moments: dict[object, datetime | str] = {}  # timestamp as sent -> minute, or why not
+    duplicates: dict[tuple[str, MetricSpec, datetime], int] = {}
 
     def drop(filesystem_id: str, spec: MetricSpec, reason: str, count: int = 1) -> None:
         key = (filesystem_id, f"{spec.metric} {spec.stat}", reason)
@@ -347,48 +378,71 @@ def samples_from_responses(
             stamps, values = result.get("Timestamps", []), result.get("Values", [])
             if len(values) > len(stamps):
                 drop(filesystem_id, spec, "without a timestamp", len(values) - len(stamps))
+            periods = rows.setdefault(filesystem_id, {})
+            name = spec.field
             for stamp, value in zip(stamps, values, strict=False):
-                reason = _unusable(stamp, value, window, period_s)
-                if reason:
-                    drop(filesystem_id, spec, reason)
+                if value.__class__ is not float or not 0.0 <= value < _INF:
+                    reason = _unusable_value(value)
+                    if reason:
+                        drop(filesystem_id, spec, reason)
+                        continue
+                    value = float(value)
+                moment = _moment(moments, stamp, window, period_s)
+                if moment.__class__ is str:
+                    drop(filesystem_id, spec, moment)  # type: ignore[arg-type]
                     continue
-                seen.setdefault((filesystem_id, spec, _utc(stamp)), []).append(float(value))
+                row = periods.get(moment)  # type: ignore[arg-type]
+                if row is None:
+                    periods[moment] = {name: value}  # type: ignore[index]
+                elif name in row:
+                    key = (filesystem_id, spec, moment)
+                    duplicates[key] = duplicates.get(key, 1) + 1
+                else:
+                    row[name] = value
         for message in response.get("Messages", []):
             problems.append(f"{message.get('Code', '')}: {message.get('Value', '')}".strip(": "))
 
-    values: dict[str, dict[datetime, dict[str, float]]] = {fs: {} for fs in filesystem_ids}
-    for (filesystem_id, spec, stamp), found in seen.items():
-        rows = values.setdefault(filesystem_id, {})
-        if len(found) > 1:
-            drop(filesystem_id, spec, "duplicate timestamp", len(found))
-            rows.setdefault(stamp, {})
-            continue
-        rows.setdefault(stamp, {})[spec.field] = found[0]
-
-    samples = {}
-    for filesystem_id, rows in values.items():
-        stamps = set(rows)
-        if window is not None:
-            stamps |= {
-                window.start + timedelta(seconds=i * period_s)
-                for i in range(window.periods(period_s))
-            }
-        samples[filesystem_id] = tuple(
-            Sample(timestamp=t, period_s=period_s, **rows.get(t, {})) for t in sorted(stamps)
+    for (filesystem_id, spec, moment), count in duplicates.items():
+        del rows[filesystem_id][moment][spec.field]
+        drop(filesystem_id, spec, "duplicate timestamp", count)
+    grid = ()
+    if window is not None:
+        grid = tuple(
+            window.start + timedelta(seconds=i * period_s) for i in range(window.periods(period_s))
         )
     return Collected(
-        samples,
+        rows,
         tuple(problems),
         tuple(Dropped(fs, metric, why, n) for (fs, metric, why), n in sorted(dropped.items())),
+        grid,
+        period_s,
     )
 
 
-def _unusable(stamp: object, value: object, window: Window | None, period_s: int) -> str | None:
+def _unusable_value(value: object) -> str | None:
     """Why a value cannot be kept, or None."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return "not a number"
     if value < 0:
         return "negative"
+    return None
+
+
+def _moment(
+    seen: dict[object, datetime | str], stamp: object, window: Window | None, period_s: int
+) -> datetime | str:
+    """The period a timestamp stands for, or why it stands for none (each distinct timestamp
+    is looked at once: ``seen`` remembers)."""
+    try:
+        return seen[stamp]
+    except KeyError:
+        seen[stamp] = moment = _unusable_stamp(stamp, window, period_s)
+        return moment
+    except TypeError:  # unhashable: not a timestamp at all
+        return "without a timestamp"
+
+
+def _unusable_stamp(stamp: object, window: Window | None, period_s: int) -> datetime | str:
     try:
         moment = _utc(stamp)  # type: ignore[arg-type]
     except (TypeError, ValueError, AttributeError, OverflowError):
@@ -397,7 +451,7 @@ def _unusable(stamp: object, value: object, window: Window | None, period_s: int
         return "outside the window"
     if int(moment.timestamp()) % period_s or moment.microsecond:
         return "outside the window"  # between period boundaries: no minute it belongs to
-    return None
+    return moment
 
 
 def _utc(stamp: datetime | str) -> datetime:

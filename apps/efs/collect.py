@@ -15,11 +15,12 @@ from datetime import datetime, timedelta
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
 from apps.lib.status import Status, Verdict, jsonable
+from apps.lib.stopwatch import Stopwatch
 
 from . import cloudwatch, elasticfilesystem, history, pricing
 from .cloudwatch_plan import (
@@ -83,7 +84,11 @@ class Outcome:
 
 
 def collect_metrics(
-    rc: RegionCollection, now: datetime, *, max_datapoints: int | None = None
+    rc: RegionCollection,
+    now: datetime,
+    *,
+    max_datapoints: int | None = None,
+    watch: Stopwatch | None = None,
 ) -> Outcome:
     """Collect every live file system of the region over its window (settled, starting at
     its last collected end, back-fill bounded), oldest sub-window first, saving each
@@ -93,7 +98,11 @@ def collect_metrics(
     collected since the last such look (``rc.late_look_from``), in the same calls: of those,
     only the minutes with no row yet are saved, so a gap that CloudWatch filled late is filled
     and nothing else is rewritten. Each minute thus gets one more look, an hour or so after it
-    was first collected, while most cycles ask only for their new minutes."""
+    was first collected, while most cycles ask only for their new minutes.
+
+    ``watch`` gets the time of the calls ("fetch"), of reading their answers ("parse") and
+    of writing the rows ("save")."""
+    watch = watch or Stopwatch()
     settle = timedelta(minutes=settings.VIGIL_EFS_SETTLE_MINUTES)
     backfill = timedelta(hours=settings.VIGIL_EFS_BACKFILL_HOURS)
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
@@ -125,13 +134,15 @@ def collect_metrics(
             continue
         outcome.queries += sum(len(r.queries) for r in requests if r.window == requests[0].window)
         for piece, batch in itertools.groupby(requests, key=lambda r: r.window):
-            answers = [
-                cloudwatch.get_metric_data(cw, r, max_datapoints=max_datapoints) for r in batch
-            ]
+            with watch.part("fetch"):
+                answers = [
+                    cloudwatch.get_metric_data(cw, r, max_datapoints=max_datapoints) for r in batch
+                ]
             outcome.api_calls += sum(a.calls for a in answers)
-            got = samples_from_responses(
-                (p for a in answers for p in a.pages), window=piece, filesystem_ids=by_id
-            )
+            with watch.part("parse"):
+                got = samples_from_responses(
+                    (p for a in answers for p in a.pages), window=piece, filesystem_ids=by_id
+                )
             for problem in got.problems:
                 log.warning("EFS %s: %s", rc.region, problem)
             for dropped in got.dropped:
@@ -144,12 +155,14 @@ def collect_metrics(
                     dropped.metric,
                 )
             outcome.dropped += got.dropped
-            samples = {by_id[fid].pk: s for fid, s in got.samples.items() if fid in by_id}
-            if piece.start < window.start:  # the late look: fill only what is still a gap
-                samples, filled = _still_gaps(samples, pks, piece.start, window.start)
-                outcome.late_rows += filled
-            with transaction.atomic():
-                outcome.rows += history.save_samples(samples)
+            values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
+            with watch.part("save"), transaction.atomic():
+                if piece.start < window.start:  # the late look: fill only what is still a gap
+                    looked_again, values = _split_at(values, window.start)
+                    filled = history.save_minutes(looked_again, only_gaps=True)
+                    outcome.late_rows += filled
+                    outcome.rows += filled
+                outcome.rows += history.save_minutes(values)
                 if piece.end > window.start:
                     FileSystem.objects.filter(pk__in=pks).update(
                         collected_until=piece.end, last_error="", last_error_at=None
@@ -167,42 +180,60 @@ def collect_metrics(
     return outcome
 
 
-def _still_gaps(samples: dict, pks: list[int], start: datetime, end: datetime) -> tuple[dict, int]:
-    """``samples`` without the minutes of [start, end) that already have a row; and how many
-    minutes with data are left there (gaps that late data fills)."""
-    have = history.minutes_present(pks, start, end)
-    kept, filled = {}, 0
-    for pk, rows in samples.items():
-        kept[pk] = []
-        for s in rows:
-            if s.timestamp < end and (pk, s.timestamp) in have:
-                continue
-            if s.timestamp < end and s.has_data():
-                filled += 1
-            kept[pk].append(s)
-    return kept, filled
+def _split_at(values: dict, moment: datetime) -> tuple[dict, dict]:
+    """``values`` ({pk: {minute: fields}}) before ``moment``, and from it on."""
+    before = {
+        pk: {t: v for t, v in minutes.items() if t < moment} for pk, minutes in values.items()
+    }
+    after = {
+        pk: {t: v for t, v in minutes.items() if t >= moment} for pk, minutes in values.items()
+    }
+    return before, after
+
+
+#: File systems judged per read of their samples (some 180 rows each): bounds a worker's memory
+#: in a region of thousands.
+JUDGE_BATCH = 500
 
 
 def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
-    """Verdict for every live file system of the region, recorded through alerts."""
+    """Verdict for every live file system of the region, recorded through alerts: the
+    figures of a batch in one statement, the reasons that changed in another, each status
+    change with its transition."""
     th = thresholds()
     span = max(th.forecast_window, th.stale_after)
     filesystems = list(FileSystem.objects.filter(region=rc.region, deleted__isnull=True))
-    samples = history.load_samples(
-        [fs.pk for fs in filesystems],
-        now - span,
-        now + timedelta(minutes=1),
-        fields=history.VERDICT_FIELDS,
-    )
     counts: dict[str, int] = {}
     with transaction.atomic():  # one commit for the region, not one per file system
-        for fs in filesystems:
-            verdict = judge(fs, samples[fs.pk], now, th, rc.last_error)
-            figures = {**pricing.kept(fs.figures), **jsonable(verdict.figures)}
-            FileSystem.objects.filter(pk=fs.pk).update(figures=figures)
-            alerts.record(fs, verdict)
-            counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
+        for i in range(0, len(filesystems), JUDGE_BATCH):
+            batch = filesystems[i : i + JUDGE_BATCH]
+            samples = history.load_samples(
+                [fs.pk for fs in batch],
+                now - span,
+                now + timedelta(minutes=1),
+                fields=history.VERDICT_FIELDS,
+            )
+            judged = [(fs, judge(fs, samples.pop(fs.pk), now, th, rc.last_error)) for fs in batch]
+            _save_figures(judged)
+            alerts.record_many(judged)
+            for _, verdict in judged:
+                counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
     return counts
+
+
+def _save_figures(judged: list[tuple[FileSystem, Verdict]]) -> None:
+    """Each file system's figures: the verdict's, with the cost comparison's kept."""
+    field = FileSystem._meta.get_field("figures")
+    rows = []
+    for fs, verdict in judged:
+        fs.figures = {**pricing.kept(fs.figures), **jsonable(verdict.figures)}
+        rows.append((field.get_db_prep_save(fs.figures, connection), fs.pk))
+    q = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {q(FileSystem._meta.db_table)} SET {q('figures')} = %s WHERE {q('id')} = %s",
+            rows,
+        )
 
 
 def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: str) -> Verdict:
@@ -225,15 +256,20 @@ def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: 
 def run_cycle(collection_id: int, now: datetime) -> dict:
     """One account-region's cycle (``tasks.collect_region`` holds its lease): discover when
     due, collect and back-fill, roll up, price the stalest mode comparisons, judge; a failed
-    AWS call is kept as the region's error. What it did, for the task's result."""
+    AWS call is kept as the region's error. What it did, for the task's result, with the wall
+    and CPU seconds of each part ("seconds": discovery, fetch, parse, save, roll-up, pricing,
+    judge, other)."""
+    watch = Stopwatch()
     rc = RegionCollection.objects.select_related("region__account").get(pk=collection_id)
     outcome = None
     try:
         if rc.next_discovery <= now:
             access = rc.region.account.access
-            save_discovery(rc, elasticfilesystem.describe_file_systems(rc.region.code, access), now)
+            with watch.part("discovery"):
+                found = elasticfilesystem.describe_file_systems(rc.region.code, access)
+                save_discovery(rc, found, now)
             rc.next_discovery = now + timedelta(minutes=settings.VIGIL_EFS_DISCOVERY_MINUTES)
-        outcome = collect_metrics(rc, now)
+        outcome = collect_metrics(rc, now, watch=watch)
         rc.last_success, rc.last_error, rc.last_error_at = now, "", None
         rc.api_calls = outcome.api_calls
         rc.dropped_values, rc.dropped_note = outcome.dropped_values, outcome.dropped_note()
@@ -244,18 +280,22 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
         )
         log.warning("EFS collection in %s failed: %s", rc.region, rc.last_error)
     if rc.next_rollup <= now:
-        for fs in FileSystem.objects.filter(region=rc.region):
-            history.rollup(fs, now)
+        with watch.part("roll-up"):
+            for fs in FileSystem.objects.filter(region=rc.region):
+                history.rollup(fs, now)
         rc.next_rollup = now + timedelta(hours=1)
     # The stalest mode comparisons, a share of the region a cycle (see pricing.REFRESH).
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
-    pricing.price_region(rc, now, spread=interval)
+    with watch.part("pricing"):
+        pricing.price_region(rc, now, spread=interval)
     rc.save(update_fields=["next_discovery", "next_rollup", *RegionCollection.OUTCOME_FIELDS])
-    counts = judge_region(rc, now)
+    with watch.part("judge"):
+        counts = judge_region(rc, now)
     return {
         "api_calls": outcome.api_calls if outcome else 0,
         "rows": outcome.rows if outcome else 0,
         "dropped": outcome.dropped_values if outcome else 0,
         "late_rows": outcome.late_rows if outcome else 0,
         "statuses": counts,
+        "seconds": watch.split(),
     }

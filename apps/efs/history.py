@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce, Greatest
 from apps.lib import partitions
 
 from .costs import BILLING_MINIMUM_BYTES, HourTotals
-from .metrics import MIB, VALUE_FIELDS, Sample, percentile
+from .metrics import MIB, VALUE_FIELDS, Sample, percentile, sample_of
 from .models import FileSystem, MetricHour, MetricMinute
 
 MINUTE = "minute"
@@ -57,44 +57,84 @@ def resolution_for(start: datetime, end: datetime, now: datetime) -> str:
 
 def save_samples(samples_by_pk: dict[int, Iterable[Sample]]) -> int:
     """Upsert one row per file system and minute that has any value; all-gap minutes are
-    not stored (an absent row is a gap). Rows written.
+    not stored (an absent row is a gap). Rows written."""
+    return _write(
+        [
+            (pk, s.timestamp, *(getattr(s, f) for f in VALUE_FIELDS))
+            for pk, samples in samples_by_pk.items()
+            for s in samples
+            if s.has_data()
+        ]
+    )
 
-    One ``INSERT ... ON CONFLICT (filesystem_id, ts) DO UPDATE`` through ``executemany``
-    (SQLite and PostgreSQL both have it): ``bulk_create(update_conflicts=True)`` builds a
-    model instance and compiles every value of every row, which made saving a back-fill's
-    rows cost more than fetching them.
+
+def save_minutes(
+    values: dict[int, dict[datetime, dict[str, float]]], *, only_gaps: bool = False
+) -> int:
+    """Upsert the minutes that have a value, ``{file system pk: {minute: {field: value}}}``
+    (``cloudwatch_plan.Collected.rows``; a field not there is NULL, a gap). With
+    ``only_gaps``, a minute that already has a row is left as it is (the late look fills
+    gaps and rewrites nothing). Rows written."""
+    return _write(
+        [
+            (pk, minute, *map(fields.get, VALUE_FIELDS))
+            for pk, minutes in values.items()
+            for minute, fields in minutes.items()
+            if fields
+        ],
+        only_gaps=only_gaps,
+    )
+
+
+#: PostgreSQL: the rows of one save are copied here first, then upserted in one statement.
+_STAGE = "efs_minute_stage"
+
+
+def _write(rows: list[tuple], *, only_gaps: bool = False) -> int:
+    """``INSERT … ON CONFLICT (filesystem_id, ts)`` of ``(pk, minute, *VALUE_FIELDS)`` rows,
+    ``DO UPDATE`` or, with ``only_gaps``, ``DO NOTHING``.
+
+    PostgreSQL: ``COPY`` into a temporary table, then one ``INSERT … SELECT`` that empties it
+    (a fifth of the wall time and under half the CPU of ``executemany``, whose client-side
+    binding renders every row's SQL). SQLite: ``executemany``. Neither builds model
+    instances: ``bulk_create(update_conflicts=True)`` compiles every value of every row,
+    which made saving a back-fill's rows cost more than fetching them.
     """
-    rows = [
-        (pk, s.timestamp, *(getattr(s, f) for f in VALUE_FIELDS))
-        for pk, samples in samples_by_pk.items()
-        for s in samples
-        if s.has_data()
-    ]
     if not rows:
         return 0
     q = connection.ops.quote_name
-    columns = ["filesystem_id", "ts", *VALUE_FIELDS]
-    sql = (
-        f"INSERT INTO {q(MetricMinute._meta.db_table)} ({', '.join(q(c) for c in columns)}) "
-        f"VALUES ({', '.join(['%s'] * len(columns))}) "
-        f"ON CONFLICT ({q('filesystem_id')}, {q('ts')}) DO UPDATE SET "
-        + ", ".join(f"{q(c)} = excluded.{q(c)}" for c in VALUE_FIELDS)
+    columns = ", ".join(q(c) for c in ("filesystem_id", "ts", *VALUE_FIELDS))
+    conflict = (
+        "DO NOTHING"
+        if only_gaps
+        else "DO UPDATE SET " + ", ".join(f"{q(c)} = excluded.{q(c)}" for c in VALUE_FIELDS)
     )
-    adapt = connection.ops.adapt_datetimefield_value
-    with connection.cursor() as cursor:
+    table = q(MetricMinute._meta.db_table)
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"CREATE TEMPORARY TABLE IF NOT EXISTS {_STAGE} AS SELECT {columns} "
+                f"FROM {table} WITH NO DATA"
+            )
+            with cursor.cursor.copy(f"COPY {_STAGE} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cursor.execute(
+                f"WITH staged AS (DELETE FROM {_STAGE} RETURNING {columns}) "
+                f"INSERT INTO {table} ({columns}) SELECT {columns} FROM staged "
+                f"ON CONFLICT ({q('filesystem_id')}, {q('ts')}) {conflict}"
+            )
+            return cursor.rowcount
+        sql = (
+            f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * (len(VALUE_FIELDS) + 2))}) "
+            f"ON CONFLICT ({q('filesystem_id')}, {q('ts')}) {conflict}"
+        )
+        adapt = connection.ops.adapt_datetimefield_value
+        written = 0
         for i in range(0, len(rows), 2000):
             cursor.executemany(sql, [(r[0], adapt(r[1]), *r[2:]) for r in rows[i : i + 2000]])
-    return len(rows)
-
-
-def minutes_present(
-    filesystem_ids: Sequence[int], start: datetime, end: datetime
-) -> set[tuple[int, datetime]]:
-    """(file system, minute) of every row in [start, end): what the late look leaves alone."""
-    rows = MetricMinute.objects.filter(
-        filesystem_id__in=filesystem_ids, ts__gte=start, ts__lt=end
-    ).values_list("filesystem_id", "ts")
-    return {(pk, ts.astimezone(UTC)) for pk, ts in rows.iterator(chunk_size=5000)}
+            written += cursor.rowcount
+        return written
 
 
 #: What a verdict reads (forecast.filesystem_verdict): fewer columns, a faster cycle.
@@ -122,22 +162,47 @@ def load_samples(
     fields: Sequence[str] = VALUE_FIELDS,
 ) -> dict[int, list[Sample]]:
     """Samples of ``[start, end)`` per file system, ascending; absent rows are gaps. Only
-    ``fields`` are read (the others stay None)."""
+    ``fields`` are read (the others stay None).
+
+    A verdict reads three hours of every file system of a region, some 180 rows each, over
+    the same 180 minutes: each minute is read as a number (PostgreSQL) or text (SQLite) and
+    turned into a datetime once, not once per row through the driver's timestamp parser."""
     model = MetricMinute if resolution == MINUTE else MetricHour
-    extra = () if resolution == MINUTE else ("minutes",)
-    columns = ("filesystem_id", "ts", *fields, *extra)
-    rows = (
-        model.objects.filter(filesystem_id__in=filesystem_ids, ts__gte=start, ts__lt=end)
-        .order_by("filesystem_id", "ts")
-        .values_list(*columns)
+    if not filesystem_ids:
+        return {}
+    q = connection.ops.quote_name
+    ts = q("ts")
+    when = f"date_part('epoch', {ts})" if connection.vendor == "postgresql" else f"{ts} || ''"
+    extra = "" if resolution == MINUTE else f", {q('minutes')}"
+    sql = (
+        f"SELECT {q('filesystem_id')}, {when}, {', '.join(q(f) for f in fields)}{extra} "
+        f"FROM {q(model._meta.db_table)} WHERE {q('filesystem_id')} IN "
+        f"({', '.join(['%s'] * len(filesystem_ids))}) AND {ts} >= %s AND {ts} < %s "
+        f"ORDER BY {q('filesystem_id')}, {ts}"
     )
+    adapt = connection.ops.adapt_datetimefield_value
     out: dict[int, list[Sample]] = {pk: [] for pk in filesystem_ids}
+    moments: dict[object, datetime] = {}
     n = len(fields)
-    for row in rows.iterator(chunk_size=5000):
-        period = 60 if resolution == MINUTE else max(1, row[-1]) * 60
-        values = dict(zip(fields, row[2 : 2 + n], strict=True))
-        out[row[0]].append(Sample(row[1], period, **values))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*filesystem_ids, adapt(start), adapt(end)])
+        while batch := cursor.fetchmany(5000):
+            for row in batch:
+                moment = moments.get(row[1])
+                if moment is None:
+                    moment = moments[row[1]] = _moment(row[1])
+                period = 60 if resolution == MINUTE else max(1, row[-1]) * 60
+                values = dict(zip(fields, row[2 : 2 + n], strict=True))
+                out[row[0]].append(sample_of(moment, period, values))
     return out
+
+
+def _moment(raw: float | str) -> datetime:
+    """A minute as ``load_samples`` reads it: epoch seconds, or SQLite's UTC text."""
+    if isinstance(raw, str):
+        moment = datetime.fromisoformat(raw)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return datetime.fromtimestamp(raw, UTC)
 
 
 #: What the file system page's charts draw (``charts.charts``): fewer aggregates to compute.

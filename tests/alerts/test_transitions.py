@@ -52,3 +52,24 @@ def test_it_keeps_figures_that_json_cannot_hold_as_text(gadget):
     when = datetime(2026, 11, 22, tzinfo=UTC)
     flip = alerts.record(gadget, Verdict(Status.OK, "fine", {"since": when, "ids": ["a", 1]}))
     assert flip.figures == {"since": str(when), "ids": ["a", 1]}
+
+
+def test_it_records_many_subjects_with_the_reasons_in_one_batch_and_flips_one_by_one():
+    region = Region.objects.create(kind=Region.Kind.SITE, code="lab")
+    steady, flipping, raced = (
+        Gadget.objects.create(region=region, name=n, status="ok", reason="fine")
+        for n in ("g1", "g2", "g3")
+    )
+    Gadget.objects.filter(pk=raced.pk).update(status="warning")  # another worker moved it
+    moved = alerts.record_many(
+        [
+            (steady, Verdict(Status.OK, "still fine")),
+            (flipping, Verdict(Status.CRITICAL, "down")),
+            (raced, Verdict(Status.OK, "fine, says a stale reader")),
+        ]
+    )
+    assert [(t.subject, t.new_status) for t in moved] == [(flipping, "critical")]
+    reasons = dict(Gadget.objects.values_list("name", "reason"))
+    # The batch keeps the compare-and-set: a subject whose status moved keeps its reason.
+    assert reasons == {"g1": "still fine", "g2": "down", "g3": "fine"}
+    assert steady.reason == "still fine"

@@ -31,6 +31,7 @@ from apps.efs.cloudwatch_plan import (
     with_late_look,
     yace_style_query_count,
 )
+from apps.efs.metrics import Sample
 from tests.conftest import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES
@@ -470,3 +471,27 @@ def test_a_duplicate_across_pages_is_dropped_too():
     collected = samples_from_responses(pages)
     assert all(s.percent_io_limit is None for s in collected.samples[FS_B])
     assert collected.dropped_count == 2
+
+
+def test_it_drops_every_copy_of_a_value_sent_three_times_and_a_stamp_that_is_no_time():
+    pages = [
+        {"MetricDataResults": [_result("iolimit_max", [_minute(0)] * 3, [10.0, 20.0, 30.0])]},
+        {"MetricDataResults": [_result("credits_min", [[2026], None, _minute(1)], [1, 2, 3])]},
+    ]
+    collected = samples_from_responses(pages)
+    assert collected.rows[FS_B] == {_minute(0): {}, _minute(1): {"burst_credit_balance": 3.0}}
+    assert type(collected.rows[FS_B][_minute(1)]["burst_credit_balance"]) is float
+    assert [str(d) for d in collected.dropped] == [
+        f"{FS_B} BurstCreditBalance Minimum: 2 without a timestamp",
+        f"{FS_B} PercentIOLimit Maximum: 3 duplicate timestamp",
+    ]
+
+
+def test_its_rows_and_its_samples_say_the_same():
+    window = Window(_minute(0), _minute(4))
+    collected = samples_from_responses(PAGES, window=window, filesystem_ids=[FS_A, FS_B])
+    for fs, samples in collected.samples.items():
+        assert [s.timestamp for s in samples] == [_minute(i) for i in range(4)]
+        for s in samples:
+            values = collected.rows[fs].get(s.timestamp, {})
+            assert s == Sample(s.timestamp, 60, **values)

@@ -212,3 +212,29 @@ def test_it_reads_a_months_usage_in_hours_with_the_p95_and_peak_of_the_minutes(f
     # Only hour rows in the window: the p95 and peak of their hourly rates.
     old = history.usage([fs.pk], now - timedelta(days=30), now - timedelta(days=1), now)
     assert old[fs.pk][1:] == (1.0, 1.0)
+
+
+def test_it_fills_only_the_gaps_when_asked_to_and_counts_what_it_wrote(fs):
+    history.save_minutes({fs.pk: {T0: {"total_bytes": 1.0}}})
+    later = T0 + timedelta(minutes=1)
+    late = {fs.pk: {T0: {"total_bytes": 99.0}, later: {"total_bytes": 2.0, "total_count": 1.0}}}
+    assert history.save_minutes(late, only_gaps=True) == 1
+    rows = list(MetricMinute.objects.order_by("ts").values_list("total_bytes", "total_count"))
+    assert rows == [(1.0, None), (2.0, 1.0)]  # the kept minute is not rewritten
+    assert history.save_minutes(late) == 2  # an ordinary save updates
+    assert MetricMinute.objects.get(ts=T0).total_bytes == 99.0
+
+
+def test_it_skips_minutes_that_have_no_value_left(fs):
+    # A minute whose only value was dropped (a duplicate) comes as an empty dict: a gap.
+    assert history.save_minutes({fs.pk: {T0: {}}}) == 0
+    assert not MetricMinute.objects.exists()
+
+
+def test_it_reads_back_the_exact_moment_of_each_row(fs):
+    odd = T0 + timedelta(seconds=7, microseconds=123457)
+    history.save_samples({fs.pk: [Sample(odd, total_bytes=1.0), Sample(T0, total_bytes=2.0)]})
+    got = history.load_samples([fs.pk], T0, T0 + timedelta(minutes=1))[fs.pk]
+    assert [s.timestamp for s in got] == [T0, odd]
+    assert all(s.timestamp.tzinfo is UTC for s in got)
+    assert got[0] == Sample(T0, total_bytes=2.0)

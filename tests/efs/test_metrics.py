@@ -34,6 +34,7 @@ from apps.efs.metrics import (
     ops_headroom,
     percentile,
     requests_per_second_at,
+    sample_of,
     throughput_utilisation_pct,
 )
 from tests.conftest import SHARED_FIXTURES
@@ -295,3 +296,13 @@ def test_it_never_gives_less_than_the_minimums(standard_bytes):
 @given(st.floats(min_value=0, max_value=1e12), st.booleans())
 def test_it_never_meters_a_request_below_4_kib(size, is_read):
     assert metered_request_bytes(size, is_read=is_read) >= 4096
+
+
+def test_a_sample_built_the_fast_way_is_the_same_sample():
+    t = datetime(2026, 3, 1, tzinfo=UTC)
+    fast = sample_of(t, 60, {"metered_bytes": 1.0, "percent_io_limit": None})
+    assert fast == Sample(t, 60, metered_bytes=1.0)
+    assert hash(fast) == hash(Sample(t, 60, metered_bytes=1.0))
+    assert fast.data_read_bytes is None and fast.has_data()
+    with pytest.raises(AttributeError):
+        fast.metered_bytes = 2.0  # still frozen

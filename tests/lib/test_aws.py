@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -20,6 +22,19 @@ def test_it_retries_in_adaptive_mode_with_timeouts(settings):
     assert config.retries["total_max_attempts"] == settings.AWS_MAX_ATTEMPTS
     assert config.connect_timeout == settings.AWS_CONNECT_TIMEOUT
     assert config.read_timeout == settings.AWS_READ_TIMEOUT
+
+
+def test_it_checks_requests_against_the_model_unless_told_not_to(aws):
+    from datetime import UTC, datetime
+
+    from botocore.exceptions import ParamValidationError
+
+    incomplete = {"StartTime": datetime(2026, 1, 1, tzinfo=UTC), "EndTime": datetime.now(UTC)}
+    with pytest.raises(ParamValidationError):  # no MetricDataQueries: refused before sending
+        factory.client("cloudwatch", "eu-west-1").get_metric_data(**incomplete)
+    unchecked = factory.client("cloudwatch", "eu-west-1", validate=False)
+    with contextlib.suppress(ClientError):
+        unchecked.get_metric_data(**incomplete)  # sent: the endpoint judges it
 
 
 @pytest.mark.parametrize("region", ["ap-east-1", "me-south-1", "eu-west-1", "us-east-1"])
