@@ -13,22 +13,28 @@ from typing import Any
 
 
 def latest(chart: dict[str, Any]) -> dict[str, Any]:
-    """``{"at": datetime | None, "values": [(label, value, unit)]}``: each series' last value
-    that is not a gap (None when it has none)."""
+    """``{"at": datetime | None, "values": [(label, value, unit, at)]}``: each series' last
+    value that is not a gap (None when it has none). When every series that has a value has it
+    at the same x, that time is the chart's ``at`` and each series' is None; otherwise (a
+    forecast reaching hours past the last measurement) each value carries its own time, so a
+    measured value is never shown at a time it was not measured."""
     xs = chart.get("x") or []
-    values = []
-    last_x = None
+    found: list[tuple[str, float | None, str, int | None]] = []
     for series in chart.get("series", []):
-        found = None
-        for i in range(len(series.get("values", [])) - 1, -1, -1):
-            if series["values"][i] is not None:
-                found = series["values"][i]
-                if i < len(xs):
-                    last_x = max(last_x or xs[i], xs[i])
-                break
-        values.append((series.get("label", ""), found, series.get("unit", "")))
-    at = datetime.fromtimestamp(last_x, UTC) if last_x is not None else None
-    return {"at": at, "values": values}
+        values = series.get("values", [])
+        last = next((i for i in range(len(values) - 1, -1, -1) if values[i] is not None), None)
+        value = None if last is None else values[last]
+        x = xs[last] if last is not None and last < len(xs) else None
+        found.append((series.get("label", ""), value, series.get("unit", ""), x))
+    times = {x for *_, x in found if x is not None}
+
+    def moment(x: int | None) -> datetime | None:
+        return None if x is None else datetime.fromtimestamp(x, UTC)
+
+    if len(times) <= 1:
+        at = moment(times.pop()) if times else None
+        return {"at": at, "values": [(label, v, unit, None) for label, v, unit, _ in found]}
+    return {"at": None, "values": [(label, v, unit, moment(x)) for label, v, unit, x in found]}
 
 
 def to_csv(chart: dict[str, Any]) -> str:

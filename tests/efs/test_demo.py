@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -80,6 +82,12 @@ def test_it_draws_the_demo_file_system_page_with_a_dashed_forecast(
     assert forecast["label"] == "Forecast" and forecast["dash"] is True
     assert forecast["values"][-1] == 0.0 and credits["x"][-1] > credits["x"][0]
     assert "credits run out in" in page.content.decode()
+    # The text alternative shows the measured balance at its own time, not the forecast's end.
+    text = page.content.decode()
+    assert re.search(
+        r"Latest: Burst credits [0-9.]+ GiB\s+\(<time[^>]*>[^<]+</time>\) · Forecast 0 GiB\s+\(<time",
+        text,
+    )
 
 
 def test_it_lists_the_demo_fleet_on_the_region_page(builds_regions, logged_in_client):

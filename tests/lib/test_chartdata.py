@@ -15,9 +15,25 @@ CHART = {
 
 def test_it_takes_each_series_last_value_that_is_not_a_gap():
     found = latest(CHART)
-    assert found["values"] == [("Read", 2.25, "MiB/s"), ("Write", None, "MiB/s")]
+    assert found["values"] == [("Read", 2.25, "MiB/s", None), ("Write", None, "MiB/s", None)]
     assert found["at"] == datetime.fromtimestamp(1764000060, UTC)
     assert latest({}) == {"at": None, "values": []}
+
+
+def test_a_forecast_past_the_last_measurement_keeps_each_value_at_its_own_time():
+    chart = {
+        "x": [1764000000, 1764000060, 1764000120],
+        "series": [
+            {"label": "Burst credits", "unit": "GiB", "values": [173.0, None, None]},
+            {"label": "Forecast", "unit": "GiB", "values": [173.0, 80.0, 0.0]},
+        ],
+    }
+    found = latest(chart)
+    assert found["at"] is None
+    assert found["values"] == [
+        ("Burst credits", 173.0, "GiB", datetime.fromtimestamp(1764000000, UTC)),
+        ("Forecast", 0.0, "GiB", datetime.fromtimestamp(1764000120, UTC)),
+    ]
 
 
 def test_it_writes_gaps_as_empty_cells_never_zero():
