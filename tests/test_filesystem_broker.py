@@ -22,8 +22,9 @@ def test_the_embedded_broker_uses_the_whole_message_transport():
 
 
 def test_a_reader_polling_during_writes_gets_every_message_whole(tmp_path):
-    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
-    options["store_processed"] = False
+    folder = str(tmp_path)
+    options = {"data_folder_in": folder, "data_folder_out": folder, "store_processed": False}
+    options["control_folder"] = str(tmp_path / "control")  # else ./control, in the checkout
 
     def produce() -> None:
         with Connection("filesystem://", transport=TRANSPORT, transport_options=options) as conn:
