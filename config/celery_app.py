@@ -17,11 +17,16 @@ from typing import Any
 
 from celery import Celery
 
+from . import filesystem_broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
 #: Queues of apps that are not concerns, by tasks module.
 OTHER_QUEUES = {"apps.alerts.tasks": "alerts"}
 DEFAULT_QUEUE = "default"
+
+# filesystem:// (the embedded broker) with each message written whole before it is read.
+filesystem_broker.install()
 
 app = Celery("vigil")
 app.config_from_object("django.conf:settings", namespace="CELERY")

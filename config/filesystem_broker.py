@@ -9,7 +9,9 @@ JSONDecodeError stops its consumer ("Unrecoverable error": celery/kombu#1551). S
 same folder, which ``_get`` never matches (it reads ``<name>.<queue>.msg``), and renamed into
 place, which is atomic: a reader sees no file or the whole message.
 
-Used by ``CELERY_BROKER_TRANSPORT`` when ``CELERY_BROKER_URL`` is ``filesystem://``.
+``install()`` (called by ``config.celery_app``, which every web, worker and beat process
+imports before it connects) makes this the transport of the ``filesystem://`` scheme, so the
+broker is still chosen by its URL alone and a ``redis://`` or ``amqp://`` URL is untouched.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from time import monotonic
 from typing import Any
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import TRANSPORT_ALIASES, filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
@@ -49,3 +51,8 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+def install() -> None:
+    """``filesystem://`` means this transport from now on, in this process."""
+    TRANSPORT_ALIASES["filesystem"] = f"{__name__}:Transport"

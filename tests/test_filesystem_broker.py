@@ -8,17 +8,25 @@ import os
 import threading
 from queue import Empty
 
-from django.conf import settings
 from kombu import Connection
+from kombu.transport import get_transport_cls
+
+from config.filesystem_broker import Transport
 
 TRANSPORT = "config.filesystem_broker:Transport"
 MESSAGES = 300
 BODY = "x" * 300_000  # a big message: writing it takes long enough for a reader to look
 
 
-def test_the_embedded_broker_uses_the_whole_message_transport():
-    if settings.CELERY_BROKER_URL == "filesystem://":
-        assert settings.CELERY_BROKER_TRANSPORT == TRANSPORT
+def test_the_filesystem_scheme_means_the_whole_message_transport_and_other_urls_are_untouched():
+    from config.celery_app import app  # installs it, as every Vigil process does
+
+    assert get_transport_cls("filesystem") is Transport
+    assert get_transport_cls("redis") is not Transport
+    with app.connection_for_write("redis://127.0.0.1:1/0") as conn:
+        assert conn.transport_cls == "redis"
+    with app.connection_for_write("filesystem://") as conn:
+        assert isinstance(conn.transport, Transport)
 
 
 def test_a_reader_polling_during_writes_gets_every_message_whole(tmp_path):

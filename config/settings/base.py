@@ -429,8 +429,6 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(_broker_dir / "control"),  # else ./control in the working dir
         "store_processed": False,
     }
-    # kombu's transport with each message written whole before a worker can read it.
-    CELERY_BROKER_TRANSPORT = "config.filesystem_broker:Transport"
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
