@@ -10,6 +10,7 @@ to test-output/axe.json, and the region pane of the demo region to test-output/r
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import timedelta
 
@@ -281,7 +282,8 @@ def test_the_polled_home_page_keeps_its_tiles_title_and_icon(live_server, demo_s
     page = browser_page
     _log_in(page, live_server.url)
     before = page.title()
-    assert before.startswith("(1 critical) Regions")
+    # How many are critical depends on the demo's time of day (its scratch file system drains).
+    assert re.match(r"\(\d+ critical\) Regions", before), before
     page.evaluate("document.title = 'stale'")
     page.evaluate(
         """() => new Promise(done => { document.body.addEventListener('htmx:afterSettle',

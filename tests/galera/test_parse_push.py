@@ -115,6 +115,8 @@ def test_a_node_cut_from_the_group_is_critical_and_lost_from_the_headroom(
     node3.execute("SET GLOBAL wsrep_cluster_address=''")  # leaves the group for real
     try:
         _wait_disconnected(node3)
+        for survivor in (galera.node("node1"), galera.node("node2")):
+            _wait_view_without_node3(survivor)  # else a poll may read the view change half done
         agents("node3")  # it still answers locally, and says it is cut off
         agents("node2")
         assert tasks.poll_cluster(cluster.pk) == "critical"
@@ -144,6 +146,17 @@ def reconnect(galera: GaleraCluster, node: ClusterNode) -> None:
         galera.kill(node)
         galera.rejoin(node)
     galera.wait_size(4)
+
+
+def _wait_view_without_node3(node: ClusterNode) -> None:
+    def settled() -> bool:
+        status = node.status()
+        return status.get("wsrep_cluster_size") == "3" and (
+            status.get("wsrep_cluster_status"),
+            status.get("wsrep_local_state_comment"),
+        ) == ("Primary", "Synced")
+
+    wait_for(settled, 30, f"{node.name} to be Primary and Synced in a group of 3")
 
 
 def _wait_disconnected(node: ClusterNode) -> None:
