@@ -26,7 +26,7 @@ from typing import Any
 from kombu.exceptions import ChannelError
 from kombu.transport import TRANSPORT_ALIASES, filesystem
 from kombu.utils.encoding import str_to_bytes
-from kombu.utils.json import dumps
+from kombu.utils.json import dumps, loads
 
 
 class Channel(filesystem.Channel):
@@ -47,6 +47,28 @@ class Channel(filesystem.Channel):
             with suppress(OSError):
                 os.unlink(part)
             raise ChannelError(f"Cannot add file {name!r} to {folder!r}") from exc
+
+    def _queue_bind(self, exchange: str, routing_key: str, pattern: str, queue: str) -> None:
+        """Add ``queue`` to the exchange's table: the new table is written whole, then renamed."""
+        table = self._exchange_file(exchange)
+        self.control_folder.mkdir(exist_ok=True)
+        entry = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        try:
+            with open(table.with_name(f".{table.name}.lock"), "a") as turn:
+                filesystem.lock(turn, filesystem.LOCK_EX)  # released when the file closes
+                try:
+                    queues = [filesystem.exchange_queue_t(*q) for q in loads(table.read_text())]
+                except FileNotFoundError:
+                    queues = []
+                if entry in queues:
+                    return
+                queues.insert(0, entry)
+                fd, part = tempfile.mkstemp(prefix=".", suffix=".part", dir=self.control_folder)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(str_to_bytes(dumps(queues)))
+                os.replace(part, table)
+        except OSError as exc:
+            raise ChannelError(f"Cannot open {table}") from exc
 
 
 class Transport(filesystem.Transport):

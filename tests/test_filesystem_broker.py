@@ -40,11 +40,13 @@ def test_a_reader_polling_during_writes_gets_every_message_whole(tmp_path):
             for i in range(MESSAGES):
                 queue.put({"i": i, "body": BODY})
 
-    writer = threading.Thread(target=produce)
-    writer.start()
     received = []
     with Connection("filesystem://", transport=TRANSPORT, transport_options=options) as conn:
+        # Bound before anything is published, as a worker's queue is: a message published to an
+        # exchange with no queue bound goes nowhere, in AMQP and in kombu alike.
         queue = conn.SimpleQueue("q")
+        writer = threading.Thread(target=produce)
+        writer.start()
         while len(received) < MESSAGES:
             try:  # polls as fast as it can while the writer writes: any error fails the test
                 message = queue.get(timeout=0.001 if writer.is_alive() else 5)
@@ -58,3 +60,44 @@ def test_a_reader_polling_during_writes_gets_every_message_whole(tmp_path):
     writer.join()
     assert received == list(range(MESSAGES))
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".part")]
+
+
+def test_queues_bound_while_others_read_the_exchange_table_are_all_kept_and_read_whole(tmp_path):
+    """kombu created the table empty and then locked it: a publisher read nothing (JSONDecodeError)
+    and two first bindings could overwrite each other."""
+    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
+    options["control_folder"] = str(tmp_path / "control")
+    binders, per_binder = 6, 20
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def bind(n: int) -> None:
+        with Connection("filesystem://", transport=TRANSPORT, transport_options=options) as conn:
+            channel = conn.default_channel
+            channel.exchange_declare("x", "direct")
+            for i in range(per_binder):
+                channel.queue_declare(f"q{n}-{i}")
+                channel.queue_bind(f"q{n}-{i}", exchange="x", routing_key=f"q{n}-{i}")
+
+    def read() -> None:
+        with Connection("filesystem://", transport=TRANSPORT, transport_options=options) as conn:
+            while not done.is_set():
+                try:
+                    conn.default_channel.get_table("x")
+                except BaseException as exc:  # noqa: BLE001  (the test reports any)
+                    errors.append(exc)
+                    return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    threads = [threading.Thread(target=bind, args=(n,)) for n in range(binders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.set()
+    reader.join()
+    assert errors == []
+    with Connection("filesystem://", transport=TRANSPORT, transport_options=options) as conn:
+        table = conn.default_channel.get_table("x")
+    assert len({q.queue for q in table}) == binders * per_binder
