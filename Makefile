@@ -36,6 +36,7 @@ lock: $(BIN)/uv
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 base.in -o base.txt
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 demo.in -o demo.txt
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 test.in -o test.txt
+	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 ldap.in -o ldap.txt
 
 # Debian packages the tests drive for real (chromium, nginx, MariaDB Galera, sshd...).
 system-deps:
