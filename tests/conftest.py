@@ -520,6 +520,13 @@ def configure_sign_in(settings, **values: object) -> None:
     merged = {s.name: getattr(settings, s.name) for s in conf.SETTINGS} | values
     for name, value in (merged | conf.sign_in_settings(merged)).items():
         setattr(settings, name, value)
+    policy = settings.CONTENT_SECURITY_POLICY
+    directives = policy["DIRECTIVES"]
+    form_action = ["'self'", *conf.form_targets(merged)]
+    settings.CONTENT_SECURITY_POLICY = {
+        **policy,
+        "DIRECTIVES": {**directives, "form-action": form_action},
+    }
     ldap = "apps.accounts.directory.LDAPBackend"
     backends = [b for b in settings.AUTHENTICATION_BACKENDS if b != ldap]
     settings.AUTHENTICATION_BACKENDS = backends + (

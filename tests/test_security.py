@@ -528,6 +528,8 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
     page.click("#result_list tbody th a")  # the demo account's change form
     page.wait_for_selector("#account_form")
     violations["/admin/regions/account/<pk>/change/"] = page.evaluate("window.__csp")
+    visit("/accounts/2fa/", "main h1")  # allauth's two-factor pages, in Vigil's layout
+    visit("/accounts/reauthenticate/", "#id_password")
     visit("/api/docs/", ".swagger-ui .information-container")
     page.click(".opblock-summary")  # open one operation: its parameters and schema render
     page.wait_for_selector(".opblock-body")
@@ -539,7 +541,7 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
     page.evaluate("document.body.appendChild(document.createElement('script')).text = '1'")
     page.wait_for_function("window.__csp.length > 0")
     assert "script-src" in page.evaluate("window.__csp[0]")
-    assert len(violations) == 9
+    assert len(violations) == 11
 
 
 # --- Roles: every unsafe route, walked as each role --------------------------------------------

@@ -123,6 +123,13 @@ def _need(values: dict[str, Any], when: str, *names: str) -> None:
         raise ImproperlyConfigured(f"{when} is set, so {', '.join(missing)} must be set too")
 
 
+def form_targets(values: dict[str, Any]) -> list[str]:
+    """Origins besides Vigil's that its forms may lead to (CSP ``form-action``, which browsers
+    apply to a form's redirects too): the provider's, for the sign-in button and sign-out."""
+    url = values["VIGIL_OIDC_SERVER_URL"]
+    return [f"{urlsplit(url).scheme}://{urlsplit(url).netloc}"] if url else []
+
+
 def sign_in_settings(values: dict[str, Any]) -> dict[str, Any]:
     """The Django settings of the sign-in ways ``values`` (this module's settings) turn on:
     ``SOCIALACCOUNT_PROVIDERS`` for OpenID Connect, ``AUTH_LDAP_*`` and the LDAP backend."""

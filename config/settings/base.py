@@ -321,6 +321,7 @@ CONTENT_SECURITY_POLICY = {
 
 # --- Sign-in (django-allauth, django-auth-ldap; apps/accounts/conf.py has the VIGIL_* settings) -
 globals().update(accounts_conf.sign_in_settings(globals()))
+CONTENT_SECURITY_POLICY["DIRECTIVES"]["form-action"] += accounts_conf.form_targets(globals())
 if VIGIL_LDAP_ENABLED:  # noqa: F821  (set by sign_in_settings)
     AUTHENTICATION_BACKENDS.append("apps.accounts.directory.LDAPBackend")
 ACCOUNT_ADAPTER = "apps.accounts.adapters.AccountAdapter"
@@ -340,6 +341,8 @@ SOCIALACCOUNT_EMAIL_REQUIRED = False
 SOCIALACCOUNT_STORE_TOKENS = False
 SOCIALACCOUNT_ONLY = False
 SOCIALACCOUNT_REQUESTS_TIMEOUT = 10
+# The provider's redirect URI is <VIGIL_BASE_URL>/accounts/sso/oidc/login/callback/ (config/urls.py).
+SOCIALACCOUNT_OPENID_CONNECT_URL_PREFIX = ""
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
 MFA_TOTP_ISSUER = "Vigil"
 MFA_PASSKEY_LOGIN_ENABLED = False

@@ -155,6 +155,7 @@ def test_it_never_signs_in_to_a_local_account_through_the_directory(
     ],
 )
 def test_it_stops_the_start_on_a_half_given_directory(settings, values, message):
+    pytest.importorskip("django_auth_ldap")  # make test installs it (requirements/ldap.txt)
     good = {s.name: s.default for s in conf.SETTINGS} | {
         "VIGIL_LDAP_SERVER_URI": "ldap://dc1.example.com",
         "VIGIL_LDAP_USER_SEARCH_BASE": "ou=people,dc=example,dc=com",
