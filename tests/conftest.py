@@ -486,7 +486,7 @@ def log_in(
     """Log the browser page in through the login form (as ``admin`` unless told), then on to
     the page ``then``."""
     page.goto(f"{base_url}/accounts/login/" + (f"?next={then}" if then else ""))
-    page.fill("#id_username", username)
+    page.fill("#id_login", username)
     page.fill("#id_password", password)
     page.click("button[type=submit]")
 

@@ -517,7 +517,7 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
         page.wait_for_selector(ready)
         violations[path] = page.evaluate("window.__csp")
 
-    visit("/accounts/login/", "#id_username")
+    visit("/accounts/login/", "#id_login")
     log_in(page, live_server.url)
     page.wait_for_selector("#tiles .tile")
     visit("/", "#tiles .tile")
