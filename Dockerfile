@@ -7,8 +7,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PATH=/opt/venv/bin:$PATH
 
 RUN python -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir uv==0.13.9
-COPY requirements/base.txt /tmp/requirements.txt
-RUN uv pip install --no-cache --python /opt/venv/bin/python -r /tmp/requirements.txt
+COPY requirements/base.txt requirements/ldap.txt /tmp/
+RUN uv pip install --no-cache --python /opt/venv/bin/python -r /tmp/base.txt
+# LDAP sign-in: python-ldap is built against libldap and libsasl2, whose run-time libraries stay.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev libldap2-dev libsasl2-dev \
+    && uv pip install --no-cache --python /opt/venv/bin/python -r /tmp/ldap.txt \
+    && apt-mark manual 'libldap-2.5-0' 'libsasl2-2' \
+    && apt-get purge -y --auto-remove gcc libc6-dev libldap2-dev libsasl2-dev \
+    && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --system --home /app --uid 1000 vigil
 WORKDIR /app

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 UV_VERSION := 0.13.9
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run check test lint fmt lock system-deps clean
+.PHONY: run check test lint fmt lock system-deps ldap clean
 
 run: $(VENV)/.demo
 	$(BIN)/python -m config.run
@@ -16,7 +16,7 @@ run: $(VENV)/.demo
 check: lint
 	env -u DATABASE_URL $(BIN)/pytest -m "not services and not slow" -n 2 -q -p no:schemathesis
 
-test: $(VENV)/.test system-deps
+test: $(VENV)/.test system-deps $(VENV)/.ldap
 	cd tests/js && npm ci --no-audit --no-fund --silent
 	$(BIN)/pytest
 
@@ -36,6 +36,7 @@ lock: $(BIN)/uv
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 base.in -o base.txt
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 demo.in -o demo.txt
 	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 test.in -o test.txt
+	cd requirements && ../$(BIN)/uv pip compile -q --python-version 3.11 ldap.in -o ldap.txt
 
 # Debian packages the tests drive for real (chromium, nginx, MariaDB Galera, sshd...).
 system-deps:
@@ -66,6 +67,15 @@ $(VENV)/.demo: requirements/demo.txt | $(BIN)/uv
 $(VENV)/.test: requirements/test.txt | $(BIN)/uv
 	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/test.txt
 	@touch $@ $(VENV)/.demo
+
+# LDAP sign-in (django-auth-ldap): python-ldap builds against Debian's libldap2-dev and
+# libsasl2-dev (requirements/apt.txt), so `make test` installs it after them; `make run`
+# only with `make ldap` first.
+$(VENV)/.ldap: requirements/ldap.txt | $(BIN)/uv system-deps
+	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements/ldap.txt
+	@touch $@
+
+ldap: system-deps $(VENV)/.ldap
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache test-output

@@ -3,8 +3,10 @@ login, and the API under /api/."""
 
 from __future__ import annotations
 
+from allauth.account import views as allauth_views
+from allauth.socialaccount import views as social_views
+from allauth.socialaccount.providers.openid_connect import urls as oidc_urls
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from apps.accounts import views as account_views
@@ -12,8 +14,20 @@ from apps.regions import concerns
 
 urlpatterns = [
     path("", include("apps.regions.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Sign-in (django-allauth): only the flows Vigil uses; nobody signs up, resets or mails.
+    path("accounts/login/", account_views.sign_in, name="account_login"),
+    path("accounts/logout/", allauth_views.logout, name="account_logout"),
+    path("accounts/inactive/", allauth_views.account_inactive, name="account_inactive"),
+    path("accounts/reauthenticate/", allauth_views.reauthenticate, name="account_reauthenticate"),
+    path("accounts/2fa/", include("allauth.mfa.urls")),  # TOTP, recovery codes, WebAuthn
+    path("accounts/sso/", include(oidc_urls)),  # <provider>/login/ and its callback
+    path("accounts/sso/signup/", social_views.signup, name="socialaccount_signup"),
+    path("accounts/sso/error/", social_views.login_error, name="socialaccount_login_error"),
+    path(
+        "accounts/sso/cancelled/",
+        social_views.login_cancelled,
+        name="socialaccount_login_cancelled",
+    ),
     path("accounts/", include("apps.accounts.urls")),
     path("alerts/", include("apps.alerts.urls")),
     *concerns.url_patterns(),  # /<key>/ -> each concern's urls.py (apps/regions/concerns.py)

@@ -46,6 +46,8 @@ SERVICE_FIXTURES = {
     "chromium": "browser",
     "hosts_entry": "hosts",
     "redis": "redis",
+    "slapd": "ldap",
+    "oidc_provider": "oidc",
 }
 SERVICE_MODULES = {
     "tests/alerts/test_rabbitmq.py": "rabbitmq",
@@ -484,7 +486,7 @@ def log_in(
     """Log the browser page in through the login form (as ``admin`` unless told), then on to
     the page ``then``."""
     page.goto(f"{base_url}/accounts/login/" + (f"?next={then}" if then else ""))
-    page.fill("#id_username", username)
+    page.fill("#id_login", username)
     page.fill("#id_password", password)
     page.click("button[type=submit]")
 
@@ -508,3 +510,50 @@ def axe_source() -> str:
             ["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=AXE_DIR, check=True
         )
     return script.read_text()
+
+
+def configure_sign_in(settings, **values: object) -> None:
+    """Turn on sign-in ways for a test as the environment would: ``values`` are VIGIL_* settings
+    of apps/accounts/conf.py, turned into allauth's and django-auth-ldap's settings by it."""
+    from apps.accounts import conf
+
+    merged = {s.name: getattr(settings, s.name) for s in conf.SETTINGS} | values
+    for name, value in (merged | conf.sign_in_settings(merged)).items():
+        setattr(settings, name, value)
+    policy = settings.CONTENT_SECURITY_POLICY
+    directives = policy["DIRECTIVES"]
+    form_action = ["'self'", *conf.form_targets(merged)]
+    settings.CONTENT_SECURITY_POLICY = {
+        **policy,
+        "DIRECTIVES": {**directives, "form-action": form_action},
+    }
+    ldap = "apps.accounts.directory.LDAPBackend"
+    backends = [b for b in settings.AUTHENTICATION_BACKENDS if b != ldap]
+    settings.AUTHENTICATION_BACKENDS = backends + (
+        [ldap] if merged["VIGIL_LDAP_SERVER_URI"] else []
+    )
+
+
+@pytest.fixture(scope="session")
+def slapd() -> Iterator[object]:
+    """Debian's slapd on loopback with a small directory and a CA of its own (one per session;
+    a test that changes a group puts it back)."""
+    from tests.services.slapd import Slapd
+
+    server = Slapd().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(live_server) -> Iterator[object]:
+    """oidc-provider (Node.js) on loopback, its client's redirect pointing at the live server."""
+    from tests.services.oidc import OidcProvider
+
+    provider = OidcProvider(live_server.url).start()
+    try:
+        yield provider
+    finally:
+        provider.stop()

@@ -34,8 +34,16 @@ HOST_NAME = "planted-host"
 
 # Routes anyone may open, each with the reason. Everything else must refuse an anonymous client.
 PUBLIC_ROUTES = {
-    "login": "the login page itself",
-    "admin:login": "the admin's login page (Django exempts it; it logs in like the login page)",
+    "account_login": "the sign-in page itself",
+    "admin:login": "the admin's login page: it sends an anonymous visitor to the sign-in page",
+    "account_logout": "signing out; an anonymous visitor is sent to the sign-in page",
+    "account_inactive": "says an account is inactive, to whoever a sign-in refused for it",
+    "openid_connect_login": "starts a sign-in at the OpenID Connect provider",
+    "openid_connect_callback": "where the provider sends the browser back, before any session",
+    "socialaccount_login_error": "says a provider's sign-in failed, before any session",
+    "socialaccount_login_cancelled": "says a provider's sign-in was cancelled",
+    "socialaccount_signup": "a provider's first sign-in, when allauth cannot finish it alone",
+    "mfa_authenticate": "the second step of a sign-in: the code, before the session exists",
     "healthz": "load balancers and Docker probe it without a session; it says ok or not, no data",
     "favicon": "browsers ask for it before logging in; the neutral icon, no status in it",
 }
@@ -157,7 +165,7 @@ def unprotected_routes(client, values: dict[str, str]) -> list[str]:
     return problems
 
 
-PLAIN_VALUES = {"concern": "efs", "format": "json", "name": HOST_NAME}
+PLAIN_VALUES = {"concern": "efs", "format": "json", "name": HOST_NAME, "provider_id": "oidc"}
 
 
 @pytest.mark.django_db
@@ -191,7 +199,7 @@ def test_it_catches_a_route_added_without_auth(client):
 @pytest.mark.django_db
 def test_it_lets_anyone_reach_the_public_routes(client):
     assert client.get("/accounts/login/").status_code == 200
-    assert client.get("/admin/login/").status_code == 200
+    assert client.get("/admin/login/")["Location"] == "/accounts/login/?next=%2Fadmin%2F"
     assert client.get("/healthz").status_code == 200
     assert client.get("/favicon.ico")["Content-Type"] == "image/svg+xml"
 
@@ -338,7 +346,7 @@ def test_it_never_shows_or_logs_a_planted_secret(client, planted, caplog, settin
 
     delivery.send_due()  # the webhook, PagerDuty and Slack channels fail: nothing listens
     # A failed login with a planted password, then a wrong and a right API key.
-    client.post("/accounts/login/", {"username": "planted-admin", "password": secrets["API key"]})
+    client.post("/accounts/login/", {"login": "planted-admin", "password": secrets["API key"]})
     client.get("/api/regions/", headers={"Authorization": f"Bearer {secrets['API key']}x"})
     values = {
         **PLAIN_VALUES,
@@ -403,13 +411,13 @@ def test_it_refuses_a_login_post_without_its_csrf_token(user):
     from django.test import Client
 
     client = Client(enforce_csrf_checks=True)
-    response = client.post("/accounts/login/", {"username": "oncall", "password": "correct horse"})
+    response = client.post("/accounts/login/", {"login": "oncall", "password": "correct horse"})
     assert response.status_code == 403
     page = client.get("/accounts/login/")
     token = page.cookies["csrftoken"].value
     response = client.post(
         "/accounts/login/",
-        {"username": "oncall", "password": "correct horse", "csrfmiddlewaretoken": token},
+        {"login": "oncall", "password": "correct horse", "csrfmiddlewaretoken": token},
     )
     assert response.status_code == 302 and "Content-Security-Policy" in response
 
@@ -509,7 +517,7 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
         page.wait_for_selector(ready)
         violations[path] = page.evaluate("window.__csp")
 
-    visit("/accounts/login/", "#id_username")
+    visit("/accounts/login/", "#id_login")
     log_in(page, live_server.url)
     page.wait_for_selector("#tiles .tile")
     visit("/", "#tiles .tile")
@@ -520,6 +528,8 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
     page.click("#result_list tbody th a")  # the demo account's change form
     page.wait_for_selector("#account_form")
     violations["/admin/regions/account/<pk>/change/"] = page.evaluate("window.__csp")
+    visit("/accounts/2fa/", "main h1")  # allauth's two-factor pages, in Vigil's layout
+    visit("/accounts/reauthenticate/", "#id_password")
     visit("/api/docs/", ".swagger-ui .information-container")
     page.click(".opblock-summary")  # open one operation: its parameters and schema render
     page.wait_for_selector(".opblock-body")
@@ -531,14 +541,31 @@ def test_it_shows_every_kind_of_page_in_chromium_without_a_csp_violation(
     page.evaluate("document.body.appendChild(document.createElement('script')).text = '1'")
     page.wait_for_function("window.__csp.length > 0")
     assert "script-src" in page.evaluate("window.__csp[0]")
-    assert len(violations) == 9
+    assert len(violations) == 11
 
 
 # --- Roles: every unsafe route, walked as each role --------------------------------------------
 
 # Unsafe routes a viewer may use, each with the reason.
 VIEWER_MAY = {
-    "logout": "anyone may log out",
+    "account_logout": "anyone may sign out",
+    "account_login": "signing in again, as someone else",
+    "account_reauthenticate": "confirming one's own password before changing two-factor",
+    "openid_connect_login": "signing in again through the provider",
+    "openid_connect_callback": "the provider's answer to a sign-in",
+    "socialaccount_signup": "a provider's first sign-in",
+    "mfa_index": "everyone manages their own two-factor",
+    "mfa_reauthenticate": "confirming one's own second factor before changing it",
+    "mfa_activate_totp": "everyone manages their own two-factor",
+    "mfa_deactivate_totp": "everyone manages their own two-factor",
+    "mfa_view_recovery_codes": "everyone manages their own two-factor",
+    "mfa_generate_recovery_codes": "everyone manages their own two-factor",
+    "mfa_download_recovery_codes": "everyone manages their own two-factor",
+    "mfa_list_webauthn": "everyone manages their own two-factor",
+    "mfa_add_webauthn": "everyone manages their own two-factor",
+    "mfa_remove_webauthn": "everyone manages their own two-factor",
+    "mfa_edit_webauthn": "everyone manages their own two-factor",
+    "mfa_reauthenticate_webauthn": "everyone manages their own two-factor",
     "accounts:preferences": "everyone sets their own colour scheme and time zone",
     "accounts:api-keys": "everyone manages their own API keys (a viewer's are read-only)",
     "accounts:revoke-api-key": "everyone may revoke their own API keys",

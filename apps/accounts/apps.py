@@ -27,3 +27,11 @@ class AccountsConfig(AppConfig):
         from apps.lib.keep import refuse_deleting_history
 
         pre_delete.connect(refuse_deleting_history, dispatch_uid="vigil-keep-history")
+
+        from django.contrib.auth import signals
+
+        from . import receivers
+
+        signals.user_logged_in.connect(receivers.signed_in, dispatch_uid="vigil-signed-in")
+        signals.user_login_failed.connect(receivers.sign_in_failed, dispatch_uid="vigil-failed")
+        signals.user_logged_out.connect(receivers.signed_out, dispatch_uid="vigil-signed-out")

@@ -15,6 +15,10 @@ people make, not the fleet's heartbeat.
   ``X-Forwarded-For`` as auditlog's middleware would take it.
 - **Secrets**: fields named in ``secrets`` are stored as ``MASK`` (or empty), so the trail
   says that an external id, a token or a password changed, never what it is.
+- **Sign-ins** (``record_sign_in``): every sign-in, failed sign-in, refusal, sign-out and role
+  given from a provider's or a directory's groups is an "access" entry on the user (or, for a
+  username nobody has, on no user), its details as changed fields, so the page and the API
+  show them as they show changes.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ from typing import Any
 
 from auditlog.context import auditlog_value
 from auditlog.middleware import AuditlogMiddleware
+from auditlog.models import LogEntry
 from auditlog.registry import auditlog
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
 from django.http import HttpRequest
 
@@ -91,6 +98,41 @@ def changes(entry: Any) -> list[tuple[str, str, str]]:
 
 def _shown(value: object) -> str:
     return "" if value in (None, "None") else str(value)
+
+
+#: The most characters of a typed username kept in the trail.
+USERNAME_SHOWN = 150
+
+
+def record_sign_in(
+    request: HttpRequest | None,
+    event: str,
+    *,
+    user: Any = None,
+    username: str = "",
+    method: str = "",
+    **details: object,
+) -> LogEntry:
+    """An "access" entry: ``event`` ("signed in", "sign-in failed", "refused", "signed out",
+    "role from groups") by ``user`` (or a ``username`` that names nobody), with ``method`` and
+    ``details`` (for example ``role=("operator", "viewer")``: before and after)."""
+    changes: dict[str, list[object]] = {"event": [None, event]}
+    if method:
+        changes["method"] = [None, method]
+    for name, value in details.items():
+        before, after = value if isinstance(value, tuple) else (None, value)
+        changes[name] = [before, after]
+    name = user.get_username() if user is not None else username[:USERNAME_SHOWN]
+    return LogEntry.objects.create(
+        content_type=ContentType.objects.get_for_model(get_user_model()),
+        object_pk=str(user.pk) if user is not None else "",
+        object_id=user.pk if user is not None else None,
+        object_repr=name,
+        action=LogEntry.Action.ACCESS,
+        changes=changes,
+        actor=user if user is not None and user.pk else None,
+        remote_addr=AuditMiddleware._get_remote_addr(request) if request is not None else None,
+    )
 
 
 class AuditMiddleware(AuditlogMiddleware):

@@ -1,17 +1,22 @@
 """Login required for every page; API views authenticate themselves (API key or session).
 
-Also the client's address as django-axes counts failed logins by it (``client_ip``).
+Also the client's address (``client_ip``), and two-factor where ``VIGIL_MFA_REQUIRED`` asks
+for it (``TwoFactorRequiredMiddleware``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from allauth.mfa.utils import is_mfa_enabled
 from django.conf import settings
 from django.contrib.auth import middleware
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from rest_framework.views import APIView
+
+from .remote import METHOD_KEY, OIDC
+from .roles import ADMIN, role_of
 
 
 class LoginRequiredMiddleware(middleware.LoginRequiredMiddleware):
@@ -61,16 +66,39 @@ def client_ip(request: HttpRequest) -> str:
     return forwarded[-count] if len(forwarded) >= count else peer
 
 
-def lockout_response(
-    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
-) -> HttpResponse:
-    """django-axes' answer to a locked-out login: a page saying how long to wait, 429."""
-    minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
-    context = {
-        "username": (credentials or {}).get("username") or request.POST.get("username", ""),
-        "failure_limit": settings.AXES_FAILURE_LIMIT,
-        "minutes": minutes,
-    }
-    response = render(request, "registration/locked_out.html", context, status=429)
-    response["Retry-After"] = str(minutes * 60)
-    return response
+class TwoFactorRequiredMiddleware:
+    """``VIGIL_MFA_REQUIRED``: an admin (``admins``) or anyone (``everyone``) signed in with a
+    password (Vigil's or the directory's) and without two-factor gets only the pages that set
+    it up and sign-out; every other page answers 403 with a link to set it up, the API 403
+    JSON. A provider's sign-in is left to the provider's own second factor."""
+
+    ALLOWED_PREFIXES = ("/accounts/2fa/", "/accounts/logout/", "/accounts/reauthenticate/")
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self.refused(request):
+            if request.path_info.startswith("/api/"):
+                return JsonResponse({"error": TWO_FACTOR_REFUSAL}, status=403)
+            return render(request, "account/two_factor_required.html", status=403)
+        return self.get_response(request)
+
+    def refused(self, request: HttpRequest) -> bool:
+        required = settings.VIGIL_MFA_REQUIRED
+        user = getattr(request, "user", None)
+        if required == "none" or user is None or not user.is_authenticated:
+            return False
+        if request.path_info.startswith(self.ALLOWED_PREFIXES):
+            return False
+        if required == "admins" and role_of(user) != ADMIN:
+            return False
+        if request.session.get(METHOD_KEY) == OIDC:
+            return False
+        return not is_mfa_enabled(user)
+
+
+TWO_FACTOR_REFUSAL = (
+    "Two-factor sign-in is required for your role (VIGIL_MFA_REQUIRED): set it up first, at "
+    "/accounts/2fa/"
+)

@@ -22,8 +22,11 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+
+from .signin import GroupMapping
 
 VIEWER = "viewer"
 OPERATOR = "operator"
@@ -88,6 +91,35 @@ def forget_role(user: Any) -> None:
     for attr in ("_vigil_groups", "_perm_cache", "_user_perm_cache", "_group_perm_cache"):
         if hasattr(user, attr):
             delattr(user, attr)
+
+
+def group_mapping() -> GroupMapping:
+    """Which identity provider's or directory's groups give which role (``VIGIL_SIGNIN_*``)."""
+    return GroupMapping.of(
+        settings.VIGIL_SIGNIN_ADMIN_GROUPS,
+        settings.VIGIL_SIGNIN_OPERATOR_GROUPS,
+        settings.VIGIL_SIGNIN_VIEWER_GROUPS,
+        settings.VIGIL_SIGNIN_UNMAPPED,
+    )
+
+
+def set_role(user: Any, role: str) -> str:
+    """Give ``user`` the role's group and take away the other role groups (their other groups
+    stay); returns the role they had. For roles that come from an identity provider's or a
+    directory's groups, read again at every sign-in."""
+    from django.contrib.auth.models import Group  # models are not ready when roles is imported
+
+    before = role_of(user)
+    wanted = GROUPS[role]
+    current = set(group_names(user)) & set(GROUPS.values())
+    if current != {wanted}:
+        removed = Group.objects.filter(name__in=current - {wanted})
+        if removed:
+            user.groups.remove(*removed)
+        if wanted not in current:
+            user.groups.add(Group.objects.get(name=wanted))
+        forget_role(user)
+    return before
 
 
 def refuse_unless(request: HttpRequest, *perms: str) -> None:

@@ -1,8 +1,10 @@
-"""API key management pages and the health check."""
+"""The sign-in page, API key management pages and the health check."""
 
 from __future__ import annotations
 
+from allauth.account.views import LoginView
 from auditlog.models import LogEntry
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.paginator import Paginator
 from django.db import connection
@@ -14,6 +16,20 @@ from .audit import changes
 from .forms import ApiKeyForm
 from .models import ApiKey, KeyRefused
 from .roles import VIEWER, requires, role_of
+
+
+class SignInView(LoginView):
+    """allauth's sign-in page, told which ways are configured (the template shows them)."""
+
+    def get_context_data(self, **kwargs: object) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["ldap"] = settings.VIGIL_LDAP_ENABLED
+        context["superusers_only"] = settings.VIGIL_LOCAL_SIGNIN == "superusers"
+        context["refused"] = getattr(self.request, "vigil_refused", None)
+        return context
+
+
+sign_in = SignInView.as_view()
 
 
 def api_keys(request: HttpRequest) -> HttpResponse:

@@ -21,6 +21,7 @@ import environ
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from apps.accounts import conf as accounts_conf
 from apps.lib import appconf
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -119,6 +120,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "django.contrib.humanize",  # allauth's two-factor pages
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
@@ -130,6 +132,12 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "auditlog",
+    # Sign-in: local passwords, OpenID Connect, two-factor (apps/accounts/adapters.py)
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "allauth.mfa",
     "apps.accounts",
     "apps.regions",
     "apps.alerts",
@@ -178,6 +186,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "apps.accounts.middleware.LoginRequiredMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    "apps.accounts.middleware.TwoFactorRequiredMiddleware",  # VIGIL_MFA_REQUIRED
     "apps.accounts.timezones.TimezoneMiddleware",  # the viewer's zone for the pages
     "apps.accounts.audit.AuditMiddleware",  # who and from where, for the audit trail
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -240,9 +250,9 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out username+address
     "apps.accounts.backends.RoleBackend",  # ModelBackend + the Admin group's every permission
 ]
-LOGIN_URL = "login"
+LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "regions:home"
-LOGOUT_REDIRECT_URL = "login"
+LOGOUT_REDIRECT_URL = "account_login"
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -281,10 +291,14 @@ LOGGING = {
 # and the admin's), that pair is locked out for this long; a success resets the count.
 AXES_FAILURE_LIMIT = setting("VIGIL_LOGIN_FAILURE_LIMIT", "int", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=setting("VIGIL_LOGIN_LOCKOUT_MINUTES", "int", default=15))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Counted per username and address (an IPv6 address's /64), and per username across every
+# address, which VIGIL_LOGIN_USER_FAILURE_LIMIT pauses (apps.accounts.lockout.LockoutHandler).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "username"]
+AXES_HANDLER = "apps.accounts.lockout.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "apps.accounts.middleware.lockout_response"  # a page, 429
-AXES_CLIENT_IP_CALLABLE = "apps.accounts.middleware.client_ip"
+AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"  # a page, 429
+AXES_CLIENT_IP_CALLABLE = "apps.accounts.lockout.lockout_address"
+AXES_USERNAME_CALLABLE = "apps.accounts.lockout.lockout_username"  # allauth's form: "login"
 # How many reverse proxies in front of the web server append to X-Forwarded-For: the client's
 # address is the one the outermost of them saw. 0: the peer address itself (no proxy).
 VIGIL_PROXY_COUNT = setting("VIGIL_PROXY_COUNT", "int", default=0)
@@ -304,6 +318,35 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": [NONE],
     }
 }
+
+# --- Sign-in (django-allauth, django-auth-ldap; apps/accounts/conf.py has the VIGIL_* settings) -
+globals().update(accounts_conf.sign_in_settings(globals()))
+CONTENT_SECURITY_POLICY["DIRECTIVES"]["form-action"] += accounts_conf.form_targets(globals())
+if VIGIL_LDAP_ENABLED:  # noqa: F821  (set by sign_in_settings)
+    AUTHENTICATION_BACKENDS.append("apps.accounts.directory.LDAPBackend")
+ACCOUNT_ADAPTER = "apps.accounts.adapters.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "apps.accounts.adapters.SocialAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]  # signup stays closed
+ACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_UNIQUE_EMAIL = False  # people are their usernames; a provider's email links nothing
+ACCOUNT_SESSION_REMEMBER = True  # as Django's login did: the session outlives the browser
+ACCOUNT_LOGOUT_ON_GET = False
+# django-axes is the one lockout (per username and address, and per username): allauth's own
+# count of failed logins would answer first, with a form error instead of the lockout page.
+ACCOUNT_RATE_LIMITS = {"login_failed": False}
+SOCIALACCOUNT_AUTO_SIGNUP = True  # the provider vouches: no signup form
+SOCIALACCOUNT_EMAIL_VERIFICATION = "none"
+SOCIALACCOUNT_EMAIL_REQUIRED = False
+SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_ONLY = False
+SOCIALACCOUNT_REQUESTS_TIMEOUT = 10
+# The provider's redirect URI is <VIGIL_BASE_URL>/accounts/sso/oidc/login/callback/ (config/urls.py).
+SOCIALACCOUNT_OPENID_CONNECT_URL_PREFIX = ""
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_TOTP_ISSUER = "Vigil"
+MFA_PASSKEY_LOGIN_ENABLED = False
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG  # make run serves http://127.0.0.1
 
 # --- Audit trail (django-auditlog, apps/accounts/audit.py) ------------------------------------
 # Secret fields are recorded as "(hidden)" when set, never their value.

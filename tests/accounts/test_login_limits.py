@@ -1,4 +1,5 @@
-"""Login rate limiting (django-axes): a username+address pair is paused after 5 failures."""
+"""Login rate limiting (django-axes): a username+address pair is paused after 5 failures, an
+IPv6 address counting as its /64, and a username from every address after 20."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 from django.test import RequestFactory
 
 from apps.accounts.middleware import client_ip
+from apps.accounts.signin import lockout_address
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +18,7 @@ def attempt(
     client, password: str, *, url: str = "/accounts/login/", ip: str = "198.51.100.7", **headers
 ):
     return client.post(
-        url, {"username": "oncall", "password": password}, REMOTE_ADDR=ip, follow=False, **headers
+        url, {"login": "oncall", "password": password}, REMOTE_ADDR=ip, follow=False, **headers
     )
 
 
@@ -59,14 +61,34 @@ def test_it_forgets_failures_after_a_success(client, user):
     assert attempt(client, PASSWORD).status_code == 302
 
 
-def test_it_counts_the_admin_login_too(client, django_user_model):
+def test_it_sends_the_admins_login_to_the_sign_in_page_and_its_lockout(client, django_user_model):
     django_user_model.objects.create_superuser("oncall", "oncall@example.com", PASSWORD)
-    for _ in range(3):
+    for _ in range(5):
         attempt(client, "wrong")
-    for _ in range(2):
-        attempt(client, "wrong", url="/admin/login/")
     response = attempt(client, PASSWORD, url="/admin/login/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=%2Fadmin%2F"
+    assert attempt(client, PASSWORD, url=response["Location"]).status_code == 429
+
+
+def test_it_counts_an_ipv6_address_as_its_slash_64(client, user):
+    for host in range(1, 6):  # five addresses of one /64, as one subscriber's LAN has 2**64
+        response = attempt(client, "wrong", ip=f"2001:db8:7:1::{host:x}")
     assert response.status_code == 429
+    assert attempt(client, PASSWORD, ip="2001:db8:7:1:ffff::9").status_code == 429
+    assert attempt(client, PASSWORD, ip="2001:db8:7:2::1").status_code == 302  # the next /64
+
+
+def test_it_pauses_a_username_guessed_from_many_addresses(client, user, settings):
+    assert settings.VIGIL_LOGIN_USER_FAILURE_LIMIT == 20
+    answers = [
+        attempt(client, "wrong", ip=f"2001:db8:{n:x}::1").status_code for n in range(1, 21)
+    ]  # twenty /64s, each well under its own limit of five
+    assert answers == [200] * 19 + [429]
+    response = attempt(client, PASSWORD, ip="198.51.100.200")  # a new address: still paused
+    assert response.status_code == 429
+    assert "from several addresses" in response.content.decode()
+    assert "paused everywhere" in response.content.decode()
 
 
 def test_it_leaves_api_keys_and_forced_logins_alone(client, api_client, user, api_key):
@@ -106,3 +128,17 @@ def test_it_locks_out_by_the_forwarded_address_behind_a_proxy(client, user, sett
     assert response.status_code == 429
     other = attempt(client, PASSWORD, ip="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.1")
     assert other.status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("address", "counted_as"),
+    [
+        ("198.51.100.7", "198.51.100.7"),
+        ("2001:db8:7:1:a:b:c:d", "2001:db8:7:1::"),
+        ("2001:DB8:7:1::1%eth0", "2001:db8:7:1::"),
+        ("::ffff:198.51.100.7", "198.51.100.7"),  # IPv4-mapped: the IPv4 address
+        ("not an address", "not an address"),
+    ],
+)
+def test_it_counts_failures_under_the_address_or_its_slash_64(address, counted_as):
+    assert lockout_address(address) == counted_as
