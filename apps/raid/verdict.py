@@ -8,7 +8,9 @@ optionally, its ``mdadm --detail`` and the host's ``Topology``) into a ``Verdict
   is gone among them), has stopped (``mdadm`` says FAILED, or more members are gone than its
   level or RAID-10 layout survives, even when the kernel still prints ``active``), has a
   failed ``(F)`` member, is degraded, or can lose nothing more although it (or an array below
-  it) was built to survive failures.
+  it) was built to survive failures. A degraded array that still survives more failures is
+  critical all the same, as ``mdadm --monitor`` rates DegradedArray (``kernel.FACTS``): the
+  reason says how many it still survives of how many it was built for.
 - **warning**: a recovery, resync or reshape is running (percent and ETA in the reason) or
   waiting (``resync=DELAYED``/``PENDING``); a running one that is stalled (speed 0, or an ETA
   beyond ``ABSURD_ETA_MINUTES``) says so.
@@ -124,8 +126,18 @@ def array_verdict(
     findings.sort(key=lambda f: -f[0].severity)
     reason = "; ".join(text for _, text in findings)
     if status is not Status.OK and headroom.running and headroom.more_failures > 0:
-        reason += f"; {describe_headroom(headroom).removeprefix(array.name + ' ')}"
+        reason += f"; {_still(headroom, status)}"
     return Verdict(status, f"{array.name}: {reason}", figures)
+
+
+def _still(headroom: ArrayHeadroom, status: Status) -> str:
+    """What a failing array can still lose, and, when it is critical with failures to spare,
+    what it was built for: the reason a critical array that "survives 1 more" is critical."""
+    survives = describe_headroom(headroom).removeprefix(headroom.array + " ")
+    built = headroom.designed_tolerance
+    if status is Status.CRITICAL and headroom.more_failures < built:
+        return f"still {survives}, short of the {built} it was built to survive"
+    return survives
 
 
 def unjudged_verdict(

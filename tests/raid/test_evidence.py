@@ -1,13 +1,14 @@
 """What today's kernel and mdadm say beyond the 2018 words (apps/raid/kernel.py): a ``broken``
 array, a RAID-0 that mdadm calls ``State : broken``, a repair that /proc/mdstat prints as a
 resync, and a state word nobody knows, judged alike whether the host pushes or is pulled over
-SSH (the real sshd)."""
+SSH (the real sshd), and the words of a degraded array that still has failures to spare."""
 
 from __future__ import annotations
 
 import pytest
 
 from apps.lib.status import Status
+from apps.raid.demo import seed_layout_mdstat
 from apps.raid.evidence import reconcile
 from apps.raid.models import Array, Host
 from apps.raid.parse_mdadm import parse as parse_detail
@@ -238,3 +239,18 @@ def test_an_array_above_a_broken_one_is_critical_too():
     md9 = next(a for a in report.arrays if a.name == "md9")
     assert md9.verdict.status is Status.CRITICAL
     assert "can lose nothing more" in md9.verdict.reason
+
+
+def test_a_degraded_array_with_failures_to_spare_says_why_it_is_critical():
+    """issue 25: md2 was "Critical" while its reason said "survives any 1 more disk failure"."""
+    md2 = next(
+        a
+        for a in assess(seed_layout_mdstat(rebuilding="sdh", percent=37.4)).arrays
+        if a.name == "md2"
+    )
+    assert md2.verdict.status is Status.CRITICAL
+    assert md2.verdict.reason == (
+        "md2: degraded: 2 of 3 members in sync [U_U]; recovery 37.4% done, ETA 1 h 16 min at "
+        "144.7 MiB/s; still survives any 1 more disk failure, short of the 2 it was built to "
+        "survive"
+    )
