@@ -1,11 +1,13 @@
 """md-RAID through the API: hosts, arrays, members, history (read), and the push report.
 
-``POST /api/raid/hosts/<id>/report`` takes ``{"mdstat": "...", "details": {"md0": "..."}}``
-(or the bare /proc/mdstat text as ``text/plain``), authenticated by the host's own token
+``POST /api/raid/hosts/<id>/report`` takes ``{"mdstat": "...", "details": {"md0": "..."},
+"sysfs": "..."}`` (``sysfs``: grep's ``/sys/block/md0/md/array_state:clean`` lines; or the
+bare /proc/mdstat text as ``text/plain``), authenticated by the host's own token
 (``Authorization: Bearer vgh_…``) or a read-write API key of someone who may change RAID hosts
-(``raid.change_host``: an admin). A malformed report is answered 400 naming the line, and
-nothing is stored. The body is read with ``apps.lib.bodies`` (at most ``VIGIL_PUSH_MAX_BYTES``,
-413 beyond), never through DRF's unbounded ``request.data``.
+(``raid.change_host``: an admin). A report that is not /proc/mdstat, or beyond a bound, is
+answered 400 naming the line, and nothing is stored; one array's odd line makes that array
+unknown. The body is read with ``apps.lib.bodies`` (at most ``VIGIL_PUSH_MAX_BYTES``, 413
+beyond), never through DRF's unbounded ``request.data``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class CanPushReport(CanPush):
     perms = ("raid.change_host",)
 
 
-def _report_fields(data: object) -> tuple[str, dict[str, str]]:
+def _report_fields(data: object) -> tuple[str, dict[str, str], str | None]:
     """The texts of a report; ValueError saying what is wrong with its shape."""
     if not isinstance(data, dict):
         raise ValueError("Send a JSON object with 'mdstat' and optional 'details'")
@@ -73,7 +75,10 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
     for name, text in details.items():
         if not isinstance(text, str):
             raise ValueError(f"'details' for {name!r} must be text")
-    return mdstat, details
+    sysfs = data.get("sysfs")
+    if sysfs is not None and not isinstance(sysfs, str):
+        raise ValueError("'sysfs' must be the text grep prints of array_state and sync_action")
+    return mdstat, details, sysfs
 
 
 @push_endpoint(
@@ -88,6 +93,14 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
                 required=False,
                 help_text="Array name (md0) -> the output of mdadm --detail /dev/md0",
             ),
+            "sysfs": serializers.CharField(
+                required=False,
+                help_text="What `grep -s . /sys/block/md0/md/array_state "
+                "/sys/block/md0/md/sync_action ...` prints: one "
+                "'/sys/block/md0/md/sync_action:repair' line per file. Optional; it tells a "
+                "repair from a resync and a broken RAID-0 on kernels whose /proc/mdstat "
+                "still says active.",
+            ),
         },
     ),
     accepted=inline_serializer(
@@ -99,11 +112,12 @@ def _report_fields(data: object) -> tuple[str, dict[str, str]]:
         },
     ),
     conflict="The host is disabled",
-    description="Push a host's /proc/mdstat (and optionally mdadm --detail per array). "
-    "Authenticate with the host's token (Bearer vgh_…) or a read-write API key of an admin "
-    "(raid.change_host). A malformed text is answered 400 with the line that could not be "
-    "read; nothing is stored then. A body over VIGIL_PUSH_MAX_BYTES (1 MiB) is answered 413 "
-    "without being read.",
+    description="Push a host's /proc/mdstat (and optionally mdadm --detail per array and the "
+    "arrays' sysfs array_state and sync_action). Authenticate with the host's token (Bearer "
+    "vgh_…) or a read-write API key of an admin (raid.change_host). A text that is not "
+    "/proc/mdstat, or beyond a bound, is answered 400 with the line that could not be read; "
+    "nothing is stored then. One array's odd line makes only that array unknown. A body over "
+    "VIGIL_PUSH_MAX_BYTES (1 MiB) is answered 413 without being read.",
 )
 def report(request: Request, pk: str) -> Response:
     host = Host.objects.select_related("region").filter(pk=pk).first()
@@ -113,13 +127,13 @@ def report(request: Request, pk: str) -> Response:
         return Response({"error": f"Host {host.name} is disabled"}, status=409)
     try:
         payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES, text_field="mdstat")
-        mdstat, details = _report_fields(payload)
+        mdstat, details, sysfs = _report_fields(payload)
     except BodyRefused as exc:
         return Response({"error": str(exc)}, status=exc.status)
     except ValueError as exc:
         return Response({"error": str(exc)}, status=400)
     try:
-        transitions = ingest(host, mdstat, details)
+        transitions = ingest(host, mdstat, details, sysfs)
     except ParseError as exc:
         host.collection_failed(f"report rejected: {exc}")
         return Response({"error": str(exc), "line": exc.line_number}, status=400)

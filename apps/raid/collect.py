@@ -1,9 +1,10 @@
 """Collect and store one host's report: ``collect_over_ssh`` pulls it (``ssh.py``), and
 ``ingest`` stores it, the one path shared by SSH collection, push and the demo.
 
-Glue: ``report.assess`` (pure) reads and judges everything first, so a malformed text raises
-``ParseError`` before any row changes; then arrays and members are saved and each array's
-verdict goes through ``alerts.record``. Arrays that left /proc/mdstat become ``unknown``, and
+Glue: ``report.assess`` (pure) reads and judges everything first, so a report refused as a
+whole raises ``ParseError`` before any row changes (one array's odd line only makes that
+array unknown); then arrays and members are saved and each array's verdict goes through
+``alerts.record``. Arrays that left /proc/mdstat become ``unknown``, and
 so do all arrays of a host that stopped reporting (``mark_silent_hosts``).
 """
 
@@ -49,7 +50,7 @@ def collect_over_ssh(host: Host) -> None:
     """Pull one SSH host's report and store it; a failure is kept as the host's error."""
     try:
         collected = ssh.collect(ssh_target(host))
-        ingest(host, collected.mdstat, collected.details)
+        ingest(host, collected.mdstat, collected.details, collected.sysfs)
     except ssh.SshError as exc:
         log.warning("SSH collection of %s failed: %s", host, exc)
         host.collection_failed(str(exc))
@@ -72,14 +73,16 @@ def ingest(
     host: Host,
     mdstat_text: str,
     details: Mapping[str, str] | None = None,
+    sysfs: str | None = None,
     now: datetime | None = None,
 ) -> list[Transition]:
-    """Save a report for ``host``; ParseError (nothing stored) when any text is unreadable."""
+    """Save a report for ``host`` (``sysfs``: the ``array_state``/``sync_action`` lines);
+    ParseError (nothing stored) when the report is refused as a whole (``report.assess``)."""
     try:
         rules = validate_rules(host.domain_rules)
     except ValueError:
         rules = {}  # the admin form validates them; a bad value set elsewhere is ignored
-    report = assess(mdstat_text, details, rules, host.domain_noun)
+    report = assess(mdstat_text, details, rules, host.domain_noun, sysfs=sysfs)
     now = now or timezone.now()
     transitions: list[Transition] = []
     with transaction.atomic():

@@ -3,6 +3,9 @@
 Pure module: no Django, no I/O. Both ``parse_mdstat.parse`` and ``parse_mdadm.parse`` raise
 only ``ParseError``; its message names the line number and quotes the line, so a push API
 can answer 400 with it and a collector can show it as the reason for an ``unknown`` status.
+``Refused`` is the kind that refuses a whole report whoever it came from: a value that could
+not be stored or a text beyond a bound (``bounds.py``); an ``mdadm --detail`` that is only
+odd makes its own array unknown instead (``report.py``).
 """
 
 from __future__ import annotations
@@ -23,3 +26,7 @@ class ParseError(ValueError):
         self.line_number = line_number
         self.line = line
         super().__init__(f"line {line_number}: {problem}: {quoted(line)}")
+
+
+class Refused(ParseError):
+    """Beyond a bound, or a value that could not be stored: the whole report is refused."""

@@ -180,13 +180,20 @@ class Array(Subject):
         default=True, help_text="False once the array is gone from /proc/mdstat."
     )
     level = models.CharField(max_length=20, blank=True)
-    state = models.CharField(max_length=20, blank=True)
+    state = models.CharField(
+        max_length=20, blank=True, help_text="active, inactive or broken (apps/raid/kernel.py)."
+    )
+    array_state = models.CharField(
+        max_length=20, blank=True, help_text="/sys/block/mdX/md/array_state, when collected."
+    )
     read_only = models.CharField(max_length=20, blank=True)
     raid_disks = models.PositiveIntegerField(null=True, blank=True)
     active_disks = models.PositiveIntegerField(null=True, blank=True)
     size_kib = models.PositiveBigIntegerField("size (KiB)", null=True, blank=True)
     disk_status = models.CharField(max_length=300, blank=True, help_text="The [UU_] string.")
-    sync_action = models.CharField(max_length=20, blank=True)
+    sync_action = models.CharField(
+        max_length=20, blank=True, help_text="A resync that sync_action calls a repair is 'repair'."
+    )
     sync_state = models.CharField(max_length=20, blank=True)
     sync_percent = models.FloatField(null=True, blank=True)
     speed_kib_per_sec = models.PositiveBigIntegerField("speed (KiB/s)", null=True, blank=True)

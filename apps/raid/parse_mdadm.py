@@ -8,9 +8,11 @@ width changed between mdadm versions) and a member table
 ``Number Major Minor RaidDevice State`` whose rows end with a device path, except ``removed``
 rows. Header keys that this parser does not model (e.g. ``Check Status``, ``Member Arrays``)
 are accepted and ignored; a line that is neither a known shape nor blank raises
-``ParseError`` naming it, and so does a known key given twice or with an unreadable value, a
+``ParseError`` naming it, and so does a known key given twice or with an unreadable value; a
 value that could not be stored (a NUL, undecodable bytes, a member state longer than its
-column, a slot out of range) and more member rows than ``bounds.MAX_MEMBERS``.
+column, a slot out of range) and more member rows than ``bounds.MAX_MEMBERS`` raise
+``Refused``, its kind that refuses the whole report. A member whose device node is gone ends
+in ``missing`` where the path would be: its device is None and ``missing`` ends its state.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from apps.raid import bounds
-from apps.raid.errors import ParseError
+from apps.raid.errors import ParseError, Refused
 
-__all__ = ["Detail", "DetailMember", "ParseError", "parse"]
+__all__ = ["Detail", "DetailMember", "ParseError", "Refused", "parse"]
 
 _A = re.ASCII
 _DEVICE = re.compile(r"(/\S+):", _A)
@@ -151,7 +153,7 @@ def parse(text: str) -> Detail:
 
     for number, raw in enumerate(text.split("\n"), start=1):
         if why := bounds.unstorable(raw):
-            raise ParseError(why, number, raw)
+            raise Refused(why, number, raw)
         line = raw.replace("\t", " ").replace("\xa0", " ").replace("\r", "").strip(" ")
         if not line:
             continue
@@ -163,7 +165,7 @@ def parse(text: str) -> Detail:
             continue
         if in_table:
             if len(members) >= bounds.MAX_MEMBERS:
-                raise ParseError(f"more than {bounds.MAX_MEMBERS} member rows", number, raw)
+                raise Refused(f"more than {bounds.MAX_MEMBERS} member rows", number, raw)
             members.append(_row(line, number, raw))
             continue
         if _TABLE_HEADER.fullmatch(line):
@@ -214,12 +216,12 @@ def _row(line: str, number: int, raw: str) -> DetailMember:
         raise ParseError("unreadable member row", number, raw)
     cells = [None if cell == "-" else int(cell) for cell in tokens[:4]]
     if any(cell is not None and cell > bounds.MAX_INT for cell in cells):
-        raise ParseError(f"a number out of range (at most {bounds.MAX_INT})", number, raw)
+        raise Refused(f"a number out of range (at most {bounds.MAX_INT})", number, raw)
     rest = tokens[4:]
     device = rest.pop() if rest and rest[-1].startswith("/") and len(rest[-1]) > 1 else None
     state = " ".join(rest)
     if len(state) > bounds.MAX_STATE:
-        raise ParseError(f"member state longer than {bounds.MAX_STATE} characters", number, raw)
+        raise Refused(f"member state longer than {bounds.MAX_STATE} characters", number, raw)
     if device is not None and len(device) > bounds.MAX_DEVICE + len("/dev/"):
-        raise ParseError(f"device name longer than {bounds.MAX_DEVICE} characters", number, raw)
+        raise Refused(f"device name longer than {bounds.MAX_DEVICE} characters", number, raw)
     return DetailMember(*cells, state=state, device=device)

@@ -6,14 +6,21 @@ the fact shape of ``shared/fixtures/mdstat/*.expected.json``.
 The kernel (``md_seq_show`` in drivers/md/md.c) prints per array a header line
 ``md0 : active raid1 sdb1[1] sda1[0](F)``, a status line ``1234 blocks super 1.2 ... [2/1] [U_]``,
 then optionally a progress line (``[=>...]  recovery = 8.5% (..) finish=17.0min speed=..K/sec``
-or ``\tresync=DELAYED``) and a ``bitmap:`` line. Lines are recognised by their content, not by
-their indentation: published samples lose or change indentation, carry tabs or NO-BREAK SPACEs.
-A line that fits nothing raises ``ParseError`` naming it; nothing else escapes.
+or ``\tresync=DELAYED``) and a ``bitmap:`` line. The state word is ``active``, ``inactive`` or,
+on kernels with the 2024 change to ``md_seq_show``, ``broken`` (``apps/raid/kernel.py``). Lines
+are recognised by their content, not by their indentation: published samples lose or change
+indentation, carry tabs or NO-BREAK SPACEs.
 
-Text from a host is not trusted: a value that could not be stored (a NUL, undecodable bytes, a
-name longer than its column, a number out of range) and a report larger than ``bounds`` allows
-(arrays, members, ``[n/m]`` sizes, raid10 copies beyond the disks, arrays nested too deep, a
-device in two arrays, an array inside itself) are ``ParseError`` naming the line.
+**One array's odd line is that array's problem**: an unknown state word, level or member, a
+status, progress or bitmap line that cannot be read (or a line starting ``mdX`` that is no
+readable header) keeps the array with ``unreadable`` naming and quoting the line; its later
+lines are skipped and the other arrays read as usual. **A report is refused as a whole**
+(``ParseError`` naming the line) when it is not /proc/mdstat (no ``Personalities`` line first,
+a status line before any array, text after ``unused devices``), lists an array twice, or looks
+hostile: a value that could not be stored (a NUL, undecodable bytes, a name longer than its
+column, a number out of range or of 25 digits or more) or more than ``bounds`` allows (arrays,
+members, ``[n/m]`` sizes, raid10 copies beyond the disks, nesting too deep, an array in two
+arrays or inside itself).
 
 The number in brackets is the member's descriptor number (``desc_nr``), not its slot: see
 ``apps/raid/topology.py`` for how slots are inferred.
@@ -27,16 +34,21 @@ from typing import Any
 
 from apps.raid import bounds
 from apps.raid.errors import ParseError
+from apps.raid.kernel import MDSTAT_STATES, PROGRESS_ACTIONS
 
 __all__ = ["Array", "Bitmap", "Mdstat", "Member", "ParseError", "Sync", "parse"]
 
 LEVELS = frozenset(
     {"linear", "multipath", "faulty", "raid0", "raid1", "raid4", "raid5", "raid6", "raid10"}
 )
-SYNC_ACTIONS = frozenset({"recovery", "resync", "check", "repair", "reshape"})
+SYNC_ACTIONS = PROGRESS_ACTIONS
 
 _A = re.ASCII
-_HEADER = re.compile(r"([A-Za-z0-9_]+)\s*:\s*(active|inactive)(?:\s+(.*))?", _A)
+_HEADER = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\s*:\s*(\S+)(?:\s+(.*))?", _A)
+_ODD_HEADER = re.compile(r"(md[A-Za-z0-9_]*)(?:\s.*)?", _A)
+_BITMAP_LINE = re.compile(r"bitmap\s*:.*", _A)
+# A number of 25 digits or more is beyond any column (bigint: 19): the report is refused.
+_LONG_NUMBER = re.compile(r"(?<![A-Za-z0-9_])[0-9]{25}", _A)
 _READ_ONLY = re.compile(r"\((read-only|auto-read-only)\)", _A)
 _MEMBER = re.compile(r"([^\s\[\]()]+)\[([0-9]{1,24})\]((?:\([FSWRJ]\))*)", _A)
 _BLOCKS = re.compile(r"([0-9]{1,24})\s+blocks(?:\s+(.*))?", _A)
@@ -134,7 +146,7 @@ class Bitmap:
 @dataclass(frozen=True)
 class Array:
     name: str
-    state: str  # active | inactive
+    state: str  # active | inactive | broken, or the word printed when ``unreadable``
     read_only: str | None = None
     level: str | None = None
     members: tuple[Member, ...] = ()
@@ -150,6 +162,7 @@ class Array:
     rounding: str | None = None
     sync: Sync | None = None
     bitmap: Bitmap | None = None
+    unreadable: str | None = None  # "line 5: unknown state 'x': '...'": the array is unknown
 
     @property
     def member_count(self) -> int:
@@ -208,6 +221,8 @@ class Array:
             "rounding": self.rounding,
             "sync": None if self.sync is None else self.sync.as_dict(),
             "bitmap": None if self.bitmap is None else self.bitmap.as_dict(),
+            # only when set: the shared fixtures' shape has no such key
+            **({} if self.unreadable is None else {"unreadable": self.unreadable}),
         }
 
 
@@ -237,8 +252,13 @@ def _clean(line: str) -> str:
     return line.replace("\t", " ").replace("\xa0", " ").replace("\r", "").strip(" ")
 
 
+class _Odd(Exception):
+    """One array's line that cannot be read: the array becomes unreadable, not the report."""
+
+
 def parse(text: str) -> Mdstat:
-    """Read a whole ``/proc/mdstat``; raise ``ParseError`` naming the first unreadable line."""
+    """Read a whole ``/proc/mdstat``; raise ``ParseError`` naming the first line that refuses
+    the whole report (see the module's docstring); one array's odd line is that array's."""
     personalities: tuple[str, ...] | None = None
     unused: str | None = None
     arrays: list[dict[str, Any]] = []
@@ -256,6 +276,8 @@ def parse(text: str) -> Mdstat:
         line = _clean(raw)
         if not line:
             continue
+        if _LONG_NUMBER.search(line):
+            raise fail("a number of more than 24 digits, beyond any column")
 
         if personalities is None:
             match = _PERSONALITIES.fullmatch(line)
@@ -271,16 +293,25 @@ def parse(text: str) -> Mdstat:
                 raise fail("empty 'unused devices' line")
             current = None
             continue
-        if match := _HEADER.fullmatch(line):
-            if match.group(1) in seen_names:
-                raise fail(f"array {match.group(1)} listed twice")
+        header = odd_header = None
+        if not _BITMAP_LINE.fullmatch(line):
+            header = _HEADER.fullmatch(line)
+            odd_header = None if header else _ODD_HEADER.fullmatch(line)
+        if header or odd_header:
+            name = (header or odd_header).group(1)
+            if name in seen_names:
+                raise fail(f"array {name} listed twice")
             if len(arrays) >= bounds.MAX_ARRAYS:
                 raise fail(f"more than {bounds.MAX_ARRAYS} arrays")
-            seen_names.add(match.group(1))
-            current = _header(match, fail)
+            if len(name) > bounds.MAX_NAME:
+                raise fail(f"array name longer than {bounds.MAX_NAME} characters")
+            seen_names.add(name)
+            current = _header(header, fail) if header else _odd_header(name)
             member_count += len(current["members"])
             if member_count > bounds.MAX_DEVICES:
                 raise fail(f"more than {bounds.MAX_DEVICES} member devices in one report")
+            if problem := current.pop("_odd", None):
+                current["unreadable"] = str(fail(problem))
             current["_line"] = (number, raw)
             arrays.append(current)
             continue
@@ -288,25 +319,12 @@ def parse(text: str) -> Mdstat:
             continue  # 2.4-era kernels print "read_ahead 1024 sectors" after Personalities
         if current is None:
             raise fail("status line outside of an array")
-        if match := _BLOCKS.fullmatch(line):
-            if "blocks" in current:
-                raise fail(f"second 'blocks' line for {current['name']}")
-            current["blocks"] = _number(match.group(1), bounds.MAX_BIGINT, "size", fail)
-            current.update(_status_pieces(match.group(2) or "", fail))
-            _check_copies(current, fail)
-        elif match := _PROGRESS.fullmatch(line):
-            _once(current, "sync", fail)
-            current["sync"] = _running(match, fail)
-        elif match := _WAITING.fullmatch(line):
-            _once(current, "sync", fail)
-            if match.group(1) not in SYNC_ACTIONS:
-                raise fail(f"unknown sync action {match.group(1)!r}")
-            current["sync"] = Sync(action=match.group(1), state=match.group(2))
-        elif match := _BITMAP.fullmatch(line):
-            _once(current, "bitmap", fail)
-            current["bitmap"] = Bitmap(*(int(g) for g in match.groups()))
-        else:
-            raise fail("unreadable line")
+        if current.get("unreadable"):
+            continue  # the rest of an array that could not be read
+        try:
+            _status_line(line, current, fail)
+        except _Odd as odd:
+            current["unreadable"] = str(fail(str(odd)))
 
     if personalities is None:
         raise ParseError("no 'Personalities :' line", 1, text.split("\n", 1)[0])
@@ -375,9 +393,34 @@ def _check_nesting(arrays: list[dict[str, Any]]) -> None:
                 )
 
 
-def _once(current: dict[str, Any], key: str, fail: Any) -> None:
+def _status_line(line: str, current: dict[str, Any], fail: Any) -> None:
+    """Read one line below an array's header into ``current``; ``_Odd`` if it cannot be read,
+    ``ParseError`` (``fail``) if it is beyond a bound."""
+    if match := _BLOCKS.fullmatch(line):
+        _once(current, "blocks")
+        blocks = _number(match.group(1), bounds.MAX_BIGINT, "size", fail)
+        pieces = _status_pieces(match.group(2) or "", fail)
+        current["blocks"] = blocks
+        current.update(pieces)
+        _check_copies(current, fail)
+    elif match := _PROGRESS.fullmatch(line):
+        _once(current, "sync")
+        current["sync"] = _running(match, fail)
+    elif match := _WAITING.fullmatch(line):
+        _once(current, "sync")
+        if match.group(1) not in SYNC_ACTIONS:
+            raise _Odd(f"unknown sync action {match.group(1)!r}")
+        current["sync"] = Sync(action=match.group(1), state=match.group(2))
+    elif match := _BITMAP.fullmatch(line):
+        _once(current, "bitmap")
+        current["bitmap"] = Bitmap(*(int(g) for g in match.groups()))
+    else:
+        raise _Odd("unreadable line")
+
+
+def _once(current: dict[str, Any], key: str) -> None:
     if key in current:
-        raise fail(f"second {key} line for {current['name']}")
+        raise _Odd(f"second {key} line for {current['name']}")
 
 
 def _personalities(rest: str, fail: Any) -> tuple[str, ...]:
@@ -389,8 +432,20 @@ def _personalities(rest: str, fail: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _odd_header(name: str) -> dict[str, Any]:
+    """A line that starts with an array's name but is no header Vigil can read."""
+    return {"name": name, "state": "", "members": (), "_odd": "unreadable array header"}
+
+
 def _header(match: re.Match[str], fail: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = {"name": match.group(1), "state": match.group(2)}
+    """The header's fields; the first oddity (an unknown state word, level or member) is
+    kept as ``_odd`` and the rest is still read, within the bounds (``fail``)."""
+    word = match.group(2)
+    fields: dict[str, Any] = {"name": match.group(1), "state": word[:20]}
+    odd: list[str] = []
+    if word not in MDSTAT_STATES:
+        known = ", ".join(sorted(MDSTAT_STATES))
+        odd.append(f"state {word[:40]!r} is not one Vigil knows ({known})")
     tokens = (match.group(3) or "").split()
     if tokens and (ro := _READ_ONLY.fullmatch(tokens[0])):
         fields["read_only"] = ro.group(1)
@@ -398,21 +453,25 @@ def _header(match: re.Match[str], fail: Any) -> dict[str, Any]:
     if tokens and tokens[0] in LEVELS:
         fields["level"] = tokens[0]
         tokens = tokens[1:]
-    if len(fields["name"]) > bounds.MAX_NAME:
-        raise fail(f"array name longer than {bounds.MAX_NAME} characters")
+    elif tokens and "[" not in tokens[0] and fields["state"] != "inactive":
+        odd.append(f"unknown level {tokens[0][:40]!r}")
+        tokens = tokens[1:]
     if len(tokens) > bounds.MAX_MEMBERS:
         raise fail(f"more than {bounds.MAX_MEMBERS} members")
     members = []
     for token in tokens:
         member = _MEMBER.fullmatch(token)
         if not member:
-            raise fail(f"unreadable member {token[:120]!r}")
+            odd.append(f"unreadable member {token[:120]!r}")
+            continue
         if len(member.group(1)) > bounds.MAX_DEVICE:
             raise fail(f"member device name longer than {bounds.MAX_DEVICE} characters")
         flags = tuple(member.group(3)[1::3])
         role = _number(member.group(2), bounds.MAX_INT, "member number", fail)
         members.append(Member(member.group(1), role, flags))
     fields["members"] = tuple(members)
+    if odd:
+        fields["_odd"] = odd[0]
     return fields
 
 
@@ -427,10 +486,10 @@ def _status_pieces(rest: str, fail: Any) -> dict[str, Any]:
             ((kind, m) for kind, p in _STATUS_PIECES if (m := p.match(rest, position))), None
         )
         if found is None:
-            raise fail(f"unreadable status text {rest[position:]!r}")
+            raise _Odd(f"unreadable status text {rest[position:][:120]!r}")
         kind, match = found
         if kind in seen or (kind in {"parity", "chunks"} and "chunk" in fields):
-            raise fail(f"{kind} given twice")
+            raise _Odd(f"{kind} given twice")
         if kind not in {"copies", "set"}:  # raid10 may print near- and far-copies, a set size
             seen.add(kind)
         if kind == "super":
@@ -452,7 +511,7 @@ def _status_pieces(rest: str, fail: Any) -> dict[str, Any]:
             )
             fields["status"] = match.group(3)
             if len(match.group(3)) != fields["raid_disks"]:
-                raise fail("the [U_] string does not match the number of raid disks")
+                raise _Odd("the [U_] string does not match the number of raid disks")
         position = match.end()
         while position < len(rest) and rest[position] == " ":
             position += 1
@@ -464,7 +523,7 @@ def _status_pieces(rest: str, fail: Any) -> dict[str, Any]:
 def _running(match: re.Match[str], fail: Any) -> Sync:
     action, percent, done, total, finish, speed = match.groups()
     if action not in SYNC_ACTIONS:
-        raise fail(f"unknown sync action {action!r}")
+        raise _Odd(f"unknown sync action {action!r}")
     return Sync(
         action=action,
         state="running",

@@ -1,11 +1,19 @@
 """One host's report, read and judged as a whole before anything is stored.
 
-Pure module: no Django, no I/O. ``assess(mdstat_text, details, rules)`` parses /proc/mdstat and
-every ``mdadm --detail`` text (raising ``ParseError`` for the first unreadable line, with the
-source named in the message), builds the host's ``Topology`` with its failure-domain rules,
-and returns per array its facts, members, verdict and headroom in numbers and words. The
-database glue (``apps/raid/collect.py``) only copies this into rows, so a malformed report
-changes nothing.
+Pure module: no Django, no I/O. ``assess(mdstat_text, details, rules, sysfs=...)`` parses
+/proc/mdstat, every ``mdadm --detail`` text and the sysfs words (``parse_sysfs``), folds what
+the kernel and mdadm say into each array (``evidence.reconcile``), builds the host's
+``Topology`` with its failure-domain rules, and returns per array its facts, members, verdict
+and headroom in numbers and words. The database glue (``apps/raid/collect.py``) only copies
+this into rows.
+
+**What one array's oddity changes.** An array whose /proc/mdstat lines could not be read
+(``Array.unreadable``) is **unknown** with the line in the reason, and so is every array above
+it (its headroom depends on it), unless what can be read already says worse; the others are
+judged as usual. An ``mdadm --detail`` that cannot be read makes its array unknown the same
+way (mdstat alone still says when it is worse). Only a report that is not /proc/mdstat at all,
+or beyond a bound (``errors.Refused``, ``bounds``), raises ``ParseError`` with the source named
+in the message, and then nothing is stored.
 
 Beyond ``verdict.array_verdict``: when the host has failure-domain rules and an array that
 was built to survive failures is otherwise ok but one failure domain alone would stop it
@@ -21,19 +29,20 @@ Texts are cut to what their columns hold.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from apps.lib.status import Status, Verdict
-from apps.raid import parse_mdadm, parse_mdstat
+from apps.raid import bounds, parse_mdadm, parse_mdstat, parse_sysfs
 from apps.raid.bounds import Budget, TooLarge
-from apps.raid.errors import ParseError, quoted
+from apps.raid.errors import ParseError, Refused, quoted
+from apps.raid.evidence import Evidence, reconcile
 from apps.raid.topology import ArrayHeadroom, Topology, describe_domains, describe_headroom
-from apps.raid.verdict import TOO_LARGE, array_verdict, unjudged_verdict
+from apps.raid.verdict import TOO_LARGE, array_verdict, unjudged_verdict, unreadable_verdict
 
 from .domains import domain_map
 
-__all__ = ["ArrayFacts", "MemberFacts", "Report", "assess", "parse_details"]
+__all__ = ["ArrayFacts", "MemberFacts", "Report", "assess"]
 
 HEADROOM_TEXT = 500  # the columns' lengths (models.Array)
 DOMAIN_TEXT = 1000
@@ -57,13 +66,14 @@ class ArrayFacts:
     position: int
     parent: str | None
     level: str
-    state: str
+    state: str  # as the kernel means it: "broken" when array_state or mdadm say so
+    array_state: str  # /sys/block/mdX/md/array_state, "" when not sent
     read_only: str
     raid_disks: int | None
     active_disks: int | None
     size_kib: int | None
     disk_status: str  # the "[UU_]" string
-    sync_action: str
+    sync_action: str  # "repair" where /proc/mdstat prints "resync" and sync_action says repair
     sync_state: str
     sync_percent: float | None
     speed_kib_per_sec: int | None
@@ -90,6 +100,7 @@ class Report:
     details: dict[str, parse_mdadm.Detail]
     arrays: tuple[ArrayFacts, ...]
     detail_texts: dict[str, str]  # the mdadm --detail texts kept: arrays that exist only
+    detail_problems: dict[str, str] = field(default_factory=dict)  # array -> why unreadable
     steps: int = 0  # what the judgement spent of its budget
     too_large: bool = False  # the budget ran out: some arrays were not fully judged
 
@@ -102,28 +113,23 @@ def _from(source: str, exc: ParseError) -> ParseError:
     return named
 
 
-def parse_details(
-    texts: Mapping[str, str] | None, known: set[str] | None = None
-) -> dict[str, parse_mdadm.Detail]:
-    """``{"md0" or "/dev/md0": text}`` -> ``{"md0": Detail}``; ParseError names the array.
-
-    With ``known``, texts of other arrays are left unread."""
-    return {name: detail for name, (detail, _) in _details(texts, known).items()}
-
-
 def _details(
     texts: Mapping[str, str] | None, known: set[str] | None
-) -> dict[str, tuple[parse_mdadm.Detail, str]]:
+) -> tuple[dict[str, tuple[parse_mdadm.Detail, str]], dict[str, str]]:
+    """The details read, and why the others could not be (``Refused`` raises: a bound)."""
     parsed: dict[str, tuple[parse_mdadm.Detail, str]] = {}
+    problems: dict[str, str] = {}
     for key, text in (texts or {}).items():
         name = str(key).removeprefix("/dev/")
         if (known is not None and name not in known) or not text.strip():
             continue  # another array's, or mdadm printed nothing (the array stopped)
         try:
             parsed[name] = (parse_mdadm.parse(text), text)
-        except ParseError as exc:
+        except Refused as exc:
             raise _from(f"mdadm --detail {name}", exc) from exc
-    return parsed
+        except ParseError as exc:
+            problems[name] = str(_from(f"mdadm --detail {name}", exc))
+    return parsed, problems
 
 
 def assess(
@@ -132,17 +138,21 @@ def assess(
     rules: Mapping[str, str] | None = None,
     noun: str = "failure domain",
     budget: Budget | None = None,
+    sysfs: str | None = None,
 ) -> Report:
     """Read and judge one host's report; raise ParseError before anything else happens."""
     try:
-        parsed = parse_mdstat.parse(mdstat_text)
+        read_mdstat = parse_mdstat.parse(mdstat_text)
     except ParseError as exc:
         raise _from("/proc/mdstat", exc) from exc
-    known = {a.name for a in parsed.arrays}
-    read = _details(details, known)
+    known = {a.name for a in read_mdstat.arrays}
+    read, detail_problems = _details(details, known)
     found = {name: detail for name, (detail, _) in read.items()}
+    parsed, evidence = reconcile(read_mdstat, found, parse_sysfs.parse(sysfs, known))
     budget = budget or Budget()
-    judged = _judge(parsed, found, budget)
+    parents = {m.device: a.name for a in parsed.arrays for m in a.members if m.device in known}
+    gaps = _gaps(parsed, parents, detail_problems)
+    judged = _judge(parsed, found, budget, evidence, gaps)
     leaves = {m.device for a in parsed.arrays for m in a.members if m.device not in known}
     mapping: dict[str, str] | None = None
     if rules:
@@ -151,10 +161,9 @@ def assess(
             mapping = domain_map(sorted(leaves), rules)
         except TooLarge:
             mapping = None
-    parents = {m.device: a.name for a in parsed.arrays for m in a.members if m.device in known}
     arrays = []
     for position, array in enumerate(parsed.arrays):
-        verdict, headroom, topology = judged[array.name]
+        verdict, headroom, topology, gap = judged[array.name]
         arrays.append(
             _array_facts(
                 position,
@@ -168,36 +177,87 @@ def assess(
                 bool(rules),
                 noun,
                 known,
+                evidence[array.name],
+                gap,
             )
         )
     return Report(
         mdstat=parsed,
         details=found,
         arrays=tuple(arrays),
-        detail_texts={name: text for name, (_, text) in read.items()},
+        detail_texts={
+            name: text
+            for name, text in _texts(details).items()
+            if name in read or name in detail_problems
+        },
         steps=budget.spent,
         too_large=budget.exhausted,
+        detail_problems=detail_problems,
     )
 
 
+def _texts(details: Mapping[str, str] | None) -> dict[str, str]:
+    return {str(key).removeprefix("/dev/"): text for key, text in (details or {}).items()}
+
+
+def _gaps(
+    parsed: parse_mdstat.Mdstat, parents: dict[str, str], detail_problems: dict[str, str]
+) -> dict[str, str]:
+    """Arrays that cannot be fully judged, and why: their own lines or detail could not be
+    read, or those of an array below them (the nesting is at most ``bounds.MAX_NESTING``)."""
+    gaps: dict[str, str] = {}
+    for array in parsed.arrays:
+        if array.unreadable is None:
+            continue
+        above = parents.get(array.name)
+        for _ in range(bounds.MAX_NESTING):
+            if above is None:
+                break
+            gaps.setdefault(above, f"member array {array.name} could not be read")
+            above = parents.get(above)
+    for name, problem in detail_problems.items():
+        gaps.setdefault(name, f"its {problem}")
+    return gaps
+
+
 def _judge(
-    parsed: parse_mdstat.Mdstat, found: dict[str, parse_mdadm.Detail], budget: Budget
-) -> dict[str, tuple[Verdict, ArrayHeadroom | None, Topology | None]]:
-    """Verdict and headroom of every array, within the budget, before any domain search."""
-    judged: dict[str, tuple[Verdict, ArrayHeadroom | None, Topology | None]] = {}
+    parsed: parse_mdstat.Mdstat,
+    found: dict[str, parse_mdadm.Detail],
+    budget: Budget,
+    evidence: dict[str, Evidence],
+    gaps: dict[str, str],
+) -> dict[str, tuple[Verdict, ArrayHeadroom | None, Topology | None, str]]:
+    """Verdict and headroom of every array, within the budget, before any domain search; the
+    last item says why the headroom is missing ("" when it is not)."""
+    judged: dict[str, tuple[Verdict, ArrayHeadroom | None, Topology | None, str]] = {}
     try:
         topology: Topology | None = Topology(parsed, found, budget)
     except TooLarge:
         topology = None
     for array in parsed.arrays:
         detail = found.get(array.name)
+        seen = evidence[array.name]
+        if array.unreadable is not None:
+            judged[array.name] = (unreadable_verdict(array), None, None, "unknown")
+            continue
+        if array.name in gaps and not gaps[array.name].startswith("its "):
+            why = gaps[array.name]
+            verdict = unjudged_verdict(array, detail=detail, evidence=seen, gap=why)
+            judged[array.name] = (verdict, None, None, f"unknown ({why})")
+            continue
         try:
             if topology is None:
                 raise TooLarge
-            verdict = array_verdict(array, detail=detail, topology=topology)
-            judged[array.name] = (verdict, topology.headroom(array.name), topology)
+            verdict = array_verdict(array, detail=detail, topology=topology, evidence=seen)
+            judged[array.name] = (verdict, topology.headroom(array.name), topology, "")
         except TooLarge:
-            judged[array.name] = (unjudged_verdict(array, detail=detail), None, None)
+            verdict = unjudged_verdict(array, detail=detail, evidence=seen)
+            judged[array.name] = (verdict, None, None, TOO_LARGE)
+        if array.name in gaps:  # its mdadm --detail could not be read: never ok
+            verdict, *rest = judged[array.name]
+            status = Status.UNKNOWN if verdict.status is Status.OK else verdict.status
+            reason = f"{verdict.reason}; {gaps[array.name]}"
+            judged[array.name] = (replace(verdict, status=status, reason=reason), *rest)
     return judged
 
 
@@ -217,10 +277,14 @@ def _array_facts(
     has_rules: bool,
     noun: str,
     names: set[str],
+    evidence: Evidence,
+    gap: str,
 ) -> ArrayFacts:
     domain_count: int | None = None
     domain_text = ""
-    if has_rules and (headroom is None or mapping is None):
+    if has_rules and headroom is None:
+        domain_text = f"{array.name}: loss of {noun}s {gap or TOO_LARGE}"
+    elif has_rules and mapping is None:
         domain_text = f"{array.name}: loss of {noun}s {TOO_LARGE}"
     elif has_rules and topology is not None and headroom is not None and headroom.running:
         try:
@@ -241,7 +305,9 @@ def _array_facts(
     figures["domain_headroom"] = domain_count
     sync = array.sync
     if headroom is None:
-        headroom_text = f"{array.name}: headroom {TOO_LARGE}"
+        headroom_text = f"{array.name}: headroom {gap or TOO_LARGE}"
+    elif array.state == "broken":
+        headroom_text = f"{array.name} is broken: md fails its writes"
     else:
         headroom_text = describe_headroom(headroom)
     return ArrayFacts(
@@ -250,6 +316,7 @@ def _array_facts(
         parent=parent,
         level=array.level or "",
         state=array.state,
+        array_state=evidence.sysfs.array_state or "",
         read_only=array.read_only or "",
         raid_disks=array.raid_disks,
         active_disks=array.active_disks,

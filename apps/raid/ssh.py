@@ -1,9 +1,13 @@
 """SSH adapter (asyncssh): read /proc/mdstat and ``mdadm --detail`` from a host.
 
 The only place that talks SSH. It runs ``cat /proc/mdstat``, then
-``sudo -n mdadm --detail /dev/mdX`` for each array it lists, and returns the texts; parsing and
-judging happen elsewhere (``report.py``). The host key is always verified: against the host's
-own known_hosts entry when it has one, else against a known_hosts file. Each step is bounded:
+``sudo -n mdadm --detail /dev/mdX`` for each array it lists, and one
+``grep -s . /sys/block/mdX/md/array_state /sys/block/mdX/md/sync_action ...`` for all of them
+(world-readable, no sudo: grep names each file, and a RAID-0 has no sync_action), and returns
+the texts; parsing and judging happen elsewhere (``report.py``, ``parse_sysfs.py``). A detail
+or the sysfs words that cannot be had are a warning, and the arrays are judged without them.
+The host key is always verified: against the host's own known_hosts entry when it has one,
+else against a known_hosts file. Each step is bounded:
 the connection (TCP, key exchange and login) by ``connect_timeout``, each command by
 ``command_timeout``, and what a command prints by ``max_output`` bytes, counted while it is
 read (a host that prints without end costs one cap, never the worker's memory). Output is
@@ -37,6 +41,8 @@ _KEY_TYPE = re.compile(r"^(ssh-|ecdsa-|sk-)", re.ASCII)
 MAX_OUTPUT = 1024 * 1024  # bytes a command may print (the push limit, VIGIL_PUSH_MAX_BYTES)
 MAX_ERROR_OUTPUT = 64 * 1024  # bytes a command may print on stderr
 DETAILS_AT_ONCE = 4  # sessions at a time on one connection (sshd allows 10 by default)
+SYSFS_FILES = ("array_state", "sync_action")  # of /sys/block/mdX/md/ (apps/raid/kernel.py)
+GREP_FOUND = frozenset({0, 1, 2})  # grep: lines found, none, or a file missing (no sync_action)
 _PIECE = 64 * 1024
 
 
@@ -65,6 +71,7 @@ class Collected:
     mdstat: str
     details: dict[str, str]
     warnings: tuple[str, ...] = ()
+    sysfs: str = ""  # "/sys/block/md0/md/array_state:clean" lines
 
 
 def known_hosts_from_text(text: str) -> asyncssh.SSHKnownHosts:
@@ -86,6 +93,12 @@ def known_hosts_from_text(text: str) -> asyncssh.SSHKnownHosts:
 def array_names(mdstat_text: str) -> list[str]:
     """The md device names a /proc/mdstat text lists (safe as a command argument)."""
     return _ARRAY_LINE.findall(mdstat_text)
+
+
+def sysfs_command(names: Sequence[str]) -> list[str]:
+    """One grep over every array's sysfs words: it names each file it reads."""
+    paths = [f"/sys/block/{name}/md/{attribute}" for name in names for attribute in SYSFS_FILES]
+    return ["grep", "-s", ".", *paths]
 
 
 def collect(target: SshTarget) -> Collected:
@@ -169,10 +182,21 @@ async def _session(options: dict[str, object], target: SshTarget) -> Collected:
                 except SshError as exc:
                     return name, None, f"mdadm --detail /dev/{name}: {exc}"
 
-        results = await asyncio.gather(*(detail(name) for name in array_names(mdstat)))
+        names = array_names(mdstat)
+        results = await asyncio.gather(*(detail(name) for name in names))
+        sysfs, sysfs_warning = "", None
+        if names:
+            command = sysfs_command(names)
+            try:
+                sysfs = await _run(
+                    conn, command, target.command_timeout, target.max_output, GREP_FOUND
+                )
+            except SshError as exc:
+                sysfs_warning = f"array_state and sync_action: {exc}"
     details = {name: text for name, text, _ in results if text is not None}
     warnings = tuple(warning for _, _, warning in results if warning)
-    return Collected(mdstat=mdstat, details=details, warnings=warnings)
+    warnings += (sysfs_warning,) if sysfs_warning else ()
+    return Collected(mdstat=mdstat, details=details, warnings=warnings, sysfs=sysfs)
 
 
 async def _open_socket(target: SshTarget) -> socket.socket:
@@ -200,8 +224,10 @@ async def _run(
     argv: Sequence[str],
     timeout: float,
     max_output: int = MAX_OUTPUT,
+    succeeded: frozenset[int] = frozenset({0}),
 ) -> str:
-    """Run one command; its output read in pieces and refused past ``max_output`` bytes."""
+    """Run one command; its output read in pieces and refused past ``max_output`` bytes; an
+    exit status outside ``succeeded`` is an SshError."""
     command = shlex.join(argv)
     try:
         async with asyncio.timeout(timeout):
@@ -218,7 +244,7 @@ async def _run(
                 status = process.exit_status
     except TimeoutError as exc:
         raise SshError(f"{command!r} did not finish within {timeout:g} s") from exc
-    if status != 0:
+    if status not in succeeded:
         error = (stderr or b"").decode("utf-8", errors="replace")
         error = " ".join(error.split())[:300] or f"exit status {status}"
         raise SshError(f"{command!r} failed: {error}")

@@ -55,6 +55,7 @@ def check_report(report: Report) -> None:
     for a in report.arrays:
         assert storable(a.name, bounds.MAX_NAME) and storable(a.level, 20)
         assert storable(a.state, 20) and storable(a.read_only, 20)
+        assert storable(a.array_state, 20)
         assert storable(a.disk_status, 300) and storable(a.sync_action, 20)
         assert storable(a.sync_state, 20)
         assert storable(a.headroom_text, 500) and storable(a.domain_headroom_text, 1000)
@@ -97,11 +98,16 @@ def detail(data: bytes) -> Outcome:
 
 
 def report(data: bytes) -> Outcome:
-    """A JSON case: ``{"mdstat", "details", "rules", "noun"}``, judged as ingest judges it."""
+    """A JSON case: ``{"mdstat", "details", "rules", "noun", "sysfs"}``, judged as ingest
+    judges it."""
     case = json.loads(data)
     try:
         judged = assess(
-            case["mdstat"], case.get("details"), case.get("rules"), case.get("noun", "domain")
+            case["mdstat"],
+            case.get("details"),
+            case.get("rules"),
+            case.get("noun", "domain"),
+            sysfs=case.get("sysfs"),
         )
     except ParseError as error:
         return Outcome(False, str(error))

@@ -89,3 +89,28 @@ def test_the_shipped_agent_says_what_is_missing(tmp_path):
     failed = subprocess.run([str(AGENT)], env=env, capture_output=True, text=True, timeout=30)
     assert failed.returncode == 1
     assert "VIGIL_URL is not set" in failed.stderr
+
+
+def test_the_shipped_agent_sends_each_arrays_array_state_and_sync_action(agent_env, host, tmp_path):
+    """A repair in progress: /proc/mdstat prints it as a resync, sysfs says repair."""
+    repair = SHARED_FIXTURES / "mdstat" / "kernel-raid1-repair-printed-as-resync.txt"
+    Path(agent_env["VIGIL_MDSTAT"]).write_text(repair.read_text())
+    md = tmp_path / "sys" / "block" / "md1" / "md"
+    md.mkdir(parents=True)
+    (md / "array_state").write_text("active\n")
+    (md / "sync_action").write_text("repair\n")
+    (md / "degraded").write_text("0\n")  # not asked for
+    host.domain_rules = {}
+    host.save()
+
+    done = run({**agent_env, "VIGIL_SYSFS": str(tmp_path / "sys")})
+    assert done.returncode == 0, done.stderr
+    md1 = Array.objects.get(host=host, name="md1")
+    assert (md1.status, md1.sync_action, md1.array_state) == ("ok", "repair", "active")
+    assert "repair 12.6% done" in md1.reason
+
+    (md / "sync_action").unlink()  # an older kernel or a RAID-0: no such file
+    (md / "array_state").write_text("broken\n")
+    assert run({**agent_env, "VIGIL_SYSFS": str(tmp_path / "sys")}).returncode == 0
+    md1.refresh_from_db()
+    assert (md1.status, md1.state, md1.array_state) == ("critical", "broken", "broken")

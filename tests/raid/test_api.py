@@ -85,33 +85,67 @@ def test_a_token_of_another_host_or_a_replaced_token_is_refused(api_client, host
     assert not Array.objects.exists()
 
 
-def test_a_malformed_report_is_a_400_naming_the_line_and_stores_nothing(api_client, host):
+def test_a_report_refused_as_a_whole_is_a_400_naming_the_line_and_stores_nothing(api_client, host):
     token = host.issue_token()
     assert push(api_client, token, {"mdstat": seed_layout_mdstat()}).status_code == 200
     host.refresh_from_db()
     before = (host.last_report, list(Array.objects.values_list("name", "status", "reason")))
-    broken = seed_layout_mdstat(failed=["sdb"]).split("\n")
-    broken[4] = "md5 : active raid10 sdp[2] sdk[1] sdf[0"
-    response = push(api_client, token, {"mdstat": "\n".join(broken)})
+    refused = seed_layout_mdstat(failed=["sdb"]).split("\n")
+    refused[4] = "md5 : active raid10 sdp[2] sdk[1] sdf[0]\x00"
+    response = push(api_client, token, {"mdstat": "\n".join(refused)})
     assert response.status_code == 400
     body = response.json()
     assert body["line"] == 5
-    assert body["error"].startswith("/proc/mdstat, line 5: unreadable member 'sdf[0'")
+    assert body["error"].startswith("/proc/mdstat, line 5: a NUL character, which cannot be")
     host.refresh_from_db()
     assert (host.last_report, list(Array.objects.values_list("name", "status", "reason"))) == before
     assert host.last_error.startswith("report rejected: /proc/mdstat, line 5")  # for the host page
     assert Transition.objects.count() == 6
 
 
-def test_a_malformed_detail_is_a_400_naming_the_array_and_line(api_client, host):
+def test_one_arrays_unreadable_line_makes_only_that_array_unknown(api_client, host):
+    token = host.issue_token()
+    odd = seed_layout_mdstat(failed=["sdb"]).split("\n")
+    odd[4] = "md5 : active raid10 sdp[2] sdk[1] sdf[0"
+    response = push(api_client, token, {"mdstat": "\n".join(odd)})
+    assert response.status_code == 200, response.content
+    arrays = response.json()["arrays"]
+    assert arrays == {
+        "md99": "unknown",
+        "md5": "unknown",
+        "md4": "ok",
+        "md3": "ok",
+        "md2": "ok",
+        "md1": "critical",
+    }
+    md5 = Array.objects.get(host=host, name="md5")
+    assert md5.reason == (
+        "md5: /proc/mdstat line 5: unreadable member 'sdf[0': "
+        "'md5 : active raid10 sdp[2] sdk[1] sdf[0'"
+    )
+
+
+def test_a_refused_detail_is_a_400_naming_the_array_and_line(api_client, host):
+    token = host.issue_token()
+    body = {"mdstat": seed_layout_mdstat(), "details": {"md1": "/dev/md1:\nnonsense \x00 here\n"}}
+    response = push(api_client, token, body)
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "mdadm --detail md1, line 2: a NUL character, which cannot be stored: 'nonsense \\x00 here'"
+    )
+    assert not Array.objects.exists()
+
+
+def test_an_odd_detail_makes_only_its_array_unknown(api_client, host):
     token = host.issue_token()
     body = {"mdstat": seed_layout_mdstat(), "details": {"md1": "/dev/md1:\nnonsense here\n"}}
     response = push(api_client, token, body)
-    assert response.status_code == 400
-    assert (
-        response.json()["error"] == "mdadm --detail md1, line 2: unreadable line: 'nonsense here'"
+    assert response.status_code == 200, response.content
+    assert response.json()["arrays"]["md1"] == "unknown"
+    assert set(response.json()["arrays"].values()) == {"ok", "unknown"}
+    assert Array.objects.get(host=host, name="md1").reason.endswith(
+        "its mdadm --detail md1, line 2: unreadable line: 'nonsense here'"
     )
-    assert not Array.objects.exists()
 
 
 @pytest.mark.parametrize(

@@ -84,19 +84,61 @@ def test_reporting_the_same_text_twice_writes_no_new_transition(host):
     assert Transition.objects.count() == 6
 
 
-def test_malformed_input_changes_nothing(host):
+def test_a_report_refused_as_a_whole_changes_nothing(host):
     ingest(host, seed_layout_mdstat())
     before = snapshot(host)
-    broken = seed_layout_mdstat(failed=["sdb"]).replace("md3 : active", "md3 ; active")
-    with pytest.raises(ParseError, match=r"^/proc/mdstat, line \d+: unreadable line"):
-        ingest(host, broken)
+    refused = seed_layout_mdstat(failed=["sdb"]).replace("sdl[2]", "sdl[123456789012345678901234]")
+    with pytest.raises(ParseError, match=r"^/proc/mdstat, line \d+: member number 1234"):
+        ingest(host, refused)
     detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
-    with pytest.raises(ParseError, match="^mdadm --detail md1, line 3"):
+    with pytest.raises(ParseError, match="^mdadm --detail md1, line 3: a NUL character"):
         lines = detail.split("\n")
-        lines[2] = "what is this"
+        lines[2] = "what is \x00 this"
         ingest(host, seed_layout_mdstat(failed=["sdb"]), {"md1": "\n".join(lines)})
     assert snapshot(host) == before
     assert Transition.objects.count() == 6
+
+
+def test_one_arrays_odd_header_makes_only_that_array_unknown(host):
+    ingest(host, seed_layout_mdstat())
+    odd = seed_layout_mdstat(failed=["sdb"]).replace("md3 : active", "md3 ; active")
+    ingest(host, odd)
+    statuses = dict(Array.objects.filter(host=host).values_list("name", "status"))
+    assert statuses == {
+        "md1": "critical",  # still judged: sdb failed
+        "md2": "ok",
+        "md3": "unknown",
+        "md4": "ok",
+        "md5": "ok",
+        "md99": "unknown",  # above md3: its headroom depends on it
+    }
+    md3 = Array.objects.get(host=host, name="md3")
+    assert md3.reason.startswith("md3: /proc/mdstat line ")
+    assert "unreadable array header: 'md3 ; active raid10 sdn[2] sdi[1] sdd[0]'" in md3.reason
+    md99 = Array.objects.get(host=host, name="md99")
+    assert md99.reason == "md99: headroom unknown: member array md3 could not be read"
+    assert md99.headroom is None
+
+
+def test_an_unreadable_detail_makes_only_its_array_unknown_or_worse(host):
+    detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
+    lines = detail.split("\n")
+    lines[2] = "what is this"
+    odd = "\n".join(lines)
+    ingest(host, seed_layout_mdstat(), {"md1": odd, "md2": odd})
+    statuses = dict(Array.objects.filter(host=host).values_list("name", "status"))
+    assert statuses["md1"] == statuses["md2"] == "unknown"
+    assert {statuses[name] for name in ("md3", "md4", "md5", "md99")} == {"ok"}
+    md1 = Array.objects.get(host=host, name="md1")
+    assert md1.reason == (
+        "md1 survives any 2 more disk failures; its mdadm --detail md1, line 3: unreadable line: "
+        "'what is this'"
+    )
+    host.refresh_from_db()
+    assert host.details_text["md1"] == odd  # kept for the host page
+    ingest(host, seed_layout_mdstat(failed=["sdb"]), {"md1": odd})
+    md1.refresh_from_db()
+    assert md1.status == "critical"  # what /proc/mdstat says alone is worse
 
 
 def test_it_uses_mdadm_detail_for_member_slots_and_states(host):

@@ -1,6 +1,7 @@
 """What both RAID parsers promise (apps/raid/errors.py): every published sample read to its
 expected facts, messy white space read the same, and on anything else nothing but a
-``ParseError`` that names and quotes the line, for hand-made bad lines and damaged samples."""
+``ParseError`` that names and quotes the line, for hand-made bad lines and damaged samples;
+in /proc/mdstat, one array's odd line is that array's ``unreadable``, naming and quoting it."""
 
 from __future__ import annotations
 
@@ -41,11 +42,7 @@ UNREADABLE = {
     "mdstat": [
         ("", 1),
         ("md0 : active raid1 sda[0]\n", 1),
-        ("Personalities : [raid1]\nmd0 : active raid1 sda[0] sdb\n", 2),
         ("Personalities : [raid1]\n      1024 blocks [2/2] [UU]\n", 2),
-        ("Personalities : [raid1]\nmd0 : active raid1 sda[0]\n  1024 blocks [2/2] [U]\n", 3),
-        ("Personalities : [raid1]\nmd0 : active raid1 sda[0]\n  1024 blocks wibble\n", 3),
-        ("Personalities : [raid1]\nmd0 : active raid1 sda[0]\n  resync = lots\n", 3),
         ("Personalities : [raid1]\nunused devices: <none>\nmd0 : active raid1 sda[0]\n", 3),
         ("Personalities : [raid1]\nmd0 : active raid1 sda[0]\nmd0 : active raid1 sdb[0]\n", 3),
     ],
@@ -60,6 +57,24 @@ UNREADABLE = {
         ("/dev/md0:\n    Number   Major   Minor   RaidDevice State\n  0 8 1 active /dev/sda\n", 3),
     ],
 }
+
+
+#: One array's odd line in /proc/mdstat: (the array's lines, the line named, the problem).
+ODD_ARRAY = [
+    ("md0 : active raid1 sda[0] sdb\n", 4, "unreadable member 'sdb'"),
+    ("md0 : active raid1 sda[0]\n  1024 blocks [2/2] [U]\n", 5, "the [U_] string does not match"),
+    ("md0 : active raid1 sda[0]\n  1024 blocks wibble\n", 5, "unreadable status text 'wibble'"),
+    ("md0 : active raid1 sda[0]\n  resync = lots\n", 5, "unreadable line"),
+    ("md0 : degraded raid1 sda[0]\n", 4, "state 'degraded' is not one Vigil knows"),
+    ("md0 : active raid7 sda[0]\n", 4, "unknown level 'raid7'"),
+    ("md0 ; active raid1 sda[0]\n  1024 blocks [1/1] [U]\n", 4, "unreadable array header"),
+    ("md0 : active raid1 sda[0]\n  1024 blocks [1/1] [U]\n  bitmap: most\n", 6, "unreadable line"),
+    (
+        "md0 : active raid1 sda[0]\n  [=>...]  rectify = 1.0% (1/100)\n",
+        5,
+        "unknown sync action 'rectify'",
+    ),
+]
 
 
 def expected(sample: Path) -> dict:
@@ -95,6 +110,17 @@ def test_it_names_and_quotes_the_unreadable_line(kind, text, line_number):
     assert error.value.line_number == line_number
     assert f"line {line_number}:" in str(error.value)
     assert repr(text.split("\n")[line_number - 1]) in str(error.value)
+
+
+@pytest.mark.parametrize(("lines", "line_number", "problem"), ODD_ARRAY)
+def test_one_arrays_odd_line_is_that_arrays_and_the_others_are_read(lines, line_number, problem):
+    healthy = "md9 : active raid1 sdy[1] sdx[0]\n      1024 blocks super 1.2 [2/2] [UU]\n"
+    text = f"Personalities : [raid1]\n{healthy}{lines}unused devices: <none>\n"
+    odd, fine = parse_mdstat.parse(text).arrays[::-1]
+    assert (odd.name, fine.name, fine.unreadable) == ("md0", "md9", None)
+    assert fine.status == "UU" and fine.blocks == 1024
+    assert odd.unreadable.startswith(f"line {line_number}: {problem}")
+    assert odd.unreadable.endswith(repr(text.split("\n")[line_number - 1]))
 
 
 @pytest.mark.slow

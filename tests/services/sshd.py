@@ -6,7 +6,9 @@ child process (tracked by its PID, stopped by ``stop()``). The test user (``vigi
 created with ``useradd`` if missing; when the tests do not run as root, the user running
 them) may only run the forced command, which answers
 ``cat /proc/mdstat`` and ``sudo -n mdadm --detail /dev/mdX`` with files from ``replies/`` that
-the test writes; ``replies/delay`` makes it sleep first (for timeouts).
+the test writes, and ``grep -s . /sys/block/mdX/md/...`` by running grep itself over
+``replies/sys`` (the test's copy of /sys), its file names printed as on a host;
+``replies/delay`` makes it sleep first (for timeouts).
 """
 
 from __future__ import annotations
@@ -39,6 +41,19 @@ case "$SSH_ORIGINAL_COMMAND" in
     case "$name" in *[!A-Za-z0-9_]*|"") echo "bad device" >&2; exit 2 ;; esac
     if [ -e "$replies/detail-$name" ]; then exec cat "$replies/detail-$name"; fi
     echo "mdadm: cannot open /dev/$name: No such file or directory" >&2; exit 1 ;;
+  "grep -s . /sys/block/"*)
+    set -f
+    # shellcheck disable=SC2086
+    set -- ${{SSH_ORIGINAL_COMMAND#grep -s . }}
+    for path; do
+      case "$path" in /sys/block/md*/md/*) ;; *) echo "not allowed: $path" >&2; exit 2 ;; esac
+      case "$path" in *..*|*[!A-Za-z0-9_/]*) echo "not allowed: $path" >&2; exit 2 ;; esac
+      shift; set -- "$@" "${{path#/}}"
+    done
+    cd "$replies" || exit 2
+    found=$(grep -s . "$@"); status=$?
+    [ -n "$found" ] && printf '%s\n' "$found" | sed 's#^#/#'
+    exit "$status" ;;
   *) echo "not allowed: $SSH_ORIGINAL_COMMAND" >&2; exit 1 ;;
 esac
 """
@@ -137,17 +152,30 @@ class Sshd:
     def log(self) -> str:
         return (self.folder / "sshd.log").read_text(errors="replace")
 
-    def reply(self, mdstat: str, details: dict[str, str] | None = None, delay: float = 0) -> None:
-        """What the next connections are answered: files the forced command prints."""
+    def reply(
+        self,
+        mdstat: str,
+        details: dict[str, str] | None = None,
+        delay: float = 0,
+        sysfs: dict[str, dict[str, str]] | None = None,
+    ) -> None:
+        """What the next connections are answered: files the forced command prints;
+        ``sysfs`` is ``{"md0": {"array_state": "clean", ...}}`` under ``replies/sys``."""
+        shutil.rmtree(self.replies / "sys", ignore_errors=True)
         for old in self.replies.iterdir():
             old.unlink()
         (self.replies / "mdstat").write_text(mdstat)
         for name, text in (details or {}).items():
             (self.replies / f"detail-{name}").write_text(text)
+        for name, words in (sysfs or {}).items():
+            folder = self.replies / "sys" / "block" / name / "md"
+            folder.mkdir(parents=True)
+            for attribute, word in words.items():
+                (folder / attribute).write_text(f"{word}\n")
         if delay:
             (self.replies / "delay").write_text(f"{delay:g}")
-        for path in self.replies.iterdir():
-            path.chmod(0o644)
+        for path in self.replies.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
 
     def reply_raw(self, mdstat: bytes | None = None, *, endless: bool = False) -> None:
         """Answer ``cat /proc/mdstat`` with these bytes, or (``endless``) with /dev/zero."""
