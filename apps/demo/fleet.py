@@ -35,6 +35,7 @@ from apps.efs.metrics import VALUE_FIELDS, Sample
 from apps.efs.verdict import filesystem_verdict
 from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.quorum import describe
+from apps.galera.replication import Paused
 from apps.galera.verdict import NodeResult, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
 from apps.probes.keepalive import Measurement
@@ -332,11 +333,15 @@ def _wsrep(plan: ClusterPlan, n: int, scenario: str, up: int, size: int) -> Wsre
         "wsrep_local_state_comment": comment if primary else "Initialized",
         "wsrep_ready": "ON" if primary else "OFF",
         "wsrep_connected": "ON",
-        "wsrep_flow_control_paused": "0.27" if scenario == "flow-control" else "0.002",
+        "wsrep_flow_control_paused": "0.004" if scenario == "flow-control" else "0.002",
+        "wsrep_flow_control_paused_ns": "93600000000" if scenario == "flow-control" else "0",
         "wsrep_flow_control_sent": "41" if scenario == "flow-control" else "0",
         "wsrep_flow_control_recv": "112" if scenario == "flow-control" else "0",
+        "wsrep_local_recv_queue": "17" if scenario == "flow-control" and n == 0 else "0",
         "wsrep_local_recv_queue_avg": "0.04",
+        "wsrep_local_send_queue": "0",
         "wsrep_local_send_queue_avg": "0.01",
+        "wsrep_cluster_weight": str(size if primary else 0),
         "wsrep_local_cert_failures": "0",
         "wsrep_incoming_addresses": ",".join(f"{h}:3306" for h in plan.hosts[:up]),
     }
@@ -359,11 +364,22 @@ def cluster_poll(plan: ClusterPlan, scenario: str) -> tuple[Verdict, dict[str, A
         else:
             results.append(NodeResult(label, status=_wsrep(plan, n, scenario, up, size)))
     view = build_view(results)
+    # Flow control: 27 % of the minute between two polls, asked for by the first node.
+    share = 0.27 if scenario == "flow-control" else 0.0
+    flow_control = {
+        r.name: Paused(share, 60.0, sent=share > 0 and i == 0)
+        for i, r in enumerate(results)
+        if r.status is not None
+    }
     verdict = cluster_verdict(
-        view, expected_data_nodes=plan.data_nodes, expected_arbitrators=plan.arbitrators
+        view,
+        expected_data_nodes=plan.data_nodes,
+        expected_arbitrators=plan.arbitrators,
+        flow_control=flow_control,
     )
     tolerance = view.tolerance
     paused = [n.status.flow_control_paused for n in view.nodes if n.status is not None]
+    queues = [n.status.local_recv_queue for n in view.nodes if n.status is not None]
     summary = {
         "cluster_size": view.cluster_size,
         "primary": bool(view.primary),
@@ -372,6 +388,10 @@ def cluster_poll(plan: ClusterPlan, scenario: str) -> tuple[Verdict, dict[str, A
         "one_by_one": tolerance.one_by_one if tolerance else None,
         "simultaneous": tolerance.simultaneous if tolerance else None,
         "flow_control_paused": max((p for p in paused if p is not None), default=None),
+        "flow_control_paused_share": share if flow_control else None,
+        "recv_queue": max((q for q in queues if q is not None), default=None),
+        "send_queue": 0 if flow_control else None,
+        "cluster_weight": view.cluster_weight,
     }
     nodes = {}
     for node in view.nodes:
@@ -385,6 +405,10 @@ def cluster_poll(plan: ClusterPlan, scenario: str) -> tuple[Verdict, dict[str, A
                 recv_queue_avg=node.status.local_recv_queue_avg,
                 send_queue_avg=node.status.local_send_queue_avg,
                 flow_control_paused=node.status.flow_control_paused,
+                flow_control_paused_share=share,
+                interval_s=60.0,
+                recv_queue=node.status.local_recv_queue,
+                send_queue=node.status.local_send_queue,
                 flow_control_sent=node.status.flow_control_sent,
                 flow_control_recv=node.status.flow_control_recv,
                 cert_failures=0,

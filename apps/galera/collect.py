@@ -22,15 +22,28 @@ from apps.lib.status import Status, Verdict
 from . import demo, mysql
 from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
 from .parse_push import pushed_result
-from .rates import cert_failures, since_previous
-from .verdict import NodeResult, NodeView, Thresholds, build_view, cluster_verdict, storable
+from .rates import (
+    CERT_FAILURES,
+    FLOW_CONTROL_PAUSED,
+    FLOW_CONTROL_SENT,
+    cert_failures,
+    interval_since,
+    since_previous,
+)
+from .replication import Paused, Thresholds
+from .verdict import NodeResult, NodeView, build_view, cluster_verdict, storable
 
 CONNECT_TIMEOUT_S = 3.0
 READ_TIMEOUT_S = 3.0
 
 
 def thresholds() -> Thresholds:
-    return Thresholds(cert_failures_per_minute=settings.VIGIL_GALERA_CERT_FAILURES_PER_MINUTE)
+    return Thresholds(
+        flow_control_paused=settings.VIGIL_GALERA_FLOW_CONTROL_PAUSED,
+        recv_queue=settings.VIGIL_GALERA_RECV_QUEUE,
+        send_queue=settings.VIGIL_GALERA_SEND_QUEUE,
+        cert_failures_per_minute=settings.VIGIL_GALERA_CERT_FAILURES_PER_MINUTE,
+    )
 
 
 def stale_clusters(now: datetime) -> list[Cluster]:
@@ -92,8 +105,9 @@ def read_nodes(cluster: Cluster, now: datetime | None = None) -> list[NodeResult
     return [results[node.pk] for node in nodes]
 
 
-def node_facts(node: NodeView, result: NodeResult, read_at: datetime) -> dict[str, Any]:
-    """What a snapshot keeps of one node (JSON); ``read_at``: when its status was read."""
+def node_facts(node: NodeView, read_at: datetime) -> dict[str, Any]:
+    """What a snapshot keeps of one node (JSON); ``read_at``: when its status was read. The
+    rates between readings (``between``) are added by ``save_poll``."""
     status = node.status
     facts: dict[str, Any] = {"state": str(node.state), "detail": storable(node.detail)}
     if status is None:
@@ -103,17 +117,68 @@ def node_facts(node: NodeView, result: NodeResult, read_at: datetime) -> dict[st
         cluster_status=status.cluster_status,
         cluster_conf_id=status.cluster_conf_id,
         ready=status.ready,
+        recv_queue=status.local_recv_queue,
         recv_queue_avg=status.local_recv_queue_avg,
+        send_queue=status.local_send_queue,
         send_queue_avg=status.local_send_queue_avg,
+        flow_control_paused_ns=status.flow_control_paused_ns,
         flow_control_paused=status.flow_control_paused,
+        flow_control_requested=(
+            status.requests_flow_control if status.flow_control_requested is not None else None
+        ),
         flow_control_sent=status.flow_control_sent,
         flow_control_recv=status.flow_control_recv,
         connected=status.connected,
         cert_failures=cert_failures(status.variables),
         read_at=read_at.timestamp(),
         weight=node.weight,
+        cluster_weight=status.cluster_weight,
+        desync_count=status.desync_count,
+        local_state_uuid=status.local_state_uuid,
+        cluster_state_uuid=status.cluster_state_uuid,
+        gcomm_uuid=status.gcomm_uuid,
+        evs_delayed=[
+            {"uuid": d.uuid, "address": storable(d.address), "count": d.count}
+            for d in status.evs_delayed or ()
+        ],
+        evs_evict_list=list(status.evs_evict_list or ()),
     )
     return facts
+
+
+def between(
+    node: NodeView, read_at: float, before: dict[str, Any] | None, before_at: float | None
+) -> dict[str, Any]:
+    """A node's rates since its facts in the previous snapshot (``rates``): certification
+    failures and flow-control pauses asked for a minute, the share of the interval paused."""
+    status = node.status
+    if status is None:
+        return {}
+    args = (read_at, before, before_at)
+    sent = since_previous(status.flow_control_sent, *args, counter=FLOW_CONTROL_SENT)
+    return {
+        "interval_s": interval_since(*args),
+        CERT_FAILURES.rate_key: since_previous(
+            cert_failures(status.variables), *args, counter=CERT_FAILURES
+        ),
+        FLOW_CONTROL_PAUSED.rate_key: since_previous(
+            status.flow_control_paused_ns, *args, counter=FLOW_CONTROL_PAUSED
+        ),
+        FLOW_CONTROL_SENT.rate_key: sent,
+    }
+
+
+def paused(facts: dict[str, Any]) -> Paused | None:
+    """A node's flow control since its previous reading, from its facts (``between``)."""
+    share, seconds = facts.get(FLOW_CONTROL_PAUSED.rate_key), facts.get("interval_s")
+    if share is None or not seconds:
+        return None
+    return Paused(share, seconds, sent=bool(facts.get(FLOW_CONTROL_SENT.rate_key)))
+
+
+def _most(values: list[Any]) -> Any:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
 
 
 def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None = None) -> Verdict:
@@ -123,22 +188,28 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
     limits = thresholds()
     keep = max(limits.recv_queue_growth_polls - 1, 1)
     previous = list(cluster.snapshots.order_by("-created", "-pk")[:keep])[::-1]
-    history = {
-        node.name: [snap.nodes.get(node.name, {}).get("recv_queue_avg") for snap in previous]
-        for node in view.nodes
-    }
+    recv_history, send_history = (
+        {
+            node.name: [snap.nodes.get(node.name, {}).get(key) for snap in previous]
+            for node in view.nodes
+        }
+        for key in ("recv_queue", "send_queue")
+    )
     pushed = {n.label: n.reported_at for n in cluster.nodes.all() if n.mode == Node.Mode.PUSH}
     read_at = {node.name: pushed.get(node.name) or now for node in view.nodes}
     last = previous[-1] if previous else None
-    rates = {
-        node.name: since_previous(
-            cert_failures(node.status.variables) if node.status is not None else None,
-            read_at[node.name].timestamp(),
-            last.nodes.get(node.name) if last else None,
-            last.created.timestamp() if last else None,
+    facts = {}
+    for node in view.nodes:
+        facts[node.name] = node_facts(node, read_at[node.name])
+        facts[node.name].update(
+            between(
+                node,
+                read_at[node.name].timestamp(),
+                last.nodes.get(node.name) if last else None,
+                last.created.timestamp() if last else None,
+            )
         )
-        for node in view.nodes
-    }
+    rates = {name: seen.get(CERT_FAILURES.rate_key) for name, seen in facts.items()}
     if not results:
         verdict = Verdict(Status.UNKNOWN, "no nodes configured")
     else:
@@ -148,12 +219,13 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
             expected_arbitrators=cluster.expected_arbitrators,
             thresholds=limits,
             split_brain_before=bool(previous) and previous[-1].split_brain,
-            recv_queue_history=history,
+            recv_queue_history=recv_history,
+            send_queue_history=send_history,
+            flow_control={name: paused(seen) for name, seen in facts.items()},
             cert_failure_rates=rates,
         )
     tolerance = view.tolerance
-    paused = [n.status.flow_control_paused for n in view.nodes if n.status is not None]
-    paused = [p for p in paused if p is not None]
+    statuses = [n.status for n in view.nodes if n.status is not None]
     timeouts = [r.options.evs_suspect_timeout for r in results if r.options is not None]
     timeouts = [t for t in timeouts if t is not None]
     summary = {
@@ -163,14 +235,15 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
         "arbitrators": view.arbitrators,
         "one_by_one": tolerance.one_by_one if tolerance else None,
         "simultaneous": tolerance.simultaneous if tolerance else None,
-        "flow_control_paused": max(paused) if paused else None,
+        "flow_control_paused": _most([s.flow_control_paused for s in statuses]),
+        "flow_control_paused_share": _most(
+            [seen.get(FLOW_CONTROL_PAUSED.rate_key) for seen in facts.values()]
+        ),
+        "recv_queue": _most([s.local_recv_queue for s in statuses]),
+        "send_queue": _most([s.local_send_queue for s in statuses]),
+        "cluster_weight": view.cluster_weight,
         "cert_failures_per_minute": (verdict.figures or {}).get("cert_failures_per_minute"),
     }
-    facts = {}
-    for node, result in zip(view.nodes, results, strict=True):
-        facts[node.name] = node_facts(node, result, read_at[node.name])
-        if node.status is not None:
-            facts[node.name]["cert_failures_per_minute"] = rates[node.name]
     with transaction.atomic():
         Snapshot.objects.create(
             cluster=cluster,

@@ -45,6 +45,10 @@ SUMMARY_FIELDS = (
     "one_by_one",
     "simultaneous",
     "flow_control_paused",
+    "flow_control_paused_share",
+    "recv_queue",
+    "send_queue",
+    "cluster_weight",
     "cert_failures_per_minute",
 )
 #: The last poll, summarised on the cluster; written by workers, never by people.
@@ -126,6 +130,10 @@ class Cluster(KeepsHistory, Subject):
     one_by_one = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
     simultaneous = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
     flow_control_paused = models.FloatField(null=True, blank=True, editable=False)
+    flow_control_paused_share = models.FloatField(null=True, blank=True, editable=False)
+    recv_queue = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    send_queue = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    cluster_weight = models.PositiveIntegerField(null=True, blank=True, editable=False)
     suspect_timeout_s = models.FloatField(null=True, blank=True, editable=False)
     cert_failures_per_minute = models.FloatField(null=True, blank=True, editable=False)
 
@@ -303,11 +311,33 @@ class Snapshot(models.Model):
     split_brain = models.BooleanField(
         default=False, help_text="The nodes' views disagreed on this poll (confirmed or not)."
     )
-    flow_control_paused = models.FloatField(null=True, blank=True)
+    flow_control_paused = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="wsrep_flow_control_paused of the most paused node: an average since it "
+        "started or its last FLUSH STATUS.",
+    )
+    flow_control_paused_share = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Share (0..1) of the interval since its previous reading that the most "
+        "paused node was paused by flow control (wsrep_flow_control_paused_ns).",
+    )
+    recv_queue = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Longest receive queue now (wsrep_local_recv_queue)."
+    )
+    send_queue = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Longest send queue now (wsrep_local_send_queue)."
+    )
+    cluster_weight = models.PositiveIntegerField(
+        null=True, blank=True, help_text="wsrep_cluster_weight of the Primary component."
+    )
     cert_failures_per_minute = models.FloatField(
         null=True, blank=True, help_text="Certification failures per minute, all nodes."
     )
-    # {label: {state, detail, local_state_comment, recv_queue_avg, send_queue_avg, ...}}
+    # {label: {state, detail, local_state_comment, recv_queue, recv_queue_avg, send_queue,
+    #  flow_control_paused_ns, flow_control_paused_share, interval_s, evs_delayed, ...}}
+    # (collect.node_facts and collect.between)
     nodes = models.JSONField(default=dict)
 
     class Meta:

@@ -2,8 +2,10 @@
 
 The agent sends the text of ``SHOW GLOBAL STATUS LIKE 'wsrep_%'`` (``mariadb -B -N``, or any
 form ``parse_wsrep.parse_status`` reads) with ``wsrep_provider_options`` as one more row, or apart
-(JSON ``provider_options``). Options that cannot be read are ignored, as in a poll (weights
-then count 1).
+(JSON ``provider_options``): every ``wsrep_*`` variable a poll reads (the flow-control counter,
+the queues now, the cluster weight, the delayed and eviction lists among them), checked by the
+same parser. Options that cannot be read are ignored, as in a poll (the node's weight is then
+worked out from ``wsrep_cluster_weight``, or counts 1).
 
 Pure module: no Django, no I/O.
 """

@@ -5,15 +5,17 @@ borders), the tab-separated ``-B`` output and the ``\\G`` vertical form, with pr
 ``N rows in set`` footers and ``...`` elisions. ``WsrepStatus.from_rows(rows)`` takes the
 adapter's ``(name, value)`` rows. Both keep only ``wsrep_*`` variables and expose the same
 typed facts; a variable that is absent is None. ``parse_provider_options`` reads the
-``wsrep_provider_options`` variable (``a = b; c = d``) for pc.weight and
-evs.suspect_timeout.
+``wsrep_provider_options`` variable (``a = b; c = d``) for pc.weight,
+evs.suspect_timeout and evs.auto_evict.
 
 A node is not trusted: every figure is checked before use and a value out of what a cluster can
 be is a ``ParseError`` naming it (the poll shows it as that node's error): a cluster size or a
 list of incoming addresses beyond ``MAX_CLUSTER_SIZE``, a fraction outside 0..1, a negative
 queue, numbers that are not finite (``nan``, ``inf``) or not plain ASCII digits, a value with a
 NUL or undecodable bytes (which the database cannot store) or longer than ``MAX_VALUE``, more
-than ``MAX_ROWS`` rows; ``pc.weight`` must be 0..255 and ``evs.suspect_timeout`` finite.
+than ``MAX_ROWS`` rows, a delayed or eviction list that is not ``uuid:address:count`` or UUIDs
+(at most ``MAX_CLUSTER_SIZE`` entries); ``pc.weight`` must be 0..255 and ``evs.suspect_timeout``
+finite. What each variable means, and where the documentation disagrees: ``documented.py``.
 
 Pure module: no Django, no I/O.
 """
@@ -27,14 +29,28 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from apps.galera.documented import PC_WEIGHT_MAX
+
 MAX_CLUSTER_SIZE = 256  # members of one cluster; real ones have 3 to a few dozen
 MAX_ROWS = 2000  # wsrep_% rows of one node (MariaDB 11 has about 80)
 MAX_VALUE = 16384  # characters of one value (wsrep_incoming_addresses of 256 members fits)
-MAX_WEIGHT = 255  # pc.weight, as Galera takes it
+MAX_WEIGHT = PC_WEIGHT_MAX
+MAX_QUEUE = 2**31 - 1  # write-sets in a queue: far beyond any real one, and what the DB keeps
+MAX_ADDRESS = 300  # characters of a member's address in wsrep_evs_delayed
 
 
 class ParseError(ValueError):
     """Text that cannot be read as wsrep status; the message names the line."""
+
+
+@dataclass(frozen=True)
+class Delayed:
+    """One entry of ``wsrep_evs_delayed``: a member this node has found slow to answer
+    (``uuid:address:count``; ``count``: its entries on the delayed list)."""
+
+    uuid: str
+    address: str
+    count: int
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,16 @@ class WsrepStatus:
     provider_version: str | None = None
     last_committed: int | None = None
     evs_state: str | None = None
+    # Read since issue 24 (not in the shared fixtures' facts: ``READINGS``).
+    flow_control_paused_ns: int | None = None  # a counter: nanoseconds paused since start
+    flow_control_requested: str | None = None  # "true": this node asks for a pause now
+    local_recv_queue: int | None = None  # write-sets waiting to be applied, now
+    local_send_queue: int | None = None  # write-sets waiting to be sent, now
+    cluster_weight: int | None = None  # sum of pc.weight in the Primary component
+    desync_count: int | None = None  # operations holding this node desynced
+    gcomm_uuid: str | None = None  # this node's own id, as other nodes' lists name it
+    evs_delayed: tuple[Delayed, ...] | None = None
+    evs_evict_list: tuple[str, ...] | None = None
     # Every wsrep_* variable as published (lower-case names, raw values).
     variables: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     format: str | None = field(default=None, compare=False)
@@ -120,6 +146,10 @@ class WsrepStatus:
     def is_connected(self) -> bool:
         return (self.connected or "").upper() == "ON"
 
+    @property
+    def requests_flow_control(self) -> bool:
+        return (self.flow_control_requested or "").strip().lower() == "true"
+
 
 def _cut(value: object, limit: int = 80) -> object:
     return value[:limit] + "…" if isinstance(value, str) and len(value) > limit else value
@@ -166,6 +196,53 @@ def _addresses(value: str) -> tuple[str, ...]:
     return addresses
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.ASCII | re.I)
+
+
+def _uuid(value: str) -> str:
+    value = value.strip()
+    if not _UUID.fullmatch(value):
+        raise ValueError("is not a UUID")
+    return value.lower()
+
+
+def _listed(value: str) -> list[str]:
+    parts = [part.strip() for part in value.split(",")] if value.strip() else []
+    if len(parts) > MAX_CLUSTER_SIZE:
+        raise ValueError(f"lists more than {MAX_CLUSTER_SIZE} members")
+    return parts
+
+
+def _delayed(value: str) -> tuple[Delayed, ...]:
+    """``uuid:address:count,...``; the address (``tcp://10.0.0.1:4567``) holds colons."""
+    entries = []
+    for part in _listed(value):
+        uuid, colon, rest = part.partition(":")
+        address, colon2, count = rest.rpartition(":")
+        if not colon or not colon2:
+            raise ValueError(f"entry {_cut(part)!r} is not uuid:address:count")
+        if not (count.isascii() and count.isdigit() and len(count) <= 9):
+            raise ValueError(f"entry {_cut(part)!r} has no count")
+        if len(address) > MAX_ADDRESS or not address.isprintable():
+            raise ValueError(f"entry {_cut(part)!r} has no address")
+        try:
+            uuid = _uuid(uuid)
+        except ValueError:
+            raise ValueError(f"entry {_cut(part)!r} does not start with a UUID") from None
+        entries.append(Delayed(uuid, address, int(count)))
+    return tuple(entries)
+
+
+def _uuids(value: str) -> tuple[str, ...]:
+    uuids = []
+    for part in _listed(value):
+        try:
+            uuids.append(_uuid(part))
+        except ValueError:
+            raise ValueError(f"entry {_cut(part)!r} is not a UUID") from None
+    return tuple(uuids)
+
+
 _COUNT = 2**63 - 1
 _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "cluster_size": _integer(0, MAX_CLUSTER_SIZE, "a cluster size"),
@@ -188,9 +265,38 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "provider_version": _text,
     "last_committed": _integer(-1, _COUNT, "a seqno"),
     "evs_state": _text,
+    "flow_control_paused_ns": _integer(0, _COUNT, "a count of nanoseconds"),
+    "flow_control_requested": _text,
+    "local_recv_queue": _integer(0, MAX_QUEUE, "a queue length"),
+    "local_send_queue": _integer(0, MAX_QUEUE, "a queue length"),
+    "cluster_weight": _integer(0, MAX_CLUSTER_SIZE * MAX_WEIGHT, "a total of pc.weight"),
+    "desync_count": _integer(0, MAX_QUEUE, "a count"),
+    "gcomm_uuid": _uuid,
+    "evs_delayed": _delayed,
+    "evs_evict_list": _uuids,
 }
-FACTS: tuple[str, ...] = tuple(f.name for f in fields(WsrepStatus) if f.name in _CONVERTERS)
-_NUMERIC = {name for name, convert in _CONVERTERS.items() if convert not in (_text, _addresses)}
+#: Every typed fact, in the model's order.
+READ_FACTS: tuple[str, ...] = tuple(f.name for f in fields(WsrepStatus) if f.name in _CONVERTERS)
+#: Facts read since issue 24, beyond those of the shared fixtures.
+READINGS = (
+    "flow_control_paused_ns",
+    "flow_control_requested",
+    "local_recv_queue",
+    "local_send_queue",
+    "cluster_weight",
+    "desync_count",
+    "gcomm_uuid",
+    "evs_delayed",
+    "evs_evict_list",
+)
+#: The facts the shared fixtures' JSON records (tests/fixtures/README.md): ``as_facts()``.
+FACTS: tuple[str, ...] = tuple(name for name in READ_FACTS if name not in READINGS)
+# Values read stripped, an empty one meaning "not reported" (numbers, the node's UUID).
+_STRIPPED = {
+    name
+    for name, convert in _CONVERTERS.items()
+    if convert not in (_text, _addresses, _delayed, _uuids)
+}
 
 _NAME = re.compile(r"[A-Za-z0-9_]{1,64}", re.ASCII)
 _BORDER = re.compile(r"^\+[-+]*\+$")
@@ -216,10 +322,10 @@ def _build(
     values: dict[str, Any] = {}
     for fact, convert in _CONVERTERS.items():
         raw = variables.get(f"wsrep_{fact}")
-        if raw is None or (fact in _NUMERIC and raw.strip() == ""):
+        if raw is None or (fact in _STRIPPED and raw.strip() == ""):
             continue
         try:
-            values[fact] = convert(raw.strip() if fact in _NUMERIC else raw)
+            values[fact] = convert(raw.strip() if fact in _STRIPPED else raw)
         except ValueError as exc:
             where = where_of[f"wsrep_{fact}"]
             raise ParseError(f"{where}: wsrep_{fact} {exc}: {_cut(raw)!r}") from None
@@ -313,10 +419,12 @@ def parse_status(text: str) -> WsrepStatus:
 
 @dataclass(frozen=True)
 class ProviderOptions:
-    """The parts of ``wsrep_provider_options`` the quorum arithmetic needs."""
+    """The parts of ``wsrep_provider_options`` the quorum arithmetic and the eviction rules
+    need."""
 
     pc_weight: int | None = None
     evs_suspect_timeout: float | None = None  # seconds
+    evs_auto_evict: int | None = None  # delayed entries before eviction; 0: never
     options: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -370,8 +478,13 @@ def parse_provider_options(text: str) -> ProviderOptions:
         if not (weight.isascii() and weight.isdigit() and int(weight[:6]) <= MAX_WEIGHT):
             raise ParseError(f"pc.weight is not an integer 0..{MAX_WEIGHT}: {_cut(weight)!r}")
         pc_weight = int(weight)
+    auto_evict = options.get("evs.auto_evict") or ""
     return ProviderOptions(
         pc_weight=pc_weight,
         evs_suspect_timeout=parse_duration(timeout) if timeout not in (None, "") else None,
+        # Only shown beside a delayed count: a value that is not a plain count is left out.
+        evs_auto_evict=int(auto_evict)
+        if auto_evict.isascii() and auto_evict.isdigit() and len(auto_evict) <= 6
+        else None,
         options=MappingProxyType(options),
     )

@@ -39,7 +39,29 @@ FIGURES = (
     (
         "vigil_galera_flow_control_paused_ratio",
         "flow_control_paused",
-        "wsrep_flow_control_paused of the most paused node (0..1).",
+        "wsrep_flow_control_paused of the most paused node (0..1): an average since the node "
+        "started or its last FLUSH STATUS, not the state now.",
+    ),
+    (
+        "vigil_galera_flow_control_paused_interval_ratio",
+        "flow_control_paused_share",
+        "Share (0..1) of the time between its last two readings the most paused node was "
+        "paused by flow control (wsrep_flow_control_paused_ns).",
+    ),
+    (
+        "vigil_galera_recv_queue_writesets",
+        "recv_queue",
+        "Longest receive queue now, write-sets waiting to be applied (wsrep_local_recv_queue).",
+    ),
+    (
+        "vigil_galera_send_queue_writesets",
+        "send_queue",
+        "Longest send queue now, write-sets waiting to be sent (wsrep_local_send_queue).",
+    ),
+    (
+        "vigil_galera_cluster_weight",
+        "cluster_weight",
+        "wsrep_cluster_weight: pc.weight of the Primary component's members, garbd included.",
     ),
     (
         "vigil_galera_cert_failures_per_minute",

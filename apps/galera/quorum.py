@@ -1,7 +1,7 @@
 """Quorum arithmetic for a Galera cluster: how many more members may fail.
 
 Galera keeps a component Primary when its members hold MORE than half of the weight of the
-last Primary component (pc.weight, 1 by default). Members that fail one at a time re-vote in
+last Primary component (pc.weight, 1 by default; ``documented.py``). Members that fail one at a time re-vote in
 between, so each step only needs a majority of the previous, already smaller, component;
 members that fail together are measured against the whole current component. A cluster
 whose only survivor is an arbitrator (garbd) holds no data, so it counts as stopped.
@@ -11,8 +11,10 @@ Pure module: no Django, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from apps.galera.documented import PC_WEIGHT_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,7 @@ class Member:
     """One voting member of the current Primary component."""
 
     name: str
-    weight: int = 1
+    weight: int = PC_WEIGHT_DEFAULT
     arbitrator: bool = False
 
 
@@ -93,6 +95,52 @@ def fault_tolerance_after(members: Iterable[Member], lost: Iterable[str]) -> Fau
     if 2 * gone_weight >= total or not any(not member.arbitrator for member in left):
         return FaultTolerance(0, 0)
     return fault_tolerance_of(left)
+
+
+@dataclass(frozen=True)
+class Weighted:
+    """The members with the weights the quorum arithmetic uses (``with_total_weight``)."""
+
+    members: tuple[Member, ...]
+    unknown_weight: int | None = None  # what the members of unknown weight hold together
+    worst_case: bool = False  # that weight is not 1 each: all of it given to one of them
+    inconsistent: bool = False  # the total is less than the weights known: not used
+
+
+def with_total_weight(
+    members: Sequence[Member], unknown: Iterable[str], total: int | None
+) -> Weighted:
+    """Make the weights add up to ``total`` (``wsrep_cluster_weight``, the sum of pc.weight in
+    the Primary component) where some are ``unknown`` (garbd, nodes Vigil does not read).
+
+    When what the unknown members hold is one default weight each, they keep it. Otherwise
+    how it is split is not known, and the worst split is assumed: all of it on the first of
+    them (a data node before garbd), the others 0; concentrating weight never leaves more
+    headroom, so the answer is never more hopeful than the cluster. A total below the known
+    weights (readings of different moments) is not used.
+    """
+    members = list(members)
+    unknown = set(unknown)
+    if total is None or not unknown:
+        return Weighted(tuple(members))
+    known = sum(m.weight for m in members if m.name not in unknown)
+    rest = total - known
+    count = sum(1 for m in members if m.name in unknown)
+    if rest < 0:
+        return Weighted(tuple(members), rest, inconsistent=True)
+    if rest == count * PC_WEIGHT_DEFAULT:
+        return Weighted(
+            tuple(
+                replace(m, weight=PC_WEIGHT_DEFAULT) if m.name in unknown else m for m in members
+            ),
+            rest,
+        )
+    first = next(m.name for m in members if m.name in unknown)
+    weighted = tuple(
+        replace(m, weight=rest if m.name == first else 0) if m.name in unknown else m
+        for m in members
+    )
+    return Weighted(weighted, rest, worst_case=True)
 
 
 def _one_by_one(members: list[Member]) -> int:

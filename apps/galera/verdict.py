@@ -5,7 +5,9 @@ answered, or the error the poll hit) and works out the Primary component, the me
 and arbitrators it holds (garbd has no SQL port: arbitrators are the cluster size minus
 the data nodes), which nodes are unreachable, which answer without being Galera nodes,
 which report a non-Primary component, and whether the answers disagree (possible
-split-brain). ``cluster_verdict(view, ...)`` turns that into a ``Verdict``.
+split-brain); the members' weights add up to ``wsrep_cluster_weight`` where the nodes report it.
+``cluster_verdict(view, ...)`` turns that into a ``Verdict``, with the replication rules of
+``replication.py``.
 
 Pure module: no Django, no I/O.
 """
@@ -17,8 +19,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from apps.galera.documented import PC_WEIGHT_DEFAULT
 from apps.galera.parse_wsrep import ProviderOptions, WsrepStatus
-from apps.galera.quorum import FaultTolerance, Member, describe, fault_tolerance_after
+from apps.galera.quorum import (
+    FaultTolerance,
+    Member,
+    describe,
+    fault_tolerance_after,
+    with_total_weight,
+)
+from apps.galera.replication import Paused, Reading, Thresholds, judge
 from apps.lib.status import Status, Verdict
 
 NOT_GALERA = "not a Galera node"
@@ -56,7 +66,9 @@ class NodeView:
     state: NodeState
     detail: str  # the local state ("Synced"), the cluster status, or the error
     status: WsrepStatus | None = None
-    weight: int = 1
+    weight: int = PC_WEIGHT_DEFAULT
+    weight_known: bool = False  # read from its wsrep_provider_options
+    auto_evict: int | None = None  # its evs.auto_evict
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,9 @@ class ClusterView:
     members_seen: tuple[str, ...]  # incoming addresses of the Primary component
     inconsistencies: tuple[str, ...]  # why a split-brain is suspected
     tolerance: FaultTolerance | None  # None without a Primary component
+    cluster_weight: int | None = None  # wsrep_cluster_weight of the Primary component
+    weights: tuple[Member, ...] = ()  # the members counted, with the weights used
+    weight_note: str | None = None  # how wsrep_cluster_weight changed the assumed weights
 
     @property
     def split_brain(self) -> bool:
@@ -99,21 +114,25 @@ def classify(result: NodeResult) -> NodeView:
         return NodeView(result.name, NodeState.UNREACHABLE, storable(result.error or "no answer"))
     status = result.status
     assert status is not None
-    weight = 1
-    if result.options is not None and result.options.pc_weight is not None:
-        weight = result.options.pc_weight
+    options = result.options
+    weight = options.pc_weight if options is not None else None
+    extra: dict[str, Any] = {
+        "weight": PC_WEIGHT_DEFAULT if weight is None else weight,
+        "weight_known": weight is not None,
+        "auto_evict": options.evs_auto_evict if options is not None else None,
+    }
     if status.wsrep_rows == 0 or not status.is_galera:
-        return NodeView(result.name, NodeState.NOT_GALERA, NOT_GALERA, status, weight)
+        return NodeView(result.name, NodeState.NOT_GALERA, NOT_GALERA, status, **extra)
     if status.connected is not None and not status.is_connected:
         detail = f"wsrep_connected={status.connected}"
         if status.cluster_status:
             detail += f", {status.cluster_status}"
-        return NodeView(result.name, NodeState.DISCONNECTED, storable(detail), status, weight)
+        return NodeView(result.name, NodeState.DISCONNECTED, storable(detail), status, **extra)
     if status.is_primary:
         detail = status.local_state_comment or "Primary"
-        return NodeView(result.name, NodeState.PRIMARY, detail, status, weight)
+        return NodeView(result.name, NodeState.PRIMARY, detail, status, **extra)
     detail = status.cluster_status or "cluster status unknown"
-    return NodeView(result.name, NodeState.NON_PRIMARY, detail, status, weight)
+    return NodeView(result.name, NodeState.NON_PRIMARY, detail, status, **extra)
 
 
 def _named(nodes: Iterable[NodeView], state: NodeState) -> tuple[str, ...]:
@@ -189,10 +208,29 @@ def build_view(results: Iterable[NodeResult]) -> ClusterView:
     disconnected = [node for node in nodes if node.state is NodeState.DISCONNECTED]
     unpolled = data_nodes - len(component)
     lost = [f"unpolled{i}" for i in range(min(len(disconnected), unpolled))]
+    reported = [n.status.cluster_weight for n in component if n.status is not None]
+    cluster_weight = max((w for w in reported if w is not None), default=None)
+    members: list[Member] = []
+    note = None
     if component:
         members = [Member(node.name, node.weight) for node in component]
         members += [Member(f"unpolled{i}") for i in range(unpolled)]
         members += [Member(f"garbd{i}", arbitrator=True) for i in range(arbitrators or 0)]
+        unknown = [node.name for node in component if not node.weight_known]
+        unknown += [m.name for m in members if m.name.startswith(("unpolled", "garbd"))]
+        weighted = with_total_weight(members, unknown, cluster_weight)
+        members = list(weighted.members)
+        if weighted.worst_case:
+            note = (
+                f"{_unread(unknown)} hold {weighted.unknown_weight} of the weight "
+                f"{cluster_weight} together (wsrep_cluster_weight), not 1 each: the headroom "
+                "assumes one of them holds it all"
+            )
+        elif weighted.inconsistent:
+            note = (
+                f"wsrep_cluster_weight {cluster_weight} is less than the pc.weight the nodes "
+                "report: not used"
+            )
         tolerance = fault_tolerance_after(members, lost)
         data_nodes -= len(lost)
     return ClusterView(
@@ -209,7 +247,26 @@ def build_view(results: Iterable[NodeResult]) -> ClusterView:
         members_seen=members_seen,
         inconsistencies=inconsistencies,
         tolerance=tolerance,
+        cluster_weight=cluster_weight,
+        weights=tuple(members),
+        weight_note=note,
     )
+
+
+def _unread(names: Sequence[str]) -> str:
+    """The members whose weight Vigil cannot read, in words: "garbd, 1 node Vigil does not
+    poll, node2 (provider options unread)"."""
+    arbitrators = sum(1 for name in names if name.startswith("garbd"))
+    unpolled = sum(1 for name in names if name.startswith("unpolled"))
+    named = [name for name in names if not name.startswith(("garbd", "unpolled"))]
+    parts = []
+    if arbitrators:
+        parts.append("garbd" if arbitrators == 1 else f"{arbitrators} garbd")
+    if unpolled:
+        parts.append(f"{unpolled} node" + ("" if unpolled == 1 else "s") + " Vigil does not poll")
+    if named:
+        parts.append(", ".join(named) + " (provider options unread)")
+    return ", ".join(parts)
 
 
 def _inconsistencies(
@@ -230,30 +287,6 @@ def _inconsistencies(
     )
     found.append(f"{len(components)} Primary components: {groups}")
     return tuple(found)
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Only thresholds are data; the rules are the code below."""
-
-    flow_control_paused: float = 0.1  # fraction of time paused since the last FLUSH STATUS
-    recv_queue_avg: float = 10.0
-    recv_queue_growth_polls: int = 3  # rising on this many polls in a row (current included)
-    recv_queue_growth_floor: float = 1.0  # ...and at least this long now
-    cert_failures_per_minute: float = 10.0  # all nodes together
-
-
-def recv_queue_growing(values: Sequence[float | None], thresholds: Thresholds) -> bool:
-    """The receive queue rose on each of the last polls (oldest first, current last).
-
-    wsrep_local_recv_queue_avg is the average since the previous query, so successive polls
-    give one average per interval; a gap (a poll that did not read it) breaks the run.
-    """
-    run = list(values)[-thresholds.recv_queue_growth_polls :]
-    if len(run) < thresholds.recv_queue_growth_polls or any(v is None for v in run):
-        return False
-    rising = all(b > a for a, b in zip(run, run[1:], strict=False))  # type: ignore[operator]
-    return rising and run[-1] >= thresholds.recv_queue_growth_floor  # type: ignore[operator]
 
 
 def _figures(
@@ -277,6 +310,8 @@ def _figures(
         "silent": list(view.silent),
         "members_seen": list(view.members_seen),
         "split_brain": view.split_brain,
+        "cluster_weight": view.cluster_weight,
+        "weight_note": view.weight_note,
         "nodes": {
             node.name: {"state": str(node.state), "detail": node.detail} for node in view.nodes
         },
@@ -291,15 +326,18 @@ def cluster_verdict(
     thresholds: Thresholds | None = None,
     split_brain_before: bool = True,
     recv_queue_history: Mapping[str, Sequence[float | None]] | None = None,
+    send_queue_history: Mapping[str, Sequence[float | None]] | None = None,
+    flow_control: Mapping[str, Paused | None] | None = None,
     cert_failure_rates: Mapping[str, float | None] | None = None,
 ) -> Verdict:
     """Critical, warning or ok, with every reason at the worst level found.
 
     Nodes disagree on conf_id for a second or two after a failure, so a collector passes
     ``split_brain_before`` (did the previous poll see inconsistent views too?): a split-brain
-    is reported only when seen twice in a row. ``recv_queue_history`` gives each node's
-    earlier receive-queue averages (oldest first) for the growing-queue rule;
-    ``cert_failure_rates`` each node's certification failures per minute (``rates``).
+    is reported only when seen twice in a row. From the collector's earlier readings:
+    ``recv_queue_history``/``send_queue_history`` give each node's earlier queue lengths
+    (oldest first), ``flow_control`` each node's pause since its previous reading, and
+    ``cert_failure_rates`` its certification failures per minute (``rates``).
     """
     thresholds = thresholds or Thresholds()
     figures = _figures(view, expected_data_nodes, expected_arbitrators)
@@ -352,27 +390,42 @@ def cluster_verdict(
             continue
         comment = (status.local_state_comment or "").strip()
         if comment.lower() in DESYNCED_STATES:
-            warning.append(f"{node.name} is {comment} (a backup or state transfer is running)")
+            why = "a backup or state transfer is running"
+            if status.desync_count:
+                why += f"; wsrep_desync_count {status.desync_count}"
+            warning.append(f"{node.name} is {comment} ({why})")
         elif comment and comment.lower() != "synced":
             warning.append(f"{node.name} is {comment}")
-        paused = status.flow_control_paused
-        if paused is not None and paused > thresholds.flow_control_paused:
-            warning.append(f"{node.name} paused by flow control {paused:.0%} of the time")
-        queue = status.local_recv_queue_avg
-        if queue is not None and queue > thresholds.recv_queue_avg:
-            warning.append(f"{node.name} receive queue averages {queue:g}")
-        elif recv_queue_history and node.name in recv_queue_history:
-            values = [*recv_queue_history[node.name], queue]
-            if recv_queue_growing(values, thresholds):
-                run = values[-thresholds.recv_queue_growth_polls :]
-                steps = " → ".join(f"{v:g}" for v in run if v is not None)
-                warning.append(f"{node.name} receive queue growing: {steps}")
+    primaries = [
+        Reading(n.name, n.status, n.auto_evict)
+        for n in view.nodes
+        if n.state is NodeState.PRIMARY and n.status is not None
+    ]
+    names = {
+        n.status.gcomm_uuid: n.name
+        for n in view.nodes
+        if n.status is not None and n.status.gcomm_uuid
+    }
+    found = judge(
+        primaries,
+        thresholds,
+        names=names,
+        flow_control=flow_control,
+        recv_queue_history=recv_queue_history,
+        send_queue_history=send_queue_history,
+    )
+    critical += found.critical
+    warning += found.warning
+    figures.update(found.figures)
     total = figures["cert_failures_per_minute"]
     if total is not None and total >= thresholds.cert_failures_per_minute:
         per_node = ", ".join(f"{name} {rate:.1f}" for name, rate in rates.items() if rate)
         warning.append(f"{total:.1f} certification failures a minute ({per_node})")
     if view.tolerance is not None and view.tolerance.one_by_one == 0:
-        warning.append("one more failure stops the cluster")
+        warning.append(
+            "one more failure stops the cluster"
+            + (f" ({view.weight_note})" if view.weight_note else "")
+        )
     if view.primary:
         if expected_data_nodes is not None and view.data_nodes < expected_data_nodes:
             warning.append(
@@ -393,4 +446,5 @@ def _summary(view: ClusterView) -> str:
     if view.arbitrators:
         nodes += f" + {view.arbitrators} arbitrator" + ("" if view.arbitrators == 1 else "s")
     headroom = describe(view.tolerance) if view.tolerance else ""
-    return f"Primary, {nodes} Synced; {headroom}"
+    note = f" ({view.weight_note})" if view.weight_note else ""
+    return f"Primary, {nodes} Synced; {headroom}{note}"

@@ -17,11 +17,12 @@ from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
 from .demo import RECORDED
+from .documented import EVS_SUSPECT_TIMEOUT_S
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
 from .verdict import NodeState
 
-DEFAULT_SUSPECT_TIMEOUT_S = 5.0  # evs.suspect_timeout's default, PT5S
+DEFAULT_SUSPECT_TIMEOUT_S = EVS_SUSPECT_TIMEOUT_S
 CHART_SNAPSHOTS = 720
 TRANSITIONS = 20
 AGENT = "vigil-galera-push"
@@ -100,6 +101,12 @@ def node_rows(nodes: list[Node], latest: Snapshot | None) -> list[dict[str, Any]
                 "kind": node.state or "unpolled",
                 "detail": node.detail,
                 "facts": seen,
+                # Flow control: the share of the last interval, or the lifetime average.
+                "paused": {
+                    "share": seen.get("flow_control_paused_share"),
+                    "interval_s": seen.get("interval_s"),
+                    "average": seen.get("flow_control_paused"),
+                },
             }
         )
     return rows
@@ -121,6 +128,7 @@ def live_context(cluster: Cluster) -> dict[str, Any]:
         "suspect_timeout_known": suspect is not None,
         "recorded": RECORDED,
         "cert_threshold": settings.VIGIL_GALERA_CERT_FAILURES_PER_MINUTE,
+        "queue_thresholds": (settings.VIGIL_GALERA_RECV_QUEUE, settings.VIGIL_GALERA_SEND_QUEUE),
     }
 
 

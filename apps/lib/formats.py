@@ -54,6 +54,13 @@ def rough_duration(seconds: float) -> str:
     return f"~{round(hours / 24)} d"
 
 
+def interval(value: float) -> str:
+    """0.42 -> '0.4 s', 62 -> '62 s', 300 -> '5 min', 5400 -> '1 h 30 min': an interval."""
+    if value < 90:
+        return f"{number(round(value, 1 if value < 10 else 0))} s"
+    return duration(value / 60)
+
+
 def duration(minutes: float, decimals: int = 0) -> str:
     """75.5 -> '1 h 16 min', 3000 -> '2 d 2 h'; under an hour, minutes with ``decimals`` places."""
     if minutes < 60:

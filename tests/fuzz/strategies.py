@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from apps.galera.parse_wsrep import FACTS
+from apps.galera.parse_wsrep import READ_FACTS
 from apps.raid.parse_mdstat import LEVELS
 from tests.conftest import SHARED_FIXTURES
 from tests.raid.mutations import mutated
@@ -201,7 +201,7 @@ DETAIL = st.one_of(
 # --- Galera ---------------------------------------------------------------------------------
 
 _WSREP_NAMES = st.one_of(
-    st.sampled_from([f"wsrep_{fact}" for fact in FACTS] + ["wsrep_local_cert_failures"]),
+    st.sampled_from([f"wsrep_{fact}" for fact in READ_FACTS] + ["wsrep_local_cert_failures"]),
     st.text(CHARS, min_size=1, max_size=30),
 )
 WSREP_VALUES = st.one_of(

@@ -17,15 +17,21 @@ from tests.conftest import log_in, screenshot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def synced(size: int) -> WsrepStatus:
+def synced(size: int, minute: int = 0) -> WsrepStatus:
     rows = [
         ("wsrep_provider_name", "Galera"),
         ("wsrep_cluster_status", "Primary"),
         ("wsrep_cluster_size", str(size)),
+        ("wsrep_cluster_weight", str(size)),
         ("wsrep_cluster_conf_id", str(10 + size)),
         ("wsrep_local_state_comment", "Synced"),
         ("wsrep_ready", "ON"),
+        ("wsrep_local_recv_queue", "1"),
         ("wsrep_local_recv_queue_avg", "0.2"),
+        ("wsrep_local_send_queue", "0"),
+        # Paused 3 s of every minute (5 %): shown, not warned of.
+        ("wsrep_flow_control_paused_ns", str(minute * 3_000_000_000)),
+        ("wsrep_flow_control_paused", "0.05"),
     ]
     return WsrepStatus.from_rows(rows)
 
@@ -44,7 +50,7 @@ def clusters(django_user_model) -> dict[str, int]:
     for minute in range(30):
         lost = 10 <= minute < 20
         results = [
-            down if lost and n == "db3" else NodeResult(n, status=synced(3 if lost else 4))
+            down if lost and n == "db3" else NodeResult(n, status=synced(3 if lost else 4, minute))
             for n in names
         ]
         collect.save_poll(prod, results, now=start + timedelta(minutes=minute))
@@ -62,6 +68,9 @@ def test_the_cluster_pages_show_headroom_nodes_and_the_size_history(
     page.goto(f"{live_server.url}/galera/clusters/{clusters['prod']}/")
     page.wait_for_selector(".timeseries .uplot canvas")
     assert "Can lose 2 more nodes one at a time, 1 at once." in page.inner_text(".galera-headroom")
+    assert "paused 5 % of the time between the last two readings" in page.inner_text(
+        ".galera-flow-control"
+    )
     screenshot(page, "browser/galera-cluster.png")
 
     page.goto(f"{live_server.url}/galera/clusters/{clusters['demo']}/")

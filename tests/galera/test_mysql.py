@@ -124,7 +124,9 @@ def test_it_warns_but_does_not_page_for_a_desynced_node(galera):
         node2.execute("SET GLOBAL wsrep_desync=OFF")
     verdict = verdict_of(view)
     assert verdict.status is Status.WARNING
-    assert verdict.reason == "node2 is Donor/Desynced (a backup or state transfer is running)"
+    assert verdict.reason == (
+        "node2 is Donor/Desynced (a backup or state transfer is running; wsrep_desync_count 1)"
+    )
 
 
 def test_it_sees_a_restarted_node_rejoin_as_synced(galera):

@@ -1,16 +1,21 @@
 """The shipped agent, agents/vigil-galera-push itself (downloaded from the cluster page), on the
 real 3-node cluster plus garbd: it reads each node through the real ``mariadb`` client over the
 node's socket and pushes to a running Vigil over HTTP, in a cluster that mixes a polled node with
-pushing ones. Then the two signals, produced for real: a node cut from the group
-(``wsrep_cluster_address=''``: it leaves the group, wsrep_connected=OFF) and certification
-conflicts (two nodes committing an update of one row at the same moment).
+pushing ones. Then the signals, produced for real: a node cut from the group
+(``wsrep_cluster_address=''``: it leaves the group, wsrep_connected=OFF), certification
+conflicts (two nodes committing an update of one row at the same moment) and flow control (a
+node held by ``FLUSH TABLES WITH READ LOCK`` while another writes). Polls are counted, never
+timed: each waits for what the cluster says, not for the clock.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pymysql
@@ -247,3 +252,103 @@ def test_certification_conflicts_on_purpose_show_as_a_rate(
     assert api["cert_failures_per_minute"] == pytest.approx(cluster.cert_failures_per_minute)
     metric = scrape()["vigil_galera_cert_failures_per_minute"]
     assert list(metric.values()) == [pytest.approx(cluster.cert_failures_per_minute)]
+
+
+# --- flow control: a node held by FLUSH TABLES WITH READ LOCK while another writes ----------
+
+
+def paused_ns(node: ClusterNode) -> int:
+    return int(node.status()["wsrep_flow_control_paused_ns"])
+
+
+@contextmanager
+def held_while_writing(galera: GaleraCluster) -> Iterator[threading.Event]:
+    """node3 held by FLUSH TABLES WITH READ LOCK while node1 inserts, until the block ends
+    (writes stop first, then UNLOCK TABLES). MariaDB desyncs a node that holds the lock, and a
+    desynced node sends no flow control unless gcs.sync_donor=YES (Galera's gcs/src/gcs.cpp):
+    set on node3 here, as on a cluster that keeps in step with its donors, and set back after."""
+    node1, node3 = galera.node("node1"), galera.node("node3")
+    node1.execute("CREATE DATABASE IF NOT EXISTS vigil_flow")
+    node1.execute(
+        "CREATE TABLE IF NOT EXISTS vigil_flow.w (id INT AUTO_INCREMENT PRIMARY KEY, v CHAR(8))"
+    )
+    galera.wait_synced(node3)  # the table exists there too
+    stop = threading.Event()
+    writing = threading.Event()
+
+    def write() -> None:
+        connection = pymysql.connect(
+            unix_socket=str(node1.socket), user="root", autocommit=True, read_timeout=300
+        )
+        with connection, connection.cursor() as cursor:
+            while not stop.is_set():
+                cursor.execute("INSERT INTO vigil_flow.w (v) VALUES ('x')")
+                writing.set()
+
+    node3.execute("SET GLOBAL wsrep_provider_options='gcs.sync_donor=YES'")
+    hold = node3.admin()
+    writer = threading.Thread(target=write, daemon=True)
+    try:
+        with hold.cursor() as cursor:
+            cursor.execute("FLUSH TABLES WITH READ LOCK")
+        writer.start()
+        wait_for(writing.is_set, 30, "node1 to write")
+        yield stop
+    finally:
+        stop.set()
+        with hold.cursor() as cursor:
+            cursor.execute("UNLOCK TABLES")
+        hold.close()
+        writer.join(timeout=120)
+        node3.execute("SET GLOBAL wsrep_provider_options='gcs.sync_donor=NO'")
+
+
+def test_a_held_node_pauses_the_cluster_and_vigil_says_so_within_two_polls(
+    galera: GaleraCluster, cluster: Cluster, agents, admin_client
+):
+    node1 = galera.node("node1")
+
+    def poll() -> str:
+        agents("node2")
+        agents("node3")
+        return tasks.poll_cluster(cluster.pk)
+
+    assert poll() == "ok"  # the counters' first readings
+    for node in galera.nodes:  # the lifetime averages start here: the hold will weigh in them
+        node.execute("FLUSH STATUS")
+    flushed_at = paused_ns(node1)  # FLUSH STATUS keeps the counter (gcs/src/gcs_sm.cpp)
+    with held_while_writing(galera):
+        wait_for(lambda: paused_ns(node1) > flushed_at, 60, "flow control to pause node1")
+        seen = [poll()]
+        since = paused_ns(node1)
+        # Three seconds of pause between the two polls, as the counter itself measures them.
+        wait_for(lambda: paused_ns(node1) - since > 3_000_000_000, 60, "3 s of pause")
+        seen.append(poll())
+        cluster.refresh_from_db()
+        assert "warning" in seen, seen
+        assert seen[-1] == "warning", cluster.reason
+        assert re.search(
+            r"flow control paused replication \d+% of the last [\d.]+ s .*asked for by .*node3",
+            cluster.reason,
+        ), cluster.reason
+        assert cluster.flow_control_paused_share > 0.9
+        snapshot = cluster.snapshots.first()
+        assert snapshot.nodes["node1"]["flow_control_paused_share"] > 0.9  # polled
+        assert snapshot.nodes["node3"]["flow_control_paused_share"] > 0.9  # pushed
+        assert snapshot.nodes["node3"]["flow_control_requested"] is True
+        assert snapshot.nodes["node3"]["recv_queue"] > 0
+        assert snapshot.nodes["node3"]["desync_count"] == 1
+    after = [poll()]
+    galera.wait_synced(galera.node("node3"))
+    after.append(poll())
+    cluster.refresh_from_db()
+    assert after[-1] == "ok", cluster.reason
+    # The nodes' lifetime averages still say they were paused much of the time; the 2018 rule
+    # kept warning on them, the counter says the cluster is not paused now.
+    assert cluster.flow_control_paused > 0.1
+    assert cluster.flow_control_paused_share < 0.1
+    api = admin_client.get(f"/api/galera/clusters/{cluster.pk}/").json()
+    assert api["flow_control_paused_share"] == pytest.approx(cluster.flow_control_paused_share)
+    assert api["cluster_weight"] == 4
+    metric = scrape()["vigil_galera_flow_control_paused_interval_ratio"]
+    assert list(metric.values()) == [pytest.approx(cluster.flow_control_paused_share)]

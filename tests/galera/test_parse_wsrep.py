@@ -11,6 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apps.galera.parse_wsrep import (
+    FACTS,
+    Delayed,
     ParseError,
     WsrepStatus,
     parse_duration,
@@ -274,6 +276,24 @@ def test_it_raises_a_parse_error_for_unreadable_provider_options(text):
         ("wsrep_cluster_status", "Prim\x00ary", "wsrep_cluster_status holds a NUL character"),
         ("wsrep_cluster_status", "P\udcffrimary", "holds bytes that are not UTF-8 text"),
         ("wsrep_provider_version", "x" * 20000, "wsrep_provider_version is longer than 16384"),
+        ("wsrep_flow_control_paused_ns", "-5", "wsrep_flow_control_paused_ns is not a count of"),
+        ("wsrep_flow_control_paused_ns", "1.5e9", "wsrep_flow_control_paused_ns is not a number"),
+        ("wsrep_local_recv_queue", "2147483648", "wsrep_local_recv_queue is not a queue length"),
+        ("wsrep_local_send_queue", "-1", "wsrep_local_send_queue is not a queue length"),
+        ("wsrep_cluster_weight", "65281", "wsrep_cluster_weight is not a total of pc.weight"),
+        ("wsrep_gcomm_uuid", "node3", "wsrep_gcomm_uuid is not a UUID"),
+        ("wsrep_evs_evict_list", "e4593297,x", "wsrep_evs_evict_list entry 'e4593297' is not a UU"),
+        (
+            "wsrep_evs_delayed",
+            "0412e952-e95f-11f1-b90d-9a111696e073:tcp://127.0.0.1:14663:many",
+            "wsrep_evs_delayed entry '0412e952-e95f-11f1-b90d-9a111696e073:tcp://127.0.0.1:14663:many'",
+        ),
+        ("wsrep_evs_delayed", "node3:tcp://127.0.0.1:14663:1", "does not start with a UUID"),
+        (
+            "wsrep_evs_delayed",
+            ",".join(["0412e952-e95f-11f1-b90d-9a111696e073::1"] * 257),
+            "wsrep_evs_delayed lists more than 256 members",
+        ),
     ],
 )
 def test_it_refuses_a_figure_no_node_can_have_naming_it(name, value, error):
@@ -313,3 +333,38 @@ def test_a_variable_name_with_a_trailing_newline_is_not_a_name():
 def test_it_refuses_provider_options_no_node_can_have(text, error):
     with pytest.raises(ParseError, match=error):
         parse_provider_options(text)
+
+
+# --- readings beyond the shared facts (fixtures/wsrep/readings) --------------------------------
+
+READINGS = FIXTURES / "readings"
+
+
+def test_it_reads_the_flow_control_counter_the_queues_now_and_the_weight():
+    status = parse_status((READINGS / "mariadb-10.11-flow-control-node3.txt").read_text())
+    assert status.format == "tab-separated"
+    assert status.flow_control_paused_ns == 1134477417
+    assert status.flow_control_paused == 0.122746
+    assert status.requests_flow_control
+    assert (status.local_recv_queue, status.local_send_queue) == (34, 0)
+    assert (status.cluster_weight, status.desync_count) == (4, 1)
+    assert status.gcomm_uuid is not None and status.evs_delayed == () == status.evs_evict_list
+    assert status.facts.keys() == set(FACTS)  # the shared fixtures' shape, unchanged
+
+
+def test_it_reads_a_delayed_member_and_an_eviction_list():
+    delayed = parse_status((READINGS / "mariadb-10.11-delayed-node1.txt").read_text())
+    assert delayed.evs_delayed == (
+        Delayed("0412e952-e95f-11f1-b90d-9a111696e073", "tcp://127.0.0.1:14663", 3),
+    )
+    evicted = parse_status((READINGS / "mariadb-10.11-evicted-node1.txt").read_text())
+    assert evicted.evs_evict_list == ("e4593297-e95e-11f1-85da-33628d23bf35",)
+    options = (READINGS / "mariadb-10.11-delayed-node1.options").read_text()
+    assert parse_provider_options(options).evs_auto_evict == 5
+
+
+def test_a_sample_from_before_the_counters_reads_them_as_missing():
+    status = parse_status((FIXTURES / "deimosfr-4node-synced-primary.txt").read_text())
+    assert status.flow_control_paused_ns is None and status.cluster_weight is None
+    assert (status.local_recv_queue, status.local_send_queue) == (0, 0)  # Galera 23.2 had them
+    assert status.evs_delayed is None and status.evs_evict_list is None

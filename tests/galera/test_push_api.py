@@ -100,6 +100,29 @@ def test_it_refuses_an_unreadable_report_and_keeps_nothing(api_client, node):
     assert (node.report_status, node.reported_at) == ("", None)
 
 
+RECORDED = SHARED_FIXTURES / "wsrep" / "readings" / "mariadb-10.11-delayed-node1.txt"
+
+
+@pytest.mark.parametrize(
+    ("row", "error"),
+    [
+        ("wsrep_evs_delayed\tnode3:tcp://10.0.0.3:4567:1", "does not start with a UUID"),
+        ("wsrep_evs_evict_list\t" + "x," * 300, "lists more than 256 members"),
+        ("wsrep_local_recv_queue\t99999999999", "is not a queue length"),
+        ("wsrep_flow_control_paused_ns\t-1", "is not a count of nanoseconds"),
+    ],
+)
+def test_it_refuses_a_report_whose_new_readings_no_node_can_have(api_client, node, row, error):
+    # The agent's own text (recorded on the test cluster), with one row no node can send.
+    text = RECORDED.read_text() + row + "\n"
+    response = push(api_client, node, node.issue_token(), text)
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("unreadable wsrep status: line 75: wsrep_")
+    assert error in response.json()["error"]
+    node.refresh_from_db()
+    assert node.reported_at is None
+
+
 @pytest.mark.parametrize(
     ("body", "content_type", "error"),
     [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from apps.galera.quorum import (
@@ -14,6 +14,7 @@ from apps.galera.quorum import (
     fault_tolerance_after,
     fault_tolerance_of,
     member_names,
+    with_total_weight,
 )
 
 
@@ -191,3 +192,65 @@ def test_members_already_lost_fail_first_and_the_rest_is_the_headroom():
     heavy = [Member("node1", 3), Member("node2"), Member("node3")]
     assert fault_tolerance_after(heavy, ["node1"]) == FaultTolerance(0, 0)  # 3 of 5
     assert fault_tolerance_after(heavy, ["node2"]) == fault_tolerance_of([heavy[0], heavy[2]])
+
+
+# --- wsrep_cluster_weight: the weights Vigil cannot read ------------------------------------
+
+
+def polled_and_unknown(*weights: int) -> list[Member]:
+    """node1.. with the given weights, then unpolled0 and garbd0 of unknown weight."""
+    members = [Member(f"node{i}", w) for i, w in enumerate(weights, 1)]
+    return [*members, Member("unpolled0"), Member("garbd0", arbitrator=True)]
+
+
+def test_weights_that_add_up_to_one_each_keep_the_default():
+    weighted = with_total_weight(polled_and_unknown(1, 1), ["unpolled0", "garbd0"], 4)
+    assert [m.weight for m in weighted.members] == [1, 1, 1, 1]
+    assert not weighted.worst_case and weighted.unknown_weight == 2
+
+
+def test_a_total_that_is_not_one_each_gives_all_the_unknown_weight_to_one_member():
+    weighted = with_total_weight(polled_and_unknown(1, 1), ["unpolled0", "garbd0"], 6)
+    assert [(m.name, m.weight) for m in weighted.members] == [
+        ("node1", 1),
+        ("node2", 1),
+        ("unpolled0", 4),
+        ("garbd0", 0),
+    ]
+    assert weighted.worst_case
+    assert fault_tolerance_of(weighted.members) == FaultTolerance(0, 0)
+
+
+@given(
+    known=st.lists(st.integers(0, 255), min_size=1, max_size=5),
+    split=st.lists(st.integers(0, 255), min_size=1, max_size=4),
+)
+def test_the_worst_split_is_never_more_hopeful_than_the_real_one(known, split):
+    # Unknown weights that add up to one each are taken as the default (1 each), as Galera's
+    # default and Vigil before wsrep_cluster_weight: the worst case is for any other total.
+    assume(sum(split) != len(split))
+    members = [Member(f"node{i}", w) for i, w in enumerate(known)]
+    unknown = [Member(f"unpolled{i}", w) for i, w in enumerate(split)]
+    names = [m.name for m in unknown]
+    real = fault_tolerance_of([*members, *unknown])
+    worst = fault_tolerance_of(
+        with_total_weight([*members, *unknown], names, sum(known) + sum(split)).members
+    )
+    assert worst.one_by_one <= real.one_by_one
+    assert worst.simultaneous <= real.simultaneous
+
+
+def test_a_garbd_of_weight_zero_is_counted_as_such():
+    weighted = with_total_weight(
+        polled_and_unknown(1, 1, 1)[:3] + [Member("garbd0", arbitrator=True)], ["garbd0"], 3
+    )
+    assert [m.weight for m in weighted.members] == [1, 1, 1, 0]
+    assert fault_tolerance_of(weighted.members) == fault_tolerance(3)
+
+
+def test_a_total_below_the_known_weights_is_not_used():
+    weighted = with_total_weight(polled_and_unknown(3, 1), ["unpolled0", "garbd0"], 2)
+    assert weighted.inconsistent
+    assert [m.weight for m in weighted.members] == [3, 1, 1, 1]
+    assert with_total_weight(polled_and_unknown(1), [], 9).members == tuple(polled_and_unknown(1))
+    assert not with_total_weight(polled_and_unknown(1), ["garbd0"], None).worst_case

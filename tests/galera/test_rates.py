@@ -1,10 +1,18 @@
-"""Counters read at two moments as a rate per minute (pure)."""
+"""Counters read at two moments as a rate per minute, or a share of the interval (pure)."""
 
 from __future__ import annotations
 
 import pytest
 
-from apps.galera.rates import Reading, cert_failures, per_minute, since_previous
+from apps.galera.rates import (
+    FLOW_CONTROL_PAUSED,
+    Reading,
+    cert_failures,
+    interval_since,
+    paused_share,
+    per_minute,
+    since_previous,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +61,39 @@ def test_it_rates_a_node_against_its_facts_in_the_previous_snapshot():
 )
 def test_it_reads_the_counter_only_as_plain_digits(value, count):
     assert cert_failures({"wsrep_local_cert_failures": value}) == count
+
+
+# --- flow control: the share of the interval paused ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("previous", "current", "share"),
+    [
+        (Reading(0, 0.0), Reading(15_000_000_000, 60.0), 0.25),
+        (Reading(20_222_491_180, 0.0), Reading(20_222_491_180, 60.0), 0.0),
+        # Paused the whole interval, read a moment after the poll began: at most all of it.
+        (Reading(0, 0.0), Reading(61_000_000_000, 60.0), 1.0),
+        # Restarted in between: what it counted since its start.
+        (Reading(9_000_000_000, 0.0), Reading(3_000_000_000, 60.0), 0.05),
+    ],
+    ids=["a-quarter", "none", "capped", "restart"],
+)
+def test_it_gives_the_share_of_the_interval_paused(previous, current, share):
+    assert paused_share(previous, current) == pytest.approx(share)
+
+
+def test_it_keeps_a_pushed_nodes_share_until_it_reports_again():
+    before = {
+        "flow_control_paused_ns": 1_000_000_000,
+        "read_at": 1000.0,
+        "flow_control_paused_share": 0.5,
+        "interval_s": 60.0,
+    }
+    share = since_previous(31_000_000_000, 1060.0, before, 1001.0, FLOW_CONTROL_PAUSED)
+    assert share == pytest.approx(0.5)
+    assert interval_since(1060.0, before, 1001.0) == 60.0
+    # The same push read again: the share and the interval it had.
+    assert since_previous(1_000_000_000, 1000.0, before, 1001.0, FLOW_CONTROL_PAUSED) == 0.5
+    assert interval_since(1000.0, before, 1001.0) == 60.0
+    # A snapshot from before the counter was kept: nothing to compare with yet.
+    assert since_previous(1, 1060.0, {"cert_failures": 1}, 1000.0, FLOW_CONTROL_PAUSED) is None

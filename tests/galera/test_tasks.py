@@ -1,5 +1,5 @@
 """The poll task without the Galera cluster: dead nodes, a plain MariaDB, passwords, demo,
-split-brain flapping, a growing receive queue and the dispatcher."""
+split-brain flapping, the queues and flow control between polls, and the dispatcher."""
 
 from __future__ import annotations
 
@@ -148,7 +148,13 @@ def test_it_does_not_poll_a_cluster_that_is_already_being_polled(site):
 # --- rules that need history: fed with real-shaped rows through save_poll --------------------
 
 
-def status(name: str, conf_id: str = "7", recv_queue: float = 0.0, size: int = 3) -> NodeResult:
+def status(
+    name: str,
+    conf_id: str = "7",
+    recv_queue: int = 0,
+    size: int = 3,
+    **more: str,
+) -> NodeResult:
     rows = [
         ("wsrep_provider_name", "Galera"),
         ("wsrep_cluster_status", "Primary"),
@@ -158,8 +164,10 @@ def status(name: str, conf_id: str = "7", recv_queue: float = 0.0, size: int = 3
         ("wsrep_cluster_state_uuid", "9e9f8568-a025-11e2-0800-be0dc874ac98"),
         ("wsrep_local_state_comment", "Synced"),
         ("wsrep_ready", "ON"),
-        ("wsrep_local_recv_queue_avg", f"{recv_queue}"),
+        ("wsrep_local_recv_queue", f"{recv_queue}"),
+        ("wsrep_local_recv_queue_avg", "0.000000"),
         ("wsrep_local_cert_failures", "2"),
+        *((f"wsrep_{key}", value) for key, value in more.items()),
     ]
     return NodeResult(name, status=WsrepStatus.from_rows(rows))
 
@@ -195,27 +203,81 @@ def test_it_reports_split_brain_only_when_two_polls_in_a_row_see_it(site):
 def test_it_warns_about_a_receive_queue_that_grows_from_poll_to_poll(site):
     cluster = make_cluster(site)
     nodes_for(cluster, "a", "b", "c")
-    for queue in (0.5, 1.5):
+    for queue in (0, 2):
         verdict = collect.save_poll(
             cluster, [status("a"), status("b", recv_queue=queue), status("c")]
         )
         assert verdict.status is Status.OK
-    verdict = collect.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
+    verdict = collect.save_poll(cluster, [status("a"), status("b", recv_queue=5), status("c")])
 
     assert verdict.status is Status.WARNING
-    assert verdict.reason == "b receive queue growing: 0.5 → 1.5 → 4"
+    assert verdict.reason == "b receive queue growing: 0 → 2 → 5"
     latest = cluster.snapshots.first()
-    assert latest.nodes["b"]["recv_queue_avg"] == 4.0
+    assert (latest.nodes["b"]["recv_queue"], latest.nodes["b"]["recv_queue_avg"]) == (5, 0.0)
     assert latest.nodes["b"]["cert_failures"] == 2
+    assert latest.recv_queue == 5
 
 
 def test_a_gap_in_the_receive_queue_history_is_not_growth(site):
     cluster = make_cluster(site)
     nodes_for(cluster, "a", "b", "c")
-    collect.save_poll(cluster, [status("a"), status("b", recv_queue=0.5), status("c")])
+    collect.save_poll(cluster, [status("a"), status("b", recv_queue=1), status("c")])
     collect.save_poll(cluster, [status("a"), NodeResult("b", error="timed out"), status("c")])
-    verdict = collect.save_poll(cluster, [status("a"), status("b", recv_queue=4.0), status("c")])
+    verdict = collect.save_poll(cluster, [status("a"), status("b", recv_queue=4), status("c")])
     assert "growing" not in verdict.reason
+
+
+def paused_for(ns: int, **more: str) -> list[NodeResult]:
+    """Three nodes whose flow-control counter reads ``ns`` (all paused together)."""
+    return [status(name, flow_control_paused_ns=str(ns), **more) for name in ("a", "b", "c")]
+
+
+def test_it_judges_flow_control_between_two_polls_and_recovers_on_the_next(site):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    start = timezone.now()
+    at = [start + timedelta(seconds=60 * i) for i in range(4)]
+    first = collect.save_poll(cluster, paused_for(5_000_000_000), at[0])
+    assert first.status is Status.OK  # one reading of the counter: nothing to judge yet
+    assert cluster.snapshots.get().flow_control_paused_share is None
+    # 45 of the next 60 s paused; the lifetime average reads 0.0001 on every node.
+    paused = collect.save_poll(
+        cluster, paused_for(50_000_000_000, flow_control_paused="0.0001"), at[1]
+    )
+    assert paused.status is Status.WARNING
+    assert paused.reason == (
+        "flow control paused replication 75% of the last 60 s (a 75%, b 75%, c 75%)"
+    )
+    latest = cluster.snapshots.first()
+    assert latest.flow_control_paused_share == pytest.approx(0.75)
+    assert latest.nodes["a"]["interval_s"] == 60.0
+    cluster.refresh_from_db()
+    assert cluster.flow_control_paused_share == pytest.approx(0.75)
+    # Not paused since, with a lifetime average far above the threshold: ok.
+    calm = collect.save_poll(cluster, paused_for(50_000_000_000, flow_control_paused="0.4"), at[2])
+    assert calm.status is Status.OK, calm.reason
+    assert cluster.snapshots.first().flow_control_paused == 0.4  # kept, not judged
+
+
+def test_a_restarted_node_counts_its_pause_from_zero(site):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    start = timezone.now()
+    collect.save_poll(cluster, paused_for(90_000_000_000), start)
+    # Restarted in between: 3 s paused since its start, of the 60 s between the polls.
+    verdict = collect.save_poll(cluster, paused_for(3_000_000_000), start + timedelta(seconds=60))
+    assert verdict.status is Status.OK
+    assert cluster.snapshots.first().flow_control_paused_share == pytest.approx(0.05)
+
+
+def test_a_long_send_queue_warns_on_the_second_poll_that_sees_it(site):
+    cluster = make_cluster(site)
+    nodes_for(cluster, "a", "b", "c")
+    long = [status("a", local_send_queue="12"), status("b"), status("c")]
+    assert collect.save_poll(cluster, long).status is Status.OK  # a burst, so far
+    verdict = collect.save_poll(cluster, long)
+    assert verdict.reason == "a send queue 12 write-sets, 12 at the previous poll"
+    assert cluster.snapshots.first().send_queue == 12
 
 
 # --- demo and dispatch ---------------------------------------------------------------------

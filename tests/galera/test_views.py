@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from apps.galera import collect, demo, tasks
 from apps.galera.models import Cluster, Node
@@ -77,22 +80,42 @@ def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_cl
             ("wsrep_local_cert_failures", "7"),
         ]
 
-    results = [
-        NodeResult("db1", status=WsrepStatus.from_rows(donor_rows("Synced"))),
-        NodeResult("db2", status=WsrepStatus.from_rows(donor_rows("Donor/Desynced"))),
-        NodeResult("db3", error="(2003) Can't connect to MySQL server on '10.0.0.1'"),
-    ]
-    collect.save_poll(cluster, results)
+    def counted(comment: str, paused_ns: str, queue: str) -> list[tuple[str, str]]:
+        return [
+            *donor_rows(comment),
+            ("wsrep_flow_control_paused_ns", paused_ns),
+            ("wsrep_local_recv_queue", queue),
+            ("wsrep_local_send_queue", "2"),
+            ("wsrep_cluster_weight", "4"),
+        ]
+
+    start = timezone.now()
+    for at, paused_ns, queue in (
+        (start, "0", "0"),
+        (start + timedelta(seconds=60), "30" + "0" * 9, "14"),
+    ):
+        results = [
+            NodeResult("db1", status=WsrepStatus.from_rows(counted("Synced", paused_ns, queue))),
+            # db2 runs a Galera without the counters: its lifetime averages are shown.
+            NodeResult("db2", status=WsrepStatus.from_rows(donor_rows("Donor/Desynced"))),
+            NodeResult("db3", error="(2003) Can't connect to MySQL server on '10.0.0.1'"),
+        ]
+        collect.save_poll(cluster, results, at)
 
     response = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk]))
     page = response.content.decode()
     assert "<strong>Donor/Desynced</strong>" in page
     assert "<strong>down</strong>" in page
     assert "(2003) Can&#x27;t connect to MySQL server" in page
-    assert "paused 25 % of the time (worst node)" in page
+    text = " ".join(page.split())
+    assert "paused 50 % of the time between the last two readings (worst node" in text
+    assert '50 %<br><span class="muted">of 60 s</span>' in text  # db1: its counter
+    assert '25 %<br><span class="muted">lifetime avg</span>' in text  # db2: no counter
+    assert "longest now: 14 to apply, 2 to send" in text
+    assert "<dt>Weight</dt><dd>4 <span" in text
     assert "12 / 30" in page
-    assert "<td>7</td>" in page
-    assert "<td>3.50</td>" in page and "<td>0.13</td>" in page
+    assert '<td>7<br><span class="galera-cert-rate">0 a minute</span>' in text
+    assert 'class="muted">avg 3.50</span>' in page and 'class="muted">avg 0.13</span>' in page
     assert "recorded sample" not in page
 
     poll = logged_in_client.get(

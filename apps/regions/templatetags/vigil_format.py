@@ -1,5 +1,5 @@
 """Figures as every page shows them: ``{% figure value decimals unit %}``, and sizes, speeds and
-durations through apps/lib/formats.py (``|kib``, ``|kib_per_s``, ``|minutes``).
+durations through apps/lib/formats.py (``|kib``, ``|kib_per_s``, ``|minutes``, ``|interval``).
 
 A figure that is not known (None) is a muted dash, the same everywhere; a known one goes
 through Django's ``floatformat`` (``decimals`` as that filter takes it: 0, 1, "-1"...) with its
@@ -48,3 +48,9 @@ def kib_per_s(value: int | None) -> str:
 def minutes(value: float | None) -> str:
     """75.5 -> "1 h 16 min"."""
     return "—" if value is None else formats.duration(value, decimals=1)
+
+
+@register.filter
+def interval(value: float | None) -> str:
+    """62 (seconds) -> "62 s", 300 -> "5 min"."""
+    return formats.interval(value) if isinstance(value, int | float) else "—"

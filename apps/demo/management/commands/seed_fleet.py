@@ -438,7 +438,7 @@ class Command(BaseCommand):
         columns = [
             "cluster_id", "created", "status", "reason", "cluster_size", "primary", "data_nodes",
             "arbitrators", "one_by_one", "simultaneous", "split_brain", "flow_control_paused",
-            "nodes",
+            "flow_control_paused_share", "recv_queue", "send_queue", "cluster_weight", "nodes",
         ]  # fmt: skip
         writer = Writer(Snapshot, columns, progress)
         for plan, cluster in zip(plans, clusters, strict=True):
@@ -452,7 +452,8 @@ class Command(BaseCommand):
                         cluster.pk, when, verdict.status.value, verdict.reason,
                         s["cluster_size"], s["primary"], s["data_nodes"], s["arbitrators"],
                         s["one_by_one"], s["simultaneous"], False, s["flow_control_paused"],
-                        facts,
+                        s["flow_control_paused_share"], s["recv_queue"], s["send_queue"],
+                        s["cluster_weight"], facts,
                     )  # fmt: skip
 
             writer.rows(rows())
