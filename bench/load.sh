@@ -34,8 +34,7 @@
 # Environment (all optional):
 #   DATABASE_URL   PostgreSQL (default postgres://postgres@127.0.0.1:5432/vigil_load, created
 #                  when missing, migrated). When it has no file system yet it is seeded with
-#                  `manage.py seed_fleet $SEED_ARGS` (default: the users' story, 30 days);
-#                  without that command the run goes on with whatever data there is.
+#                  `manage.py seed_fleet $SEED_ARGS` (default: the users' story, 30 days).
 #                  A database this run created is dropped at its end with --tiny only (a
 #                  full run's seed takes minutes: it is kept for the next run).
 #   CONNECTIONS (200)  DURATION (60s)  THREADS (2)  TIMEOUT (30s): wrk's -c, -d, -t, --timeout
@@ -129,17 +128,8 @@ if [ "$("$PY" bench/load_setup.py createdb)" = created ]; then
 fi
 "$PY" manage.py migrate --noinput -v0
 "$PY" manage.py collectstatic --noinput -v0
-HAS_FLEET=$("$PY" manage.py shell -c 'from apps.efs.models import FileSystem; print(FileSystem.objects.exists())' 2>/dev/null | tail -1)
-if [ "$HAS_FLEET" != "True" ]; then
-    if "$PY" manage.py help seed_fleet >/dev/null 2>&1; then
-        echo "Seeding: manage.py seed_fleet $SEED_ARGS"
-        # shellcheck disable=SC2086
-        "$PY" manage.py seed_fleet $SEED_ARGS
-    else
-        echo "WARNING: the database has no fleet and manage.py seed_fleet does not exist yet;" \
-            "measuring whatever data there is." >&2
-    fi
-fi
+# shellcheck disable=SC2086
+"$PY" bench/load_setup.py seed $SEED_ARGS
 
 # --- Credentials (a session, an API key): to a private file, never to the output ---------------
 "$PY" bench/load_setup.py prepare "$WORK/credentials.sh"

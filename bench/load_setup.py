@@ -1,6 +1,7 @@
 """bench/load.sh's Django side: credentials and targets for wrk, and their cleanup.
 
     python bench/load_setup.py createdb           # DATABASE_URL's database, when missing
+    python bench/load_setup.py seed ARGS...       # manage.py seed_fleet ARGS, when no fleet
     python bench/load_setup.py prepare OUT_FILE   # writes shell variables to OUT_FILE (0600)
     python bench/load_setup.py cleanup OUT_FILE   # revokes the key, ends the session
     python bench/load_setup.py dropdb             # DATABASE_URL's database (load.sh --tiny)
@@ -24,6 +25,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 USERNAME = "bench-load"
 KEY_NAME = "bench/load.sh"
+
+
+def seed(args: list[str]) -> None:
+    """Seed a fleet (``manage.py seed_fleet ARGS``) when the database has no file system."""
+    from django.core.management import call_command
+
+    from apps.efs.models import FileSystem
+
+    if not FileSystem.objects.exists():
+        print(f"Seeding: manage.py seed_fleet {' '.join(args)}", flush=True)
+        call_command("seed_fleet", *args)
 
 
 def prepare(out: Path) -> None:
@@ -118,7 +130,10 @@ def main() -> None:
     import django
 
     django.setup()
-    {"prepare": prepare, "cleanup": cleanup}[action](Path(sys.argv[2]))
+    if action == "seed":
+        seed(sys.argv[2:])
+    else:
+        {"prepare": prepare, "cleanup": cleanup}[action](Path(sys.argv[2]))
 
 
 if __name__ == "__main__":
