@@ -36,11 +36,15 @@ def parse_args(
 ) -> argparse.Namespace:
     """The command line, with ``--tiny``: ``tiny``'s values replace the defaults (an option
     given on the command line still wins). The full-size run is the one without it."""
+    options = [
+        f"--{name.replace('_', '-')}" + ("" if value is True else f" {value!s}" if value else " ''")
+        for name, value in tiny.items()
+    ]
     parser.add_argument(
         "--tiny",
         action="store_true",
         help="the smallest sizes, a run of seconds (what make test runs): "
-        + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in tiny.items()),
+        + (" ".join(options) or "the full run, which takes seconds already"),
     )
     if parser.parse_known_args(argv)[0].tiny:
         parser.set_defaults(**tiny)
