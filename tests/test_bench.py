@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from django.conf import settings
+from psycopg import connect, sql
 
 from tests.conftest import ROOT
 
@@ -113,12 +114,9 @@ def on_postgresql() -> bool:
 
 def on_server(statement: str, name: str) -> None:
     """Run ``statement`` (``{}`` the database ``name``) on the suite's PostgreSQL server."""
-    import psycopg  # only on PostgreSQL
-    from psycopg import sql
-
     db = settings.DATABASES["default"]
     params = {k: db[k.upper()] or None for k in ("host", "port", "user", "password")}
-    with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+    with connect(dbname="postgres", autocommit=True, **params) as conn:
         conn.execute(sql.SQL(statement).format(sql.Identifier(name)))
 
 
