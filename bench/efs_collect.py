@@ -3,7 +3,7 @@ CloudWatch's GetMetricData limits, with where its time goes.
 
     python bench/efs_collect.py [--filesystems 1000] [--regions 10] [--minutes 5]
                                 [--workers 2] [--repeat 1] [--throttle-every 0]
-                                [--latency-ms 0] [--database-url URL] [--json]
+                                [--latency-ms 0] [--database-url URL] [--json] [--tiny]
 
 The stand-in runs in its own process (a moto server on loopback with ``apps.efs.standin``'s
 responder: at most 500 queries and 100,800 data points per call, MaxDatapoints with
@@ -25,7 +25,7 @@ Also printed: API calls per account-region against ceil(queries / 500), metrics 
 against a YACE-style request (Sum + SampleCount + Average of every metric), peak RSS, and a
 naive GetMetricStatistics-per-metric run measured on 100 file systems. Uses a temporary
 SQLite database unless --database-url is given (an empty database: the bench creates its
-fleet there).
+fleet there). ``--tiny``: 20 file systems in 2 regions.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -49,6 +50,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.environment import parse_args  # noqa: E402
+
+TINY = {"filesystems": 20, "regions": 2}
 
 REGIONS = [
     "us-east-1", "us-east-2", "us-west-1", "us-west-2", "eu-west-1",
@@ -303,7 +308,7 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--serve", nargs=2, type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     os.environ.update(
@@ -340,6 +345,7 @@ def main() -> None:
     finally:
         standin.terminate()
         standin.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def run(args: argparse.Namespace, url: str, control_port: int) -> None:

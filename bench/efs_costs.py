@@ -1,12 +1,13 @@
 """What each EFS throughput mode would cost for a few synthetic month-long workloads.
 
-    python bench/efs_costs.py [--region us-east-1] [--provision peak|p95] [--json]
+    python bench/efs_costs.py [--region us-east-1] [--provision peak|p95] [--json] [--tiny]
 
 Each workload is 30 days of minutes (read and write bytes and requests, metadata requests),
 turned into what collection stores and reads back: per-minute metered throughput (reads at a
 third, every request at least 4 KiB), hourly totals of what Elastic bills, the p95 and peak.
 Then the product's own pure code (``apps.efs.costs.workload_from`` and ``compare``) ranks the
-modes, as the file system page does. No database, no network.
+modes, as the file system page does. No database, no network; about a second, so ``--tiny``
+(which every benchmark takes) changes nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.efs.costs import HourTotals, billed_bytes, compare, workload_from  # noqa: E402
 from apps.efs.metrics import GIB, KIB, MIB, metered_request_bytes, percentile  # noqa: E402
+from bench.environment import parse_args  # noqa: E402
 
 DAYS = 30
 
@@ -123,7 +125,7 @@ def main() -> None:
     parser.add_argument("--region", default="us-east-1")
     parser.add_argument("--provision", choices=("peak", "p95"), default="peak")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, tiny={})
     out = []
     for w in WORKLOADS:
         hours, p95, peak = month(w)

@@ -1,11 +1,12 @@
 """EFS minute rows' expiry and the file system page's chart queries, on a seeded fleet.
 
     python bench/efs_partitions.py --database-url postgres://postgres@127.0.0.1:5432/vigil_x
-                                   [--pages 50] [--repeat 5] [--json]
+                                   [--pages 50] [--repeat 5] [--seed] [--json] [--tiny]
 
 On a fleet seeded with ``manage.py seed_fleet`` (1,000 file systems and 7 days of minutes by
-default: about 10 million minute rows), with the minute table partitioned by day or not
-(``efs.0006_minute_partitions``), measures:
+default: about 10 million minute rows; ``--seed`` migrates the database and seeds one of
+``--filesystems`` and ``--days``, replacing the seeded fleet), with the minute table
+partitioned by day or not (``efs.0006_minute_partitions``), measures:
 
 - ``chart_24h``: the file system page's 24-hour chart (``history.load_series`` of
   ``CHART_FIELDS`` at the page's step, and the recent burst credits it reads), for ``--pages``
@@ -22,7 +23,11 @@ default: about 10 million minute rows), with the minute table partitioned by day
   chart's minute query alternately on both databases for the same file systems, twice over
   (the second pass warm): p50 and p90 of each, under the same load.
 
-The load average is printed with the figures: the machine may be shared.
+The load average is printed with the figures: the machine may be shared. Without
+``--database-url`` the database is a new temporary SQLite one (give ``--seed``): no partitions
+there, and no ``EXPLAIN ANALYZE`` (its figures are left out). ``--tiny`` seeds three file
+systems with eight days (one past the minutes kept, so that a day expires) and reads three pages
+once.
 """
 
 from __future__ import annotations
@@ -38,6 +43,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.environment import django_environment, parse_args  # noqa: E402
+
+#: ``--tiny``: three file systems, eight days (one past the minutes kept), three pages once.
+TINY = {"seed": True, "filesystems": 3, "days": 8, "pages": 3, "repeat": 1}
 
 
 class Rollback(Exception):
@@ -72,7 +82,8 @@ def chart(filesystems: list[int], now, repeat: int) -> dict:
             walls.append(wall * 1000)
             cpus.append(cpu * 1000)
     plan = ""
-    for pk in filesystems[:10] * repeat:  # the database's own time for the page's minute reads
+    explained = filesystems[:10] * repeat if connection.vendor == "postgresql" else []
+    for pk in explained:  # the database's own time for the page's minute reads
         with CaptureQueriesContext(connection) as queries:
             page(pk)
         spent = planned = 0.0
@@ -90,8 +101,8 @@ def chart(filesystems: list[int], now, repeat: int) -> dict:
         "pages": len(walls),
         "wall_p50_ms": statistics.median(walls),
         "cpu_p50_ms": statistics.median(cpus),
-        "db_minute_queries_p50_ms": statistics.median(db),
-        "db_planning_p50_ms": statistics.median(planning),
+        "db_minute_queries_p50_ms": statistics.median(db) if db else None,
+        "db_planning_p50_ms": statistics.median(planning) if planning else None,
         "tables_in_last_plan": sorted(set(re.findall(r"on (efs_metricminute\w*)", plan))),
     }
 
@@ -169,23 +180,41 @@ def against(url: str, filesystems: list[int], now) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--seed", action="store_true", help="migrate and seed a fleet first")
+    parser.add_argument("--filesystems", type=int, default=1000, help="with --seed")
+    parser.add_argument("--days", type=int, default=30, help="with --seed")
     parser.add_argument("--pages", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-expiry", action="store_true")
     parser.add_argument("--against", help="a database URL: the chart query alternately on both")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    args = parse_args(parser, TINY)
+    if not args.database_url and not args.seed:
+        sys.exit("Without --database-url the database is a new temporary one: give --seed.")
+    django_environment(args.database_url, "efs_partitions")
     import django
 
     django.setup()
+    from django.core.management import call_command
     from django.utils import timezone
 
     from apps.demo.fleet import ACCOUNT_NAME
     from apps.efs.models import FileSystem
 
+    if args.seed:
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command(
+            "seed_fleet",
+            replace=True,
+            filesystems=args.filesystems,
+            days=args.days,
+            regions=min(10, args.filesystems),
+            clusters=0,  # only file systems are read here
+            arrays=0,
+            probes=0,
+            verbosity=0,
+        )
     ids = list(
         FileSystem.objects.filter(region__account__name=ACCOUNT_NAME)
         .order_by("pk")

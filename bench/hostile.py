@@ -1,7 +1,7 @@
 """How long hostile input costs: every parser over the corpus, and the slowest push answered.
 
     python bench/hostile.py [--database-url postgres://postgres@127.0.0.1:5432/vigil_bench]
-                            [--repeat 5] [--json]
+                            [--repeat 5] [--json] [--tiny]
 
 1. **Parsers.** Every case of ``tests/fixtures/hostile`` goes through its parser the way
    Vigil calls it (``tests/fuzz/targets.py``: mdstat and whole reports judged, mdadm
@@ -21,7 +21,7 @@
 The goals (issue 14): no report over 1 MiB accepted; none slower than 0.5 s to judge on 2
 cores. Settings are ``config.settings.base``; a temporary SQLite database (migrated here)
 unless ``--database-url`` names another, which is migrated too. With ``--json`` the last line
-is one JSON object with every figure.
+is one JSON object with every figure. ``--tiny`` runs each case once.
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import django_environment  # noqa: E402
+from bench.environment import django_environment, parse_args  # noqa: E402
 
 MiB = 1024 * 1024
 GOAL_JUDGE_S = 0.5
+TINY = {"repeat": 1}
 
 
 def timed(function, *args, repeat: int = 1, clock=time.perf_counter):
@@ -223,7 +224,7 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
     django_environment(args.database_url, "hostile", log_level="ERROR")
     os.environ.setdefault("VIGIL_OUTBOUND_ALLOW_LOOPBACK", "true")  # the HTTP cases' server
 

@@ -3,6 +3,10 @@
 #
 #   bench/load.sh                                  # the issue's run: 200 connections, 60 s each
 #   CONNECTIONS=20 DURATION=5s bench/load.sh       # a quick run
+#   bench/load.sh --tiny                           # what make test runs: 2 connections, 1 s
+#                                                  # each, 2 workers, a fleet of a few (seeded
+#                                                  # in a database of its own unless
+#                                                  # DATABASE_URL is set, dropped at the end)
 #
 # Targets, one after the other: /healthz (the floor: what this server, machine and wrk do for a
 # request that reads nothing; the first middleware answers it), /__bench__/stack/ (a view that
@@ -30,8 +34,9 @@
 # Environment (all optional):
 #   DATABASE_URL   PostgreSQL (default postgres://postgres@127.0.0.1:5432/vigil_load, created
 #                  when missing, migrated). When it has no file system yet it is seeded with
-#                  `manage.py seed_fleet $SEED_ARGS` (default: the users' story, 30 days);
-#                  without that command the run goes on with whatever data there is.
+#                  `manage.py seed_fleet $SEED_ARGS` (default: the users' story, 30 days).
+#                  A database this run created is dropped at its end with --tiny only (a
+#                  full run's seed takes minutes: it is kept for the next run).
 #   CONNECTIONS (200)  DURATION (60s)  THREADS (2)  TIMEOUT (30s): wrk's -c, -d, -t, --timeout
 #                  (a request slower than TIMEOUT counts as an error).
 #   WORKERS (2*cores+1)  WORKER_CLASS (sync)  THREADS_PER_WORKER (1): gunicorn.
@@ -44,6 +49,20 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=$ROOT/.venv/bin/python
 CORES=$(nproc)
+TINY=""
+case "${1:-}" in
+"") ;;
+--tiny)
+    TINY=1
+    CONNECTIONS=${CONNECTIONS:-2} DURATION=${DURATION:-1s} THREADS=${THREADS:-1} WORKERS=${WORKERS:-2}
+    SEED_ARGS=${SEED_ARGS:---filesystems 5 --regions 1 --clusters 1 --arrays 1 --probes 1 --days 1}
+    DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/vigil_load_tiny_$$}
+    ;;
+*)
+    echo "usage: bench/load.sh [--tiny] (settings in the environment: see the top of this file)" >&2
+    exit 2
+    ;;
+esac
 CONNECTIONS=${CONNECTIONS:-200}
 DURATION=${DURATION:-60s}
 THREADS=${THREADS:-2}
@@ -65,12 +84,16 @@ WORK=$(mktemp -d -t vigil-load-XXXXXX)
 chmod 700 "$WORK"
 GUNICORN_PID=""
 REDIS_PID=""
+CREATED_DATABASE=""
 cleanup() {
     if [ -s "$WORK/credentials.sh" ]; then
         "$PY" bench/load_setup.py cleanup "$WORK/credentials.sh" || true
     fi
     [ -n "$GUNICORN_PID" ] && kill "$GUNICORN_PID" 2>/dev/null && wait "$GUNICORN_PID" 2>/dev/null
     [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+    if [ -n "$TINY" ] && [ -n "$CREATED_DATABASE" ]; then
+        "$PY" bench/load_setup.py dropdb || true
+    fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -91,41 +114,22 @@ export SECRET_KEY
 export ALLOWED_HOSTS=127.0.0.1 DEBUG=false SESSION_COOKIE_SECURE=true VIGIL_DEMO=false
 export CACHE_URL=redis://127.0.0.1:$REDIS_PORT/1 CELERY_BROKER_URL=redis://127.0.0.1:$REDIS_PORT/0
 export LOG_LEVEL=WARNING
-# Raise the API's rate limits (see above), if this version of Vigil has them.
+# Raise the API's rate limits (see above), if this version of Vigil has them (wherever its
+# settings are declared).
 for name in VIGIL_API_RATE_READ VIGIL_API_RATE_WRITE VIGIL_API_RATE_USER_READ \
     VIGIL_API_RATE_USER_WRITE; do
-    if grep -q "\"$name\"" config/settings/base.py; then export "$name=1000000000/min"; fi
+    if grep -rqs --include='*.py' "\"$name\"" config apps; then export "$name=1000000000/min"; fi
 done
 
 # --- Database: create, migrate, seed when empty ------------------------------------------------
-"$PY" - <<'EOF'
-import os, sys
-import environ, psycopg
-from psycopg import sql
-
-cfg = environ.Env.db_url_config(os.environ["DATABASE_URL"])
-if "postgresql" not in cfg["ENGINE"]:
-    sys.exit("bench/load.sh: DATABASE_URL must be a PostgreSQL URL")
-params = dict(host=cfg["HOST"] or None, port=cfg["PORT"] or None, user=cfg["USER"] or None,
-              password=cfg["PASSWORD"] or None)
-with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
-    if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [cfg["NAME"]]).fetchone():
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(cfg["NAME"])))
-        print(f"Created database {cfg['NAME']}")
-EOF
+if [ "$("$PY" bench/load_setup.py createdb)" = created ]; then
+    CREATED_DATABASE=1
+    echo "Created database ${DATABASE_URL##*/}"
+fi
 "$PY" manage.py migrate --noinput -v0
 "$PY" manage.py collectstatic --noinput -v0
-HAS_FLEET=$("$PY" manage.py shell -c 'from apps.efs.models import FileSystem; print(FileSystem.objects.exists())' 2>/dev/null | tail -1)
-if [ "$HAS_FLEET" != "True" ]; then
-    if "$PY" manage.py help seed_fleet >/dev/null 2>&1; then
-        echo "Seeding: manage.py seed_fleet $SEED_ARGS"
-        # shellcheck disable=SC2086
-        "$PY" manage.py seed_fleet $SEED_ARGS
-    else
-        echo "WARNING: the database has no fleet and manage.py seed_fleet does not exist yet;" \
-            "measuring whatever data there is." >&2
-    fi
-fi
+# shellcheck disable=SC2086
+"$PY" bench/load_setup.py seed $SEED_ARGS
 
 # --- Credentials (a session, an API key): to a private file, never to the output ---------------
 "$PY" bench/load_setup.py prepare "$WORK/credentials.sh"

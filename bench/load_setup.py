@@ -1,12 +1,16 @@
 """bench/load.sh's Django side: credentials and targets for wrk, and their cleanup.
 
+    python bench/load_setup.py createdb           # DATABASE_URL's database, when missing
+    python bench/load_setup.py seed ARGS...       # manage.py seed_fleet ARGS, when no fleet
     python bench/load_setup.py prepare OUT_FILE   # writes shell variables to OUT_FILE (0600)
     python bench/load_setup.py cleanup OUT_FILE   # revokes the key, ends the session
+    python bench/load_setup.py dropdb             # DATABASE_URL's database (load.sh --tiny)
 
 ``prepare`` makes sure a ``bench-load`` user exists (no usable password), logs it in the way a
 browser would end up (a session in the configured session store), issues a read-only API key,
 and picks the region with the most file systems for the region page. The session and the key
-go to OUT_FILE only, never to the output: they are credentials.
+go to OUT_FILE only, never to the output: they are credentials. ``createdb`` prints
+``created`` when it made the database.
 """
 
 from __future__ import annotations
@@ -21,6 +25,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 USERNAME = "bench-load"
 KEY_NAME = "bench/load.sh"
+
+
+def seed(args: list[str]) -> None:
+    """Seed a fleet (``manage.py seed_fleet ARGS``) when the database has no file system."""
+    from django.core.management import call_command
+
+    from apps.efs.models import FileSystem
+
+    if not FileSystem.objects.exists():
+        print(f"Seeding: manage.py seed_fleet {' '.join(args)}", flush=True)
+        call_command("seed_fleet", *args)
 
 
 def prepare(out: Path) -> None:
@@ -74,12 +89,51 @@ def cleanup(out: Path) -> None:
     store(values["LOAD_SESSION_COOKIE"].split("=", 1)[1]).delete()
 
 
+def server() -> tuple[dict[str, object], str]:
+    """How to reach DATABASE_URL's server, and the database's name."""
+    import environ
+
+    cfg = environ.Env.db_url_config(os.environ["DATABASE_URL"])
+    if "postgresql" not in cfg["ENGINE"]:
+        sys.exit("bench/load.sh: DATABASE_URL must be a PostgreSQL URL")
+    params = {k: cfg[k.upper()] or None for k in ("host", "port", "user", "password")}
+    return params, cfg["NAME"]
+
+
+def createdb() -> None:
+    import psycopg
+    from psycopg import sql
+
+    params, name = server()
+    with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            print("created")
+
+
+def dropdb() -> None:
+    import psycopg
+    from psycopg import sql
+
+    params, name = server()
+    with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
 def main() -> None:
+    action = sys.argv[1]
+    if action in ("createdb", "dropdb"):  # no Django: its database may not exist yet
+        {"createdb": createdb, "dropdb": dropdb}[action]()
+        return
     import django
 
     django.setup()
-    action, out = sys.argv[1], Path(sys.argv[2])
-    {"prepare": prepare, "cleanup": cleanup}[action](out)
+    if action == "seed":
+        seed(sys.argv[2:])
+    else:
+        {"prepare": prepare, "cleanup": cleanup}[action](Path(sys.argv[2]))
 
 
 if __name__ == "__main__":

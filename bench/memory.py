@@ -8,7 +8,9 @@ it presses Ctrl-C (SIGINT to the process group, as a terminal does) and says whe
 process stopped. Proportional: a page shared by n processes counts 1/n in each, so the total is
 what the whole of ``make run`` costs the machine.
 
-    .venv/bin/python bench/memory.py [--wait 60]
+    .venv/bin/python bench/memory.py [--wait 60] [--tiny]
+
+``--tiny`` reads the processes as soon as the web server answers (``--wait 0``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.environment import parse_args  # noqa: E402
+
 GOAL_MB = 500
+TINY = {"wait": 0.0}
 
 
 def free_port(span: int = 1) -> int:
@@ -97,7 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wait", type=float, default=60, help="seconds after the web answers")
     parser.add_argument("--log", type=Path, help="keep what make run printed in this file")
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
 
     web = free_port()
     with tempfile.TemporaryDirectory(prefix="vigil-memory-") as var:

@@ -1,7 +1,7 @@
 """Benchmark: rendering ``/metrics`` for a fleet at the users' story's scale.
 
     .venv/bin/python bench/metrics.py [--renders 30] [--json]
-        [--database-url postgres://postgres@127.0.0.1:5432/vigil_bench] [--build]
+        [--database-url postgres://postgres@127.0.0.1:5432/vigil_bench] [--build] [--tiny]
 
 Renders the Prometheus exposition ``--renders`` times (the view's work without HTTP: the
 queries, the collector and prometheus-client's text encoder) and prints p50/p95/max in ms, the
@@ -12,8 +12,10 @@ Prometheus server that sends ``Accept-Encoding: gzip`` receives). Renders skip t
 It reads the database it is given (by default ``DATABASE_URL``, else ``var/``'s SQLite): run
 ``manage.py seed_fleet`` on it first, or pass ``--build`` to bulk-create a synthetic fleet
 (1,000 file systems, 50 clusters, 500 arrays, 1,000 probe targets with a day of results each,
-in 10 regions) in a new temporary SQLite database, or in ``--database-url`` when given (which
-must be empty: the schema is migrated into it). With ``--json`` the last line is one JSON object.
+in 10 regions; ``--filesystems`` and the like change it) in a new temporary SQLite database, or
+in ``--database-url`` when given (which must be empty: the schema is migrated into it). With
+``--json`` the last line is one JSON object. ``--tiny``: two renders of a fleet of a few built
+in a temporary database.
 """
 
 from __future__ import annotations
@@ -30,15 +32,35 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.environment import parse_args  # noqa: E402
+
+#: ``--tiny``: a few subjects of each kind, built in a temporary database, rendered twice.
+TINY = {
+    "renders": 2,
+    "database_url": "",
+    "build": True,
+    "regions": 2,
+    "filesystems": 10,
+    "clusters": 2,
+    "arrays": 5,
+    "probes": 5,
+    "results_per_target": 4,
+}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--renders", type=int, default=30)
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--build", action="store_true", help="bulk-create a synthetic fleet")
+    parser.add_argument("--regions", type=int, default=10, help="with --build")
+    parser.add_argument("--filesystems", type=int, default=1000, help="with --build")
+    parser.add_argument("--clusters", type=int, default=50, help="with --build")
+    parser.add_argument("--arrays", type=int, default=500, help="with --build")
+    parser.add_argument("--probes", type=int, default=1000, help="with --build")
     parser.add_argument("--results-per-target", type=int, default=96)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
 
     tmp = None
     if args.build and not args.database_url:
@@ -68,12 +90,12 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         started = time.perf_counter()
         build_fleet(
-            regions=10,
+            regions=args.regions,
             prefix="bench",
-            filesystems=1000,
-            clusters=50,
-            arrays=500,
-            probes=1000,
+            filesystems=args.filesystems,
+            clusters=args.clusters,
+            arrays=args.arrays,
+            probes=args.probes,
             results=args.results_per_target,
         )
         figures["build_s"] = round(time.perf_counter() - started, 1)

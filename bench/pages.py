@@ -3,7 +3,7 @@
     python bench/pages.py [--database-url postgres://postgres@127.0.0.1:5432/vigil_pages]
                           [--seed] [--filesystems 1000] [--regions 10] [--clusters 50]
                           [--arrays 500] [--probes 1000] [--days 30] [--minute-days 7]
-                          [--requests 50] [--warmup 5] [--json]
+                          [--requests 50] [--warmup 5] [--json] [--tiny]
 
 With ``--seed`` the database is migrated and a fleet of the given size is seeded
 (``manage.py seed_fleet --replace``); without it the fleet seeded earlier is used. Each page is
@@ -23,7 +23,8 @@ The API's history lists (probe results, Galera snapshots, transitions: the first
 one target's, and page 50 by cursor) are measured too, with the table's size. With
 ``--scale N`` (PostgreSQL) they are measured, the seeded probe results and snapshots are then
 multiplied by N (``seed_fleet --scale N``: one way, reseed with ``--replace`` for 1x again),
-and measured again: goal, the same p95 within noise at 1x and Nx.
+and measured again: goal, the same p95 within noise at 1x and Nx. ``--tiny`` seeds a fleet of a
+few subjects of each kind and requests each page twice.
 """
 
 from __future__ import annotations
@@ -39,7 +40,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import django_environment  # noqa: E402
+from bench.environment import django_environment, parse_args  # noqa: E402
+
+#: ``--tiny``: a few subjects of each kind seeded with two days, each page twice.
+TINY = {
+    "seed": True,
+    "filesystems": 10,
+    "regions": 2,
+    "clusters": 2,
+    "arrays": 4,
+    "probes": 4,
+    "days": 2,
+    "minute_days": 1,
+    "requests": 2,
+    "warmup": 1,
+}
 
 urlpatterns: list = []  # the bench's URLconf, filled once Django is set up (bench_urls)
 
@@ -122,7 +137,8 @@ def pages() -> dict[str, str]:
 
 
 def history_lists(client) -> dict[str, str]:
-    """API list name -> URL: the grow-only lists' first page, one subject's, and page 50."""
+    """API list name -> URL: the grow-only lists' first page, one subject's, and page 50 (or
+    the last, on a fleet too small for 50)."""
     from apps.demo.fleet import ACCOUNT_NAME
     from apps.probes.models import Target
 
@@ -133,10 +149,10 @@ def history_lists(client) -> dict[str, str]:
         "api_snapshots": "/api/galera/snapshots/?limit=100",
         "api_transitions": "/api/alerts/transitions/?limit=100",
     }
-    url = urls["api_results"]
-    for _ in range(49):
-        url = client.get(url).json()["next"]
-    urls["api_results_page50"] = url.removeprefix("http://testserver")
+    url, page = urls["api_results"], 1
+    while page < 50 and (following := client.get(url).json()["next"]):
+        url, page = following.removeprefix("http://testserver"), page + 1
+    urls[f"api_results_page{page}"] = url
     return urls
 
 
@@ -198,7 +214,7 @@ def main() -> None:
         "--scale", type=int, default=1, help="then multiply the history by N and measure again"
     )
     parser.add_argument("--history-only", action="store_true", help="only the API's history lists")
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
 
     if not args.database_url and not args.seed:
         sys.exit("Without --database-url the database is a new temporary one: give --seed.")

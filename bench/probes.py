@@ -1,12 +1,12 @@
 """Benchmark: many concurrent keep-alive probes from one process against a local nginx.
 
-    .venv/bin/python bench/probes.py [--probes 10000] [--keepalive 10] [--json]
+    .venv/bin/python bench/probes.py [--probes 10000] [--keepalive 10] [--json] [--tiny]
 
 Starts its own nginx (Debian's /usr/sbin/nginx) on free 127.0.0.1 ports with a known
 ``keepalive_timeout``, runs every probe at once in one asyncio loop, stops nginx, and prints
 peak RSS of this process, the largest error of the measured idle timeout against the
 configured one, and the time until every probe had its response and was waiting idle.
-With ``--json`` the last line is one JSON object.
+With ``--json`` the last line is one JSON object. ``--tiny``: 20 probes, a 1 s keep-alive.
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.probes.keepalive import Measurement, measure  # noqa: E402
+from bench.environment import parse_args  # noqa: E402
 from tests.services.nginx import Nginx, Site, raise_open_files_limit  # noqa: E402
 
 PROBES_PER_PORT = 8000  # well under the ~28k ephemeral source ports per destination port
+TINY = {"probes": 20, "keepalive": 1.0}
 
 
 async def run_probes(urls: list[str], cap_s: float, timeout_s: float) -> dict:
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keepalive", type=float, default=10.0, help="nginx keepalive_timeout, s")
     parser.add_argument("--workers", type=int, default=1, help="nginx worker processes")
     parser.add_argument("--json", action="store_true", help="last line: one JSON object")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, TINY, argv)
 
     limit = raise_open_files_limit(args.probes + 1024)
     ports = max(1, math.ceil(args.probes / PROBES_PER_PORT))

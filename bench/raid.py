@@ -1,11 +1,11 @@
 """How long judging one host's report takes (parse, topology, verdicts, failure domains).
 
-    python bench/raid.py [--repeat 20] [--json]
+    python bench/raid.py [--repeat 20] [--json] [--tiny]
 
 Pure code, no database: ``report.assess`` on the seed layout (md99 over md1..md5 on three
 storage servers), on the seed with a rebuild, and on a wide host: a RAID-0 over N two-way
 mirrors whose disks sit on D servers (every domain holds several disks, so the domain
-headroom is found by trying sets of domains).
+headroom is found by trying sets of domains). ``--tiny`` judges each once.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apps.raid.demo import (
-    SEED_RULES,  # noqa: E402
-    seed_layout_mdstat,  # noqa: E402
-)
+from apps.raid.demo import SEED_RULES, seed_layout_mdstat  # noqa: E402
 from apps.raid.report import assess  # noqa: E402
+from bench.environment import parse_args  # noqa: E402
+
+TINY = {"repeat": 1}
 
 
 def wide_host(mirrors: int, servers: int) -> tuple[str, dict[str, str]]:
@@ -62,7 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
     cases = {
         "seed": (seed_layout_mdstat(), SEED_RULES),
         "seed, rebuilding": (seed_layout_mdstat(rebuilding="sdh"), SEED_RULES),

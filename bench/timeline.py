@@ -1,10 +1,11 @@
 """The region timeline's pure part at its bound: lanes and bands from the most changes a
 region page reads (``TIMELINE_CHANGES``), over many subjects.
 
-    python bench/timeline.py [--changes 5000] [--subjects 300] [--runs 20]
+    python bench/timeline.py [--changes 5000] [--subjects 300] [--runs 20] [--tiny]
 
 Prints p50/p95 of ``apps.regions.timeline.build`` in milliseconds (pure: no database; the page
-adds one indexed query for the changes and the SVG's rendering).
+adds one indexed query for the changes and the SVG's rendering). ``--tiny``: 50 changes of 5
+subjects, twice.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.lib.status import Status  # noqa: E402
 from apps.regions import timeline  # noqa: E402
+from bench.environment import parse_args  # noqa: E402
+
+TINY = {"changes": 50, "subjects": 5, "runs": 2}
 
 
 def changes(count: int, subjects: int, end: datetime) -> list[timeline.Change]:
@@ -44,7 +48,7 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=5000)
     parser.add_argument("--subjects", type=int, default=300)
     parser.add_argument("--runs", type=int, default=20)
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
     end = datetime(2026, 11, 24, 14, 0, tzinfo=UTC)
     rows = changes(args.changes, args.subjects, end)
     times = []
