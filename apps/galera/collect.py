@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from apps import alerts
 from apps.lib.status import Status, Verdict
+from apps.regions import concerns
 
 from . import demo, mysql
 from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
@@ -150,6 +151,7 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
             split_brain_before=bool(previous) and previous[-1].split_brain,
             recv_queue_history=history,
             cert_failure_rates=rates,
+            node_notes=concerns.notes(cluster),
         )
     tolerance = view.tolerance
     paused = [n.status.flow_control_paused for n in view.nodes if n.status is not None]

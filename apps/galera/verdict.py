@@ -292,6 +292,7 @@ def cluster_verdict(
     split_brain_before: bool = True,
     recv_queue_history: Mapping[str, Sequence[float | None]] | None = None,
     cert_failure_rates: Mapping[str, float | None] | None = None,
+    node_notes: Mapping[str, Sequence[str]] | None = None,
 ) -> Verdict:
     """Critical, warning or ok, with every reason at the worst level found.
 
@@ -299,7 +300,9 @@ def cluster_verdict(
     ``split_brain_before`` (did the previous poll see inconsistent views too?): a split-brain
     is reported only when seen twice in a row. ``recv_queue_history`` gives each node's
     earlier receive-queue averages (oldest first) for the growing-queue rule;
-    ``cert_failure_rates`` each node's certification failures per minute (``rates``).
+    ``cert_failure_rates`` each node's certification failures per minute (``rates``);
+    ``node_notes`` what other concerns know of the nodes (``concerns.notes``: an EBS volume out
+    of burst credits), told with a flow-control warning, the slow node's first.
     """
     thresholds = thresholds or Thresholds()
     figures = _figures(view, expected_data_nodes, expected_arbitrators)
@@ -357,7 +360,11 @@ def cluster_verdict(
             warning.append(f"{node.name} is {comment}")
         paused = status.flow_control_paused
         if paused is not None and paused > thresholds.flow_control_paused:
-            warning.append(f"{node.name} paused by flow control {paused:.0%} of the time")
+            why = _notes_for(node.name, node_notes or {})
+            warning.append(
+                f"{node.name} paused by flow control {paused:.0%} of the time"
+                + (f" ({why})" if why else "")
+            )
         queue = status.local_recv_queue_avg
         if queue is not None and queue > thresholds.recv_queue_avg:
             warning.append(f"{node.name} receive queue averages {queue:g}")
@@ -386,6 +393,13 @@ def cluster_verdict(
     if warning:
         return Verdict(Status.WARNING, "; ".join(warning), figures)
     return Verdict(Status.OK, _summary(view), figures)
+
+
+def _notes_for(name: str, notes: Mapping[str, Sequence[str]]) -> str:
+    """The node's own notes, or else the other nodes' (the slow one may be another)."""
+    if notes.get(name):
+        return "; ".join(notes[name])
+    return "; ".join(f"{other}: {text}" for other, texts in notes.items() for text in texts)
 
 
 def _summary(view: ClusterView) -> str:

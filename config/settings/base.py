@@ -140,6 +140,7 @@ INSTALLED_APPS = [
     "apps.raid",
     "apps.efs",
     "apps.probes",
+    "apps.ebs",
 ]
 
 
