@@ -65,19 +65,24 @@ def save_discovery(
     """Upsert the volumes and instances found; mark the vanished deleted (history kept)."""
     region = rc.region
     known = {i.instance_id: i for i in Instance.objects.filter(region=region)}
+    new = []
     for info in instances:
         values = {name: getattr(info, name) for name in INSTANCE_FIELDS}
         values["private_ips"] = list(info.private_ips)
         found = known.get(info.id)
         if found is None:
-            known[info.id] = Instance.objects.create(region=region, instance_id=info.id, **values)
+            new.append(Instance(region=region, instance_id=info.id, **values))
         elif found.deleted or any(getattr(found, k) != v for k, v in values.items()):
             Instance.objects.filter(pk=found.pk).update(deleted=None, **values)
+    Instance.objects.bulk_create(new, batch_size=500)
+    if new:
+        known = {i.instance_id: i for i in Instance.objects.filter(region=region)}
     seen = {info.id for info in instances}
     Instance.objects.filter(region=region, deleted__isnull=True).exclude(
         instance_id__in=seen
     ).update(deleted=now)
     existing = {v.volume_id: v for v in Volume.objects.filter(region=region)}
+    created = []
     for info in volumes:
         attached = _attachment(info)
         instance = known.get(attached.instance_id) if attached else None
@@ -101,7 +106,7 @@ def save_discovery(
         }
         volume = existing.get(info.id)
         if volume is None:
-            Volume.objects.create(region=region, volume_id=info.id, **values)
+            created.append(Volume(region=region, volume_id=info.id, **values))
         elif (
             volume.deleted
             or any(
@@ -112,6 +117,7 @@ def save_discovery(
             or volume.instance_id != values["instance_id"]
         ):
             Volume.objects.filter(pk=volume.pk).update(deleted=None, **values)
+    Volume.objects.bulk_create(created, batch_size=500)
     Volume.objects.filter(region=region, deleted__isnull=True).exclude(
         volume_id__in={v.id for v in volumes}
     ).update(deleted=now)

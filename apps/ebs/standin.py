@@ -147,21 +147,21 @@ def _utc(value: datetime | str | float) -> datetime:
 # --- Installation into moto ----------------------------------------------------------------
 
 _installed: EbsResponder | None = None
-_previous = None
 
 
 def install(responder: EbsResponder | None = None) -> EbsResponder:
-    """Route GetMetricData calls for tagged volumes and instances to ``responder``
-    (idempotent); other calls go on to whatever answered them before."""
-    global _installed, _previous
+    """Route GetMetricData calls for tagged volumes and instances to ``responder``; other calls
+    go on to whatever answered them before. Idempotent, and installed again if another
+    responder put moto's own method back (EFS's ``uninstall``)."""
+    global _installed
     from moto.cloudwatch.exceptions import CloudWatchException
     from moto.cloudwatch.responses import CloudWatchResponse
     from moto.core.responses import ActionResult
 
     _installed = responder or _installed or EbsResponder()
-    if _previous is not None:
+    previous = CloudWatchResponse.get_metric_data
+    if getattr(previous, "vigil_ebs", False):
         return _installed
-    _previous = previous = CloudWatchResponse.get_metric_data
 
     def get_metric_data(self: CloudWatchResponse):
         active = _installed
@@ -173,11 +173,12 @@ def install(responder: EbsResponder | None = None) -> EbsResponder:
         except StandInError as exc:
             raise CloudWatchException(exc.code, exc.message) from None
 
+    get_metric_data.vigil_ebs = True  # type: ignore[attr-defined]
     CloudWatchResponse.get_metric_data = get_metric_data
     return _installed
 
 
 def uninstall() -> None:
-    """Stop answering (the chain stays: a later responder may have wrapped this one)."""
+    """Stop answering (the wrapper stays in moto's chain, passing every call on)."""
     global _installed
     _installed = None

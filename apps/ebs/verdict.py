@@ -111,10 +111,10 @@ def volume_verdict(
     if not findings:
         return Verdict(Status.OK, _ok_reason(figures, facts), figures)
     findings.sort(key=lambda f: -f[0].severity)
-    reason = "; ".join(reason for _, reason in findings)
-    if carries:
-        reason += f" (under {', '.join(carries)})"
-    return Verdict(findings[0][0], reason, figures)
+    reasons = [reason for _, reason in findings]
+    if carries:  # on the first clause: an email's subject line is the first clause
+        reasons[0] += f" (under {', '.join(carries)})"
+    return Verdict(findings[0][0], "; ".join(reasons), figures)
 
 
 def _forecast(samples, value_of, now, th: Thresholds, min_points: int) -> CreditForecast:
