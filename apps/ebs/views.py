@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -50,10 +50,12 @@ def region_panel_context(region: Region) -> dict[str, Any]:
 def live_context(volume: Volume) -> dict[str, Any]:
     """What the page's live part (``volume.html#live``, polled every 30 s) shows."""
     f = volume.figures or {}
+    at = f.get("credits_exhausted_at")
     return {
         "volume": volume,
         "row": table_row(volume),
         "f": f,
+        "exhausted_at": datetime.fromisoformat(at) if isinstance(at, str) else None,
         "collection": RegionCollection.objects.filter(region=volume.region).first(),
         "performance": volume.performance,
         "bursting": volume.volume_type in BURSTING,

@@ -62,7 +62,7 @@ def test_the_region_page_lists_the_volume_worst_first_with_when_its_credits_run_
 ):
     vol, _ = judged
     page = logged_in_client.get(reverse("regions:detail", args=[vol.region_id])).content.decode()
-    assert "db-1-data (vol-0def)" in page and "db-1 (i-0abc)" in page
+    assert "db-1-data (vol-0def)" in page and "db-1<br>" in page
     panel = logged_in_client.get(reverse("regions:panel", args=[vol.region_id, "ebs"]))
     assert panel.status_code == 200 and "Credits run out in" in panel.content.decode()
     home = logged_in_client.get(reverse("regions:home")).content.decode()
