@@ -68,6 +68,9 @@ def demo_story(settings, admin):
 
     from apps.alerts.models import Incident, SentMessage
     from apps.demo import mode
+    from apps.ebs import tasks as ebs_tasks
+    from apps.ebs.models import RegionCollection as EbsCollection
+    from apps.ebs.models import Volume
     from apps.efs import tasks as efs_tasks
     from apps.efs.models import FileSystem, RegionCollection
     from apps.galera.models import Cluster
@@ -85,6 +88,8 @@ def demo_story(settings, admin):
         region = account.regions.get(code=mode.DEMO_REGION)
         collection, _ = RegionCollection.objects.get_or_create(region=region)
         efs_tasks.collect_region(collection.pk, region=region.code)
+        volumes, _ = EbsCollection.objects.get_or_create(region=region)
+        ebs_tasks.collect_region(volumes.pk, region=region.code)
     now = timezone.now()
     for behaviour in probes_demo.BEHAVIOURS:
         target = Target.objects.get(name=behaviour.name)
@@ -125,6 +130,7 @@ def demo_story(settings, admin):
         "region-7d": f"/regions/{region.pk}/?span=7d",
         "site": f"/regions/{site.pk}/",
         "filesystem": f"/efs/filesystems/{subjects['efs'].pk}/",
+        "volume": f"/ebs/volumes/{Volume.objects.get(name='storage-b-lun1').pk}/",
         "cluster": f"/galera/clusters/{subjects['galera'].pk}/",
         "raid-host": f"/raid/hosts/{host.pk}/",
         "probe-target": f"/probes/targets/{subjects['probes'].pk}/",
@@ -228,19 +234,17 @@ def test_every_page_at_desktop_and_phone_width_in_light_and_dark_is_axe_clean_wi
     assert sideways == []
 
 
-def test_the_region_pane_shows_all_four_concerns_and_the_timeline(
+def test_the_region_pane_shows_every_concern_and_the_timeline(
     live_server, demo_story, browser_page
 ):
     page = browser_page
     _log_in(page, live_server.url, demo_story["region"])
     headings = page.locator("section.panel h2").all_inner_texts()
-    assert [h.split()[0] for h in headings[1:]] == ["EFS", "md-RAID", "Keep-alive", "Galera"] or {
-        h.split()[0] for h in headings[1:]
-    } == {"EFS", "md-RAID", "Keep-alive", "Galera"}
+    assert {h.split()[0] for h in headings[1:]} == {"EFS", "md-RAID", "Keep-alive", "Galera", "EBS"}
     assert page.locator("#timeline .band").count() >= 4
     # Every concern holds something here (the tests' own Gadgets concern does not).
     empty = page.locator("#empty-concerns").inner_text()
-    assert not any(label in empty for label in ("EFS", "md-RAID", "Keep-alive", "Galera"))
+    assert not any(label in empty for label in ("EFS", "md-RAID", "Keep-alive", "Galera", "EBS"))
     page.click("#timeline .timeline-spans a:text('7d')")
     page.wait_for_selector("#timeline h2:has-text('last 7d')")
     assert "span=7d" in page.url

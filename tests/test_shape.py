@@ -52,7 +52,7 @@ def folder(concern: concerns.Concern) -> Path:
 
 
 def test_every_concern_app_is_registered():
-    assert {"efs", "galera", "raid", "probes", "gadgets"} <= set(IDS)
+    assert {"efs", "galera", "raid", "probes", "ebs", "gadgets"} <= set(IDS)
 
 
 @pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
@@ -140,7 +140,7 @@ def test_config_names_no_concern():
             for n in ast.walk(tree)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
         ]
-        for key in ("efs", "galera", "raid", "probes", "concern_app"):
+        for key in ("efs", "galera", "raid", "probes", "ebs", "concern_app"):
             found = [name for name in named if re.search(rf"\b{key}\.", name)]
             assert not found, (path, found)
 
@@ -218,3 +218,35 @@ def test_the_start_fails_when_a_concern_lacks_a_piece(monkeypatch):
     concerns.register(app, bare)
     ids = [error.id for error in concerns.check()]
     assert {"regions.E103", "regions.E104", "regions.E105", "regions.E106"} <= set(ids)
+
+
+# --- where concerns meet, and what else a concern declares (docs/architecture.md) ----------
+
+
+@pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
+def test_each_concerns_history_tables_are_its_own_and_their_retention_a_known_setting(concern):
+    for history in concern.history:
+        assert history.model.split(".")[0] == concern.app_label, history.model
+        assert history.days_setting in settings.KNOWN_VIGIL_VARIABLES, history.days_setting
+
+
+@pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
+def test_each_concerns_aws_actions_name_the_adapter_that_calls_them(concern):
+    for action, where in concern.aws_actions:
+        assert re.match(r"^(ec2|cloudwatch|elasticfilesystem):[A-Z]\w+$", action), action
+        assert (ROOT / where.split(":", 1)[0]).is_file(), where
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
+def test_an_aside_has_its_template_and_says_nothing_of_what_it_does_not_know(concern):
+    from django.template.loader import get_template
+
+    if concern.aside_context is None:
+        assert concern.notes is None and not concern.aside_template
+        return
+    get_template(concern.aside_template)
+    region = Region.objects.create(code="lab", name="Lab", kind=Region.Kind.SITE)
+    stranger = Gadget.objects.create(region=region, name="g1")
+    assert concern.aside_context(stranger) is None
+    assert concern.notes(stranger) == {}

@@ -4,18 +4,15 @@ Pure (no Django, no I/O), after the fact sheet ``shared/fixtures/efs-metrics.md`
 numbers in brackets): credits are earned below the baseline and spent above it on metered
 throughput, and at a zero balance PermittedThroughput drops to the baseline [4][6].
 
-The forecast fits a least-squares line to the BurstCreditBalance readings of a window (3 h by
-default), skipping gaps, so one noisy minute does not move it; a slope that is not clearly
-below zero (within two standard errors) counts as "not draining".
+The forecast (``apps.lib.credits``, shared with EBS) fits the BurstCreditBalance readings of a
+window (3 h by default).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 
 from apps.efs.limits import headroom, headroom_figures
 from apps.efs.metrics import (
@@ -26,123 +23,16 @@ from apps.efs.metrics import (
     permitted_mibps,
     throughput_utilisation_pct,
 )
+from apps.lib.credits import CreditForecast, CreditState, credit_forecast
 from apps.lib.formats import mibps, rough_duration
+from apps.lib.formats import minutes_label as _minutes_label
+from apps.lib.formats import span_label as _span_label
 from apps.lib.status import Status, Verdict
-
-
-class CreditState(StrEnum):
-    DRAINING = "draining"
-    NOT_DRAINING = "not draining"
-    EXHAUSTED = "exhausted"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True)
-class CreditForecast:
-    """The credit trend at ``at``. ``drain_bytes_per_s`` is positive when spending, negative
-    when earning; ``seconds_to_exhaustion`` is set only when draining (0 when exhausted)."""
-
-    state: CreditState
-    at: datetime
-    reason: str
-    points: int = 0
-    balance_bytes: float | None = None
-    fitted_balance_bytes: float | None = None
-    drain_bytes_per_s: float | None = None
-    seconds_to_exhaustion: float | None = None
-
-    @property
-    def drain_mibps(self) -> float | None:
-        return None if self.drain_bytes_per_s is None else self.drain_bytes_per_s / MIB
-
-    @property
-    def exhaustion_at(self) -> datetime | None:
-        if self.seconds_to_exhaustion is None:
-            return None
-        return self.at + timedelta(seconds=self.seconds_to_exhaustion)
-
-    def line(self) -> list[tuple[datetime, float]]:
-        """The forecast line for a chart: from the fitted balance now down to zero."""
-        if self.fitted_balance_bytes is None or self.exhaustion_at is None:
-            return []
-        return [(self.at, max(0.0, self.fitted_balance_bytes)), (self.exhaustion_at, 0.0)]
 
 
 def credit_points(samples: Iterable[Sample]) -> list[tuple[datetime, float | None]]:
     """(timestamp, BurstCreditBalance) pairs of ``samples``, gaps kept as None."""
     return [(s.timestamp, s.burst_credit_balance) for s in samples]
-
-
-def credit_forecast(
-    points: Sequence[tuple[datetime, float | None]],
-    now: datetime,
-    *,
-    window: timedelta = timedelta(hours=3),
-    min_points: int = 10,
-    exhausted_bytes: float = 0.0,
-) -> CreditForecast:
-    """Fit the balance over ``[now - window, now]``, ignoring None, and extrapolate to zero."""
-    start = now - window
-    known = sorted((t, v) for t, v in points if v is not None and start <= t <= now)
-    label = _span_label(window)
-    if not known:
-        return CreditForecast(CreditState.UNKNOWN, now, f"no credit balance in the last {label}")
-    latest = known[-1][1]
-    if latest <= exhausted_bytes:
-        return CreditForecast(
-            CreditState.EXHAUSTED,
-            now,
-            "burst credits exhausted",
-            points=len(known),
-            balance_bytes=latest,
-            fitted_balance_bytes=0.0,
-            seconds_to_exhaustion=0.0,
-        )
-    if len(known) < max(3, min_points):
-        return CreditForecast(
-            CreditState.UNKNOWN,
-            now,
-            f"too few credit readings in the last {label} ({len(known)} of {max(3, min_points)})",
-            points=len(known),
-            balance_bytes=latest,
-        )
-    xs = [(t - now).total_seconds() for t, _ in known]
-    ys = [v for _, v in known]
-    n = len(xs)
-    mean_x = sum(xs) / n
-    mean_y = sum(ys) / n
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    if sxx == 0:
-        return CreditForecast(
-            CreditState.UNKNOWN, now, "credit readings share one timestamp", n, latest
-        )
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
-    fitted_now = mean_y - slope * mean_x  # x = 0 is ``now``
-    residual = sum((y - (fitted_now + slope * x)) ** 2 for x, y in zip(xs, ys, strict=True))
-    stderr = math.sqrt(residual / (n - 2) / sxx)
-    drain = -slope
-    if drain <= 2 * stderr or drain <= 0:
-        verb = "earning" if slope > 2 * stderr else "flat"
-        return CreditForecast(
-            CreditState.NOT_DRAINING,
-            now,
-            f"credits not draining ({verb} over the last {label})",
-            points=n,
-            balance_bytes=latest,
-            fitted_balance_bytes=fitted_now,
-            drain_bytes_per_s=drain,
-        )
-    seconds = max(0.0, fitted_now) / drain
-    return CreditForecast(
-        CreditState.DRAINING,
-        now,
-        f"credits run out in {rough_duration(seconds)} at the last {label}'s drain rate",
-        points=n,
-        balance_bytes=latest,
-        fitted_balance_bytes=fitted_now,
-        drain_bytes_per_s=drain,
-        seconds_to_exhaustion=seconds,
-    )
 
 
 @dataclass(frozen=True)
@@ -353,14 +243,3 @@ def _ok_reason(figures: dict) -> str:
             else f"credits last {rough_duration(hours * 3600)}"
         )
     return "ok: " + ", ".join(parts) if parts else "ok"
-
-
-def _span_label(span: timedelta) -> str:
-    minutes = int(span.total_seconds() // 60)
-    if minutes % 60 == 0 and minutes >= 60:
-        return f"{minutes // 60} h"
-    return _minutes_label(minutes)
-
-
-def _minutes_label(minutes: int) -> str:
-    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 120 else f"{minutes} min"

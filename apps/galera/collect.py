@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from apps import alerts
 from apps.lib.status import Status, Verdict
+from apps.regions import concerns
 
 from . import demo, mysql
 from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
@@ -223,6 +224,7 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
             send_queue_history=send_history,
             flow_control={name: paused(seen) for name, seen in facts.items()},
             cert_failure_rates=rates,
+            node_notes=concerns.notes(cluster),
         )
     tolerance = view.tolerance
     statuses = [n.status for n in view.nodes if n.status is not None]

@@ -76,13 +76,15 @@ def judge(
     flow_control: Mapping[str, Paused | None] | None = None,
     recv_queue_history: Mapping[str, Sequence[float | None]] | None = None,
     send_queue_history: Mapping[str, Sequence[float | None]] | None = None,
+    notes: Mapping[str, Sequence[str]] | None = None,
 ) -> Findings:
     """The findings on the Primary ``nodes``. ``names``: node names by their
     ``wsrep_gcomm_uuid`` (to name delayed and evicted members); ``flow_control``: each node's
     pause since its previous reading; the histories: each node's earlier queue readings
-    (``wsrep_local_recv_queue``/``_send_queue``), oldest first."""
+    (``wsrep_local_recv_queue``/``_send_queue``), oldest first; ``notes``: what other concerns
+    know of the nodes (an EBS volume out of burst credits), told with a flow-control warning."""
     found = Findings()
-    _flow_control(nodes, thresholds, flow_control or {}, found)
+    _flow_control(nodes, thresholds, flow_control or {}, notes or {}, found)
     for node in nodes:
         _queues(node, thresholds, recv_queue_history or {}, send_queue_history or {}, found)
         _diverged(node, found)
@@ -94,6 +96,7 @@ def _flow_control(
     nodes: Sequence[Reading],
     thresholds: Thresholds,
     flow_control: Mapping[str, Paused | None],
+    notes: Mapping[str, Sequence[str]],
     found: Findings,
 ) -> None:
     paused: list[tuple[str, Paused]] = []
@@ -107,10 +110,12 @@ def _flow_control(
             status.flow_control_paused is not None
             and status.flow_control_paused > thresholds.flow_control_paused
         ):
+            why = notes_for(node.name, notes)
             found.warning.append(
                 f"{node.name} paused by flow control {status.flow_control_paused:.0%} of the "
                 "time since it started or its last FLUSH STATUS (wsrep_flow_control_paused, an "
                 "average: it does not report wsrep_flow_control_paused_ns)"
+                + (f"; {why}" if why else "")
             )
     shares = [p.share for p in flow_control.values() if p is not None]
     found.figures["flow_control_paused_share"] = round(max(shares), 4) if shares else None
@@ -129,7 +134,17 @@ def _flow_control(
     ]
     if senders:
         text += f"; asked for by {', '.join(senders)}"
+    why = notes_for(senders[0] if senders else paused[0][0], notes)
+    if why:
+        text += f"; {why}"
     found.warning.append(text)
+
+
+def notes_for(name: str, notes: Mapping[str, Sequence[str]]) -> str:
+    """The node's own notes, or else the other nodes' (the slow one may be another)."""
+    if notes.get(name):
+        return "; ".join(notes[name])
+    return "; ".join(f"{other}: {text}" for other, texts in notes.items() for text in texts)
 
 
 def _queues(

@@ -329,6 +329,7 @@ def cluster_verdict(
     send_queue_history: Mapping[str, Sequence[float | None]] | None = None,
     flow_control: Mapping[str, Paused | None] | None = None,
     cert_failure_rates: Mapping[str, float | None] | None = None,
+    node_notes: Mapping[str, Sequence[str]] | None = None,
 ) -> Verdict:
     """Critical, warning or ok, with every reason at the worst level found.
 
@@ -337,7 +338,9 @@ def cluster_verdict(
     is reported only when seen twice in a row. From the collector's earlier readings:
     ``recv_queue_history``/``send_queue_history`` give each node's earlier queue lengths
     (oldest first), ``flow_control`` each node's pause since its previous reading, and
-    ``cert_failure_rates`` its certification failures per minute (``rates``).
+    ``cert_failure_rates`` its certification failures per minute (``rates``), and
+    ``node_notes`` what other concerns know of the nodes (``concerns.notes``: an EBS volume out
+    of burst credits), told with a flow-control warning, the slow node's first.
     """
     thresholds = thresholds or Thresholds()
     figures = _figures(view, expected_data_nodes, expected_arbitrators)
@@ -413,6 +416,7 @@ def cluster_verdict(
         flow_control=flow_control,
         recv_queue_history=recv_queue_history,
         send_queue_history=send_queue_history,
+        notes=node_notes,
     )
     critical += found.critical
     warning += found.warning

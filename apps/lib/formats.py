@@ -7,6 +7,8 @@ vigil_format.py``) call these; a figure that is not known (None) is the caller's
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
@@ -70,3 +72,16 @@ def duration(minutes: float, decimals: int = 0) -> str:
         return f"{hours} h {rest} min"
     days, hours = divmod(hours, 24)
     return f"{days} d {hours} h"
+
+
+def minutes_label(minutes: int) -> str:
+    """119 -> '119 min', 150 -> '2 h 30 min': a span of whole minutes in a reason."""
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 120 else f"{minutes} min"
+
+
+def span_label(span: timedelta) -> str:
+    """A window in a reason: 3 h -> '3 h', 15 min -> '15 min', 150 min -> '2 h 30 min'."""
+    minutes = int(span.total_seconds() // 60)
+    if minutes % 60 == 0 and minutes >= 60:
+        return f"{minutes // 60} h"
+    return minutes_label(minutes)

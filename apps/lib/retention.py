@@ -12,7 +12,7 @@ minutes there are deleted by the collection's hourly rollup, ``apps.efs.history.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -106,15 +106,16 @@ def _delete(rows: QuerySet) -> int:
     return rows._raw_delete(rows.db)
 
 
-def expire_all(now: datetime) -> dict[str, int]:
-    """Expire every table of ``HISTORY``; rows deleted per model (cascades included).
+def expire_all(now: datetime, extra: Iterable[History] = ()) -> dict[str, int]:
+    """Expire every table of ``HISTORY`` and ``extra`` (the concerns' own: ``Concern.history``,
+    ``apps.regions.concerns.histories``); rows deleted per model (cascades included).
 
     A table partitioned by day (probe results and EFS minutes on PostgreSQL,
     ``apps.lib.partitions``) loses whole days instead: its partitions are made ahead and
     dropped once past the retention."""
     batch = settings.VIGIL_HISTORY_EXPIRY_BATCH
     deleted = {}
-    for history in HISTORY:
+    for history in (*HISTORY, *extra):
         model = apps.get_model(history.model)
         if partitions.partitioned(model):
             before = import_string(history.before_expiry) if history.before_expiry else None

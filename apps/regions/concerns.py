@@ -41,7 +41,18 @@ read from here (docs/architecture.md, "The concern contract")::
 - ``prometheus(subjects, statuses)`` yields the concern's metric families for ``/metrics``
   (the current figures of every subject in the ``subjects()`` queryset, with ``region``
   labels) and adds each subject's status to ``statuses`` (an
-  ``apps.prometheus.families.SubjectStatuses``), in a constant number of queries.
+  ``apps.prometheus.families.SubjectStatuses``), in a constant number of queries;
+- ``history`` names the concern's grow-only tables (``apps.lib.retention.History``), expired
+  hourly with the others by the beat's ``expire-history``;
+- ``aws_actions`` are the IAM actions its adapters call in a watched account (``(action,
+  where)``): the policy shown at onboarding (``apps.regions.iam``) is the union of all;
+- where concerns meet: ``aside_context(obj)`` says what the concern knows of another concern's
+  object (a Galera cluster, a RAID host): a dict, or None when nothing, rendered with
+  ``aside_template`` on that object's page by ``{% asides obj %}`` (``apps/regions/templatetags/
+  asides.py``); ``notes(obj)`` gives short facts about the object's parts (``{part label:
+  [text, ...]}``, a Galera node's label), which its own concern may weave into a reason. The
+  dependency points from the concern that knows to the object's app, or through here: the
+  object's app imports neither.
 
 Neither the regions app nor ``config/`` needs a change when a concern is added: only
 ``INSTALLED_APPS``.
@@ -81,6 +92,11 @@ class Concern:
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
     prometheus: Callable[[QuerySet, Any], Iterable[Any]] | None = None
     add_links: tuple[AddLink, ...] = ()
+    history: tuple[Any, ...] = ()  # apps.lib.retention.History of its grow-only tables
+    aws_actions: tuple[tuple[str, str], ...] = ()  # (IAM action, where the call is made)
+    aside_template: str = ""
+    aside_context: Callable[[Any], dict[str, Any] | None] | None = None
+    notes: Callable[[Any], dict[str, list[str]]] | None = None
     queue: str = ""  # the Celery queue of <app>.tasks; the key when empty
     app: str = ""  # the declaring app's module ("apps.efs"), set by register()
     app_label: str = ""  # and its label ("efs")
@@ -158,6 +174,41 @@ def status_counts(region_ids: Iterable[int]) -> dict[int, dict[str, Counter[str]
         for region_id, status, n in rows:
             counts[region_id].setdefault(concern.key, Counter())[status] += n
     return counts
+
+
+def histories() -> list[Any]:
+    """Every concern's grow-only tables (``Concern.history``), for ``apps.lib.retention``."""
+    return [history for c in registered() for history in c.history]
+
+
+def aws_actions() -> list[tuple[str, str]]:
+    """Every concern's IAM actions (``Concern.aws_actions``), for the onboarding policy."""
+    return [action for c in registered() for action in c.aws_actions]
+
+
+def asides(obj: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``(template, context)`` of what each other concern knows of ``obj`` (its page shows
+    them); a concern that knows nothing of it returns None and is left out."""
+    own = getattr(obj, "concern", None) or obj._meta.app_label
+    found = []
+    for c in registered():
+        if c.key == own or c.aside_context is None:
+            continue
+        context = c.aside_context(obj)
+        if context is not None:
+            found.append((c.aside_template, context))
+    return found
+
+
+def notes(obj: Any) -> dict[str, list[str]]:
+    """``{part label: [text, ...]}``: what the other concerns know of ``obj``'s parts."""
+    own = getattr(obj, "concern", None) or obj._meta.app_label
+    merged: dict[str, list[str]] = defaultdict(list)
+    for c in registered():
+        if c.key != own and c.notes is not None:
+            for part, texts in c.notes(obj).items():
+                merged[part].extend(texts)
+    return dict(merged)
 
 
 # --- what config/ reads ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from apps.accounts.roles import requires
 from apps.lib import aws, liveforms
 
-from . import ec2, iam
+from . import concerns, ec2, iam
 from .models import Account
 
 #: Regions "Test access" looks into for file systems at most, and at once.
@@ -102,8 +102,8 @@ def first_account(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "report": report,
-        "permissions_policy": iam.permissions_policy(),
+        "permissions_policy": iam.permissions_policy(concerns.aws_actions()),
         "trust_policy": iam.trust_policy(report.identity if report else "", external_id),
-        "actions": iam.ACTIONS,
+        "actions": iam.actions(concerns.aws_actions()),
     }
     return render(request, "regions/first_run.html", context, status=400 if form.errors else 200)

@@ -1,13 +1,15 @@
 """The IAM policy Vigil needs in a watched account: exactly the calls it makes, read-only.
 
-Pure: no Django, no I/O. ``ACTIONS`` lists each AWS API call Vigil's adapters make (the test in
-tests/regions/test_iam.py reads the adapters' source to keep it exact); the trust policy lets
-the account Vigil runs in assume the role with an external id.
+Pure: no Django, no I/O. ``ACTIONS`` lists each AWS API call the regions and EFS adapters
+make, and a concern declares its own (``Concern.aws_actions``), passed in as ``extra`` (the
+test in tests/regions/test_firstrun.py reads the adapters' source to keep it exact); the trust
+policy lets the account Vigil runs in assume the role with an external id.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 #: (IAM action, where Vigil makes that call)
 ACTIONS: tuple[tuple[str, str], ...] = (
@@ -18,8 +20,16 @@ ACTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def permissions_policy() -> str:
-    """The role's permissions policy as JSON to paste into IAM."""
+def actions(extra: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """``ACTIONS`` and ``extra``, each action once (the first place that calls it)."""
+    seen: dict[str, str] = {}
+    for action, where in (*ACTIONS, *extra):
+        seen.setdefault(action, where)
+    return list(seen.items())
+
+
+def permissions_policy(extra: Iterable[tuple[str, str]] = ()) -> str:
+    """The role's permissions policy as JSON to paste into IAM (``extra``: the concerns')."""
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -27,7 +37,7 @@ def permissions_policy() -> str:
                 {
                     "Sid": "VigilReadOnly",
                     "Effect": "Allow",
-                    "Action": sorted(action for action, _ in ACTIONS),
+                    "Action": sorted(action for action, _ in actions(extra)),
                     "Resource": "*",
                 }
             ],

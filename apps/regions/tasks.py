@@ -31,7 +31,7 @@ def dispatch() -> None:
 @shared_task(time_limit=1800, soft_time_limit=1740)
 def expire_history() -> None:
     """Hourly: delete history past its retention (``apps.lib.retention``), in short batches."""
-    deleted = retention.expire_all(timezone.now())
+    deleted = retention.expire_all(timezone.now(), concerns.histories())
     log.info("Expired history: %s", deleted)
 
 

@@ -148,6 +148,7 @@ INSTALLED_APPS = [
     "apps.raid",
     "apps.efs",
     "apps.probes",
+    "apps.ebs",
 ]
 
 

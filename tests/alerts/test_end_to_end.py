@@ -9,6 +9,8 @@ collection, a sweep or a delivery: it changes the outside world and waits for th
   PagerDuty trigger; the nodes back -> the recovery on both;
 - an EFS file system of the stand-in draining its credits -> the predictive email, then the
   exhaustion email;
+- a gp2 volume of the stand-in draining under a node of the real Galera test cluster -> the
+  predictive email, naming the node;
 - a real nginx whose keep-alive timeout changes -> the drift warning.
 
 Run them alone with ``pytest -m e2e``.
@@ -64,11 +66,13 @@ def stack(tmp_path_factory, django_db_setup, django_db_blocker) -> Iterator[dict
         VIGIL_OUTBOUND_ALLOW_LOOPBACK="true",
         VIGIL_EFS_INTERVAL_MINUTES="1",
         VIGIL_EFS_SETTLE_MINUTES="0",
+        VIGIL_EBS_INTERVAL_MINUTES="1",
+        VIGIL_EBS_SETTLE_MINUTES="0",
         VIGIL_ALERT_REPEAT_HOLD_SECONDS="1",
         VIGIL_ALERT_FLAP_CHANGES="100",
         VIGIL_ALERT_LEASE_SECONDS="30",
     )
-    worker = Worker(env, work / "worker.log", queues="alerts,default,galera,efs,probes")
+    worker = Worker(env, work / "worker.log", queues="alerts,default,galera,efs,probes,ebs")
     beat = Beat(env, work)
     try:
         worker.start()
@@ -189,6 +193,51 @@ def test_an_efs_file_system_draining_its_credits_warns_ahead_then_pages_when_exh
     efs.tag_resource(ResourceId=fs_id, Tags=[{"Key": PHASE_TAG, "Value": phase(1260)}])
     exhausted = wait_for_email(stack["aws"], "CRITICAL us-east-1 EFS builds")
     assert "burst credits exhausted" in exhausted
+
+
+def test_a_gp2_volume_draining_under_a_galera_node_warns_ahead_naming_the_node(
+    stack, galera, site, oncall
+):
+    import time
+
+    from apps.ebs.fleet import cycle
+    from apps.ebs.models import HostLink
+    from apps.ebs.standin import PHASE_TAG, PROFILE_TAG
+
+    cluster = Cluster.objects.create(
+        region=site, name="prod-db", expected_data_nodes=3, expected_arbitrators=1, interval_s=2
+    )
+    nodes = [
+        Node.objects.create(
+            cluster=cluster,
+            name=node.name,
+            host="127.0.0.1",
+            port=node.sql_port,
+            user=MONITOR_USER,
+            password_env="GALERA_E2E_PASSWORD",
+        )  # fmt: skip
+        for node in galera.nodes
+    ]
+    # node1's instance, with its 50 GB gp2 data volume 200 minutes into a 300-minute drain.
+    ec2 = boto3.client("ec2", "us-east-1", endpoint_url=stack["aws"])
+    instance = ec2.run_instances(
+        ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="m5.large",
+        TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "Name", "Value": "db-1"}]}],
+    )["Instances"][0]["InstanceId"]  # fmt: skip
+    phase = (200 - int(time.time()) // 60) % cycle("gp2-draining").length
+    tags = {"Name": "node1-data", PROFILE_TAG: "gp2-draining", PHASE_TAG: str(phase)}
+    data = ec2.create_volume(
+        AvailabilityZone="us-east-1a", Size=50, VolumeType="gp2",
+        TagSpecifications=[{"ResourceType": "volume", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}],
+    )["VolumeId"]  # fmt: skip
+    ec2.attach_volume(VolumeId=data, InstanceId=instance, Device="/dev/sdf")
+    HostLink.objects.create(galera_node=nodes[0], instance_id=instance)
+    account = Account.objects.create(name="e2e")
+    Region.objects.create(account=account, code="us-east-1", opt_in_status="opt-in-not-required")
+
+    warning = wait_for_email(stack["aws"], "WARNING us-east-1 EBS node1-data", "run out")
+    assert "gp2 burst credits run out in ~" in warning
+    assert f"(under Galera node {nodes[0].label} of prod-db)" in warning
 
 
 def test_a_probe_target_whose_keep_alive_timeout_changes_warns_of_the_drift(

@@ -58,6 +58,16 @@ def test_it_warns_when_flow_control_paused_the_cluster_between_two_readings():
     assert found.figures["flow_control_paused_share"] == 0.981
 
 
+def test_a_flow_control_warning_tells_what_other_concerns_know_of_the_node_asking_for_it():
+    found = judge(
+        paused_cluster(),
+        Thresholds(),
+        flow_control={"node1": Paused(0.97, 61.0), "node3": Paused(0.981, 61.0)},
+        notes={"node1": ["its gp2 volume a is fine"], "node3": ["its gp2 volume b is out"]},
+    )
+    assert found.warning[0].endswith("asked for by node3; its gp2 volume b is out")
+
+
 def test_a_node_paused_long_ago_but_not_now_gets_no_flow_control_warning():
     # A lifetime average far above the threshold (a stall in the past), none of the last
     # interval paused: no warning. The 2018 rule warned on the average for days.
