@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from apps.efs.limits import headroom, headroom_figures
+from apps.efs.documented import LIMITS, Table, credit_cap_bytes, mode_limits
+from apps.efs.limits import combined_share_pct, headroom, headroom_figures
 from apps.efs.metrics import (
     MIB,
     Sample,
@@ -164,7 +165,8 @@ def credit_step(
 ) -> CreditStep:
     """Serve ``demand`` (metered bytes/s) for ``seconds`` under the bursting model [4][6]:
     with credits the file system may burst, without it is capped at the baseline; credits
-    are earned below the baseline and spent above it, never below zero."""
+    are earned below the baseline and spent above it, never below zero, and held up to
+    ``max_balance_bytes`` (``documented.credit_cap_bytes``)."""
     baseline = baseline_mibps(standard_bytes) * MIB
     permitted = burst_mibps(standard_bytes) * MIB if balance_bytes > 0 else baseline
     served = min(max(0.0, demand_bytes_per_s), permitted)
@@ -195,8 +197,61 @@ class Thresholds:
     io_limit_for: timedelta = timedelta(minutes=15)
     utilisation_pct: float = 90.0
     utilisation_for: timedelta = timedelta(minutes=15)
+    #: Read plus write throughput, as a share of their one documented budget.
+    combined_pct: float = 90.0
     #: Share of the minutes of a "for 15 min" window that must have data to judge it.
     min_coverage: float = 0.8
+    #: A replica not synced for longer: warning (AWS's documented RPO), critical.
+    replica_warning: timedelta = timedelta(minutes=15)
+    replica_critical: timedelta = timedelta(minutes=60)
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One replication destination as the verdict needs it: its status (AWS's) and the last
+    time it is known to have synced, from TimeSinceLastSync's latest reading (the reading's
+    minute less its value) or DescribeReplicationConfigurations' LastReplicatedTimestamp,
+    whichever is later; None when neither says."""
+
+    destination: str
+    region: str
+    status: str
+    last_sync_at: datetime | None = None
+
+
+def replica_findings(
+    replicas: Sequence[Replica], now: datetime, th: Thresholds
+) -> list[tuple[Status, str]]:
+    """A stalled or failed replica: time since its last sync over ``th.replica_warning`` (AWS's
+    15-minute RPO) or ``th.replica_critical``, AWS's ERROR status critical and PAUSED a warning.
+    ENABLING (the first copy) and DELETING are not judged. The time grows with the age of the
+    last reading, so a metric that stops arriving does not freeze the lag."""
+    out: list[tuple[Status, str]] = []
+    for r in replicas:
+        name = f"replica {r.destination} ({r.region})" if r.region else f"replica {r.destination}"
+        if r.status == "ERROR":
+            out.append((Status.CRITICAL, f"{name}: replication failed (AWS status ERROR)"))
+            continue
+        if r.status in ("PAUSED", "PAUSING"):
+            out.append((Status.WARNING, f"{name}: replication paused"))
+            continue
+        if r.status != "ENABLED":
+            continue
+        if r.last_sync_at is None:
+            out.append((Status.WARNING, f"{name}: no sync reported yet"))
+            continue
+        lag = now - r.last_sync_at
+        if lag > th.replica_critical or lag > th.replica_warning:
+            level = Status.CRITICAL if lag > th.replica_critical else Status.WARNING
+            rpo = int(th.replica_warning.total_seconds() // 60)
+            out.append(
+                (
+                    level,
+                    f"{name} last synced {rough_duration(lag.total_seconds())} ago "
+                    f"(AWS's RPO: {rpo} min)",
+                )
+            )
+    return out
 
 
 def filesystem_verdict(
@@ -207,22 +262,36 @@ def filesystem_verdict(
     performance_mode: str = "generalPurpose",
     standard_bytes: float | None = None,
     thresholds: Thresholds = Thresholds(),
+    file_system_type: str = "regional",
+    region: str = "",
+    limits: Table = LIMITS,
+    replicas: Sequence[Replica] = (),
 ) -> Verdict:
     """Status of one file system from its recent samples (at least ``forecast_window`` of
     them for the credit forecast). ``throughput_mode`` is the EFS API's ``bursting``,
     ``provisioned`` or ``elastic``; credit rules apply only to ``bursting``. The Standard
     size comes from ``standard_bytes`` or else the latest StorageBytes Standard sample. The
-    figures include the headroom under the mode's limits (``limits.headroom``) of the latest
-    minute with operations.
+    figures include the headroom under the documented limits of its type (``regional`` or
+    ``one_zone``), mode and ``region`` (``limits.headroom``) of the latest minute with
+    operations; ``replicas`` are its replication destinations (``replica_findings``).
     """
     th = thresholds
     ordered = sorted((s for s in samples if s.has_data()), key=lambda s: s.timestamp)
     if not ordered:
         return Verdict(Status.UNKNOWN, "no data yet", {})
     last = ordered[-1]
-    figures = _figures(ordered, throughput_mode, standard_bytes)
+    figures = _figures(ordered, throughput_mode, standard_bytes, limits)
+    figures["file_system_type"] = file_system_type
     with_ops = next((s for s in reversed(ordered) if s.total_count is not None), None)
-    figures.update(headroom_figures(headroom(with_ops, performance_mode, throughput_mode)))
+    room = headroom(
+        with_ops,
+        performance_mode,
+        throughput_mode,
+        file_system_type=file_system_type,
+        region=region,
+        limits=limits,
+    )
+    figures.update(headroom_figures(room))
     silent = now - last.timestamp
     if silent >= th.stale_after:
         minutes = int(silent.total_seconds() // 60)
@@ -269,6 +338,22 @@ def filesystem_verdict(
                 f"{_span_label(th.utilisation_for)}",
             )
         )
+    documented = mode_limits(limits, file_system_type, throughput_mode, region)
+    combined = _sustained(
+        ordered, lambda s: combined_share_pct(s, documented), th.utilisation_for, th
+    )
+    if combined and min(combined) > th.combined_pct:
+        findings.append(
+            (
+                Status.WARNING,
+                f"read and write throughput above {th.combined_pct:g} % of their one documented "
+                f"limit for {_span_label(th.utilisation_for)}",
+            )
+        )
+    findings += replica_findings(replicas, now, th)
+    lags = [now - r.last_sync_at for r in replicas if r.last_sync_at and r.status == "ENABLED"]
+    figures["replica_count"] = len(replicas)
+    figures["replica_lag_minutes"] = max(lags).total_seconds() / 60 if lags else None
 
     if not findings:
         return Verdict(Status.OK, _ok_reason(figures), figures)
@@ -285,7 +370,7 @@ def _sustained(samples, value_of, duration: timedelta, th: Thresholds) -> list[f
     return values if len(values) >= th.min_coverage * expected else []
 
 
-def _figures(ordered: Sequence[Sample], mode: str, standard: float | None) -> dict:
+def _figures(ordered: Sequence[Sample], mode: str, standard: float | None, limits: Table) -> dict:
     """The latest known value of each figure, for the page, the API and the email."""
 
     def latest(value_of):
@@ -306,8 +391,9 @@ def _figures(ordered: Sequence[Sample], mode: str, standard: float | None) -> di
         "standard_bytes": standard,
     }
     if standard is not None and mode == "bursting":
-        figures["baseline_mibps"] = baseline_mibps(standard)
-        figures["burst_mibps"] = burst_mibps(standard)
+        figures["baseline_mibps"] = baseline_mibps(standard, limits)
+        figures["burst_mibps"] = burst_mibps(standard, limits)
+        figures["credit_cap_bytes"] = credit_cap_bytes(standard, limits)
     return figures
 
 
@@ -351,6 +437,11 @@ def _ok_reason(figures: dict) -> str:
             "credits not draining"
             if hours is None
             else f"credits last {rough_duration(hours * 3600)}"
+        )
+    if figures.get("replica_lag_minutes") is not None:
+        lag = rough_duration(figures["replica_lag_minutes"] * 60)
+        parts.append(
+            f"replica{'s' if figures.get('replica_count', 0) > 1 else ''} synced {lag} ago"
         )
     return "ok: " + ", ".join(parts) if parts else "ok"
 
