@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .documented import LIMITS, credit_cap_bytes, mode_limits
-from .metrics import GIB, KIB, MIB, TIB, billed_request_bytes, estimated_io_limit_pct
+from .metrics import (
+    GIB,
+    KIB,
+    MIB,
+    TIB,
+    baseline_mibps,
+    billed_request_bytes,
+    estimated_io_limit_pct,
+)
 from .metrics import metered_request_bytes as metered_bytes_of
 from .verdict import credit_step
 
@@ -268,7 +276,7 @@ def minute_values(
         balance, permitted, share = _day(p.key, day)[minute_of_day]
         values["burst_credit_balance"] = balance
     elif p.throughput_mode == "provisioned":
-        permitted = max(p.provisioned_mibps or 0.0, standard / GIB * 50 / 1024) * MIB
+        permitted = max(p.provisioned_mibps or 0.0, baseline_mibps(standard)) * MIB
         share = 1.0
     else:  # Elastic: PermittedThroughput is the maximum write throughput [METRICS]
         permitted, share = limits.write_mibps * MIB, 1.0

@@ -112,8 +112,8 @@ class OpSizes:
     read_kib: float | None
     write_kib: float | None
     metadata_kib: float | None
-    data_minimum_kib: float = 32.0
-    metadata_minimum_kib: float = 4.0
+    data_minimum_kib: float
+    metadata_minimum_kib: float
 
     @property
     def small(self) -> list[str]:
@@ -251,10 +251,10 @@ def metered_request_bytes(
     return billed / value(metering, "read_discount") if is_read else billed
 
 
-def metered_mibps(read_mibps: float, other_mibps: float, *, read_discount: float = 3.0) -> float:
+def metered_mibps(read_mibps: float, other_mibps: float, *, metering: Table = METERING) -> float:
     """Metered throughput of large requests: 30 MiB/s read + 30 MiB/s write meter as 40 [SIZES];
     reads are metered at up to a third, so this is the least it can be."""
-    return read_mibps / read_discount + other_mibps
+    return read_mibps / value(metering, "read_discount") + other_mibps
 
 
 def requests_per_second_at(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from apps.efs.documented import LIMITS, Table, credit_cap_bytes, mode_limits
+from apps.efs.documented import LIMITS, Table, credit_cap_bytes, mode_limits, value
 from apps.efs.limits import combined_share_pct, headroom, headroom_figures
 from apps.efs.metrics import (
     MIB,
@@ -202,7 +202,7 @@ class Thresholds:
     #: Share of the minutes of a "for 15 min" window that must have data to judge it.
     min_coverage: float = 0.8
     #: A replica not synced for longer: warning (AWS's documented RPO), critical.
-    replica_warning: timedelta = timedelta(minutes=15)
+    replica_warning: timedelta = timedelta(minutes=value(LIMITS, "replication.rpo_minutes"))
     replica_critical: timedelta = timedelta(minutes=60)
 
 
