@@ -21,7 +21,7 @@ from apps.regions.models import Region, Subject
 
 from .cloudwatch_plan import FileSystemRef
 from .metrics import VALUE_FIELDS, Sample
-from .verdict import Replica
+from .replication import Replica
 
 #: What DescribeFileSystems says of a file system besides its name (the API shows them in
 #: this order; ``collect.save_discovery`` copies them).

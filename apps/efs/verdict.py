@@ -27,6 +27,7 @@ from apps.efs.metrics import (
     permitted_mibps,
     throughput_utilisation_pct,
 )
+from apps.efs.replication import Replica, replica_findings
 from apps.lib.formats import mibps, rough_duration
 from apps.lib.status import Status, Verdict
 
@@ -206,54 +207,6 @@ class Thresholds:
     replica_critical: timedelta = timedelta(minutes=60)
 
 
-@dataclass(frozen=True)
-class Replica:
-    """One replication destination as the verdict needs it: its status (AWS's) and the last
-    time it is known to have synced, from TimeSinceLastSync's latest reading (the reading's
-    minute less its value) or DescribeReplicationConfigurations' LastReplicatedTimestamp,
-    whichever is later; None when neither says."""
-
-    destination: str
-    region: str
-    status: str
-    last_sync_at: datetime | None = None
-
-
-def replica_findings(
-    replicas: Sequence[Replica], now: datetime, th: Thresholds
-) -> list[tuple[Status, str]]:
-    """A stalled or failed replica: time since its last sync over ``th.replica_warning`` (AWS's
-    15-minute RPO) or ``th.replica_critical``, AWS's ERROR status critical and PAUSED a warning.
-    ENABLING (the first copy) and DELETING are not judged. The time grows with the age of the
-    last reading, so a metric that stops arriving does not freeze the lag."""
-    out: list[tuple[Status, str]] = []
-    for r in replicas:
-        name = f"replica {r.destination} ({r.region})" if r.region else f"replica {r.destination}"
-        if r.status == "ERROR":
-            out.append((Status.CRITICAL, f"{name}: replication failed (AWS status ERROR)"))
-            continue
-        if r.status in ("PAUSED", "PAUSING"):
-            out.append((Status.WARNING, f"{name}: replication paused"))
-            continue
-        if r.status != "ENABLED":
-            continue
-        if r.last_sync_at is None:
-            out.append((Status.WARNING, f"{name}: no sync reported yet"))
-            continue
-        lag = now - r.last_sync_at
-        if lag > th.replica_critical or lag > th.replica_warning:
-            level = Status.CRITICAL if lag > th.replica_critical else Status.WARNING
-            rpo = int(th.replica_warning.total_seconds() // 60)
-            out.append(
-                (
-                    level,
-                    f"{name} last synced {rough_duration(lag.total_seconds())} ago "
-                    f"(AWS's RPO: {rpo} min)",
-                )
-            )
-    return out
-
-
 def filesystem_verdict(
     samples: Sequence[Sample],
     now: datetime,
@@ -350,7 +303,7 @@ def filesystem_verdict(
                 f"limit for {_span_label(th.utilisation_for)}",
             )
         )
-    findings += replica_findings(replicas, now, th)
+    findings += replica_findings(replicas, now, th.replica_warning, th.replica_critical)
     lags = [now - r.last_sync_at for r in replicas if r.last_sync_at and r.status == "ENABLED"]
     figures["replica_count"] = len(replicas)
     figures["replica_lag_minutes"] = max(lags).total_seconds() / 60 if lags else None

@@ -10,14 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apps.efs.metrics import GIB, MIB, Sample, baseline_mibps
+from apps.efs.replication import Replica
 from apps.efs.verdict import (
     CreditState,
-    Replica,
     Thresholds,
     credit_forecast,
     credit_step,
     filesystem_verdict,
-    replica_findings,
 )
 from apps.lib.status import Status
 
@@ -345,35 +344,10 @@ def test_it_warns_when_read_and_write_share_their_one_documented_limit_above_90_
     assert fine.status is Status.OK
 
 
-def _replica(status="ENABLED", minutes_ago: float | None = 3.0, name="fs-0123456789abcdef0"):
-    at = None if minutes_ago is None else NOW - timedelta(minutes=minutes_ago)
-    return Replica(name, "eu-west-1", status, at)
-
-
-@pytest.mark.parametrize(
-    ("replica", "status", "reason"),
-    [
-        (_replica(minutes_ago=3), None, None),
-        (_replica(minutes_ago=14.5), None, None),
-        (_replica(minutes_ago=16), Status.WARNING, "last synced ~16 min ago (AWS's RPO: 15 min)"),
-        (_replica(minutes_ago=61), Status.CRITICAL, "last synced ~61 min ago (AWS's RPO: 15 min)"),
-        (_replica("ERROR"), Status.CRITICAL, ": replication failed (AWS status ERROR)"),
-        (_replica("PAUSED"), Status.WARNING, ": replication paused"),
-        (_replica(minutes_ago=None), Status.WARNING, ": no sync reported yet"),
-        (_replica("ENABLING", minutes_ago=None), None, None),  # the first copy: not judged
-    ],
-)
-def test_it_judges_each_replica_by_its_last_sync_and_aws_status(replica, status, reason):
-    found = replica_findings([replica], NOW, Thresholds())
-    if status is None:
-        assert found == []
-    else:
-        ((got, text),) = found
-        assert got is status
-        assert (
-            text
-            == f"replica fs-0123456789abcdef0 (eu-west-1){'' if reason[0] == ':' else ' '}{reason}"
-        )
+def _replica(minutes_ago: float) -> Replica:
+    return Replica(
+        "fs-0123456789abcdef0", "eu-west-1", "ENABLED", NOW - timedelta(minutes=minutes_ago)
+    )
 
 
 def test_a_stalled_replica_makes_an_otherwise_fine_file_system_warn():
