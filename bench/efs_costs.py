@@ -2,9 +2,10 @@
 
     python bench/efs_costs.py [--region us-east-1] [--provision peak|p95] [--json] [--tiny]
 
-Each workload is 30 days of minutes (read and write bytes and requests, metadata requests),
-turned into what collection stores and reads back: per-minute metered throughput (reads at a
-third, every request at least 4 KiB), hourly totals of what Elastic bills, the p95 and peak.
+Each workload is 30 days of minutes (read and write bytes and requests, metadata requests, a
+tenth of them writes), turned into what collection stores and reads back: per-minute metered
+throughput (reads at a third; data requests at least 32 KiB, metadata ones 4 KiB), hourly totals
+of what Elastic bills (metadata writes as writes), the p95 and peak.
 Then the product's own pure code (``apps.efs.costs.workload_from`` and ``compare``) ranks the
 modes, as the file system page does. No database, no network; about a second, so ``--tiny``
 (which every benchmark takes) changes nothing.
@@ -24,6 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from apps.efs.costs import HourTotals, billed_bytes, compare, workload_from  # noqa: E402
 from apps.efs.metrics import GIB, KIB, MIB, metered_request_bytes, percentile  # noqa: E402
 from bench.environment import parse_args  # noqa: E402
+
+METADATA_BYTES = 512
+METADATA_WRITE_SHARE = 0.1
 
 DAYS = 30
 
@@ -64,7 +68,7 @@ class BigQuiet(Synthetic):
 
 class SmallRequests(Synthetic):
     def minute(self, m):
-        return (1.5, 1.0, 0.5, 1.0, 400.0)  # 1 KiB requests: billed and metered as 4 KiB
+        return (1.5, 1.0, 0.5, 1.0, 400.0)  # 1 KiB requests: billed and metered as 32 KiB
 
 
 WORKLOADS = (
@@ -105,15 +109,20 @@ def month(w: Synthetic) -> tuple[list[HourTotals], float, float]:
     for m in range(DAYS * 1440):
         read, read_kib, write, write_kib, meta = w.minute(m)
         reads, writes = read * MIB / (read_kib * KIB) * 60, write * MIB / (write_kib * KIB) * 60
+        meta_w = meta * 60 * METADATA_WRITE_SHARE
+        meta_r = meta * 60 - meta_w
         metered = (
             reads * metered_request_bytes(read_kib * KIB, is_read=True)
             + writes * metered_request_bytes(write_kib * KIB)
-            + meta * 60 * metered_request_bytes(512)
+            + meta_r * metered_request_bytes(METADATA_BYTES, is_read=True, metadata=True)
+            + meta_w * metered_request_bytes(METADATA_BYTES, metadata=True)
         )
         rates.append(metered / MIB / 60)
         acc[0] += metered
-        acc[1] += billed_bytes(read * MIB * 60, reads) + billed_bytes(meta * 60 * 512, meta * 60)
+        acc[1] += billed_bytes(read * MIB * 60, reads)
+        acc[1] += billed_bytes(meta_r * METADATA_BYTES, meta_r, 4 * KIB)
         acc[2] += billed_bytes(write * MIB * 60, writes)
+        acc[2] += billed_bytes(meta_w * METADATA_BYTES, meta_w, 4 * KIB)
         if m % 60 == 59:
             hours.append(HourTotals(60, *acc))
             acc = [0.0, 0.0, 0.0]

@@ -127,8 +127,12 @@ def moto_server() -> Iterator[str]:
 
 @pytest.fixture
 def aws(moto_server: str, settings) -> Iterator[str]:
-    """Point Vigil's client factory at the moto server, with its state reset."""
+    """Point Vigil's client factory at the moto server, with its state reset (and EFS's
+    DescribeReplicationConfigurations, which moto lacks, answered: apps/efs/standin.py)."""
+    from apps.efs import standin
     from apps.lib import aws as aws_lib
+
+    standin.install_replications()
 
     request = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
     urllib.request.urlopen(request, timeout=10).close()

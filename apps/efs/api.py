@@ -40,6 +40,7 @@ class FileSystemSerializer(serializers.ModelSerializer):
             "region",
             "region_code",
             *DESCRIBED_FIELDS,
+            "replicas",
             "deleted",
             "status",
             "reason",

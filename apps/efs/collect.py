@@ -30,7 +30,8 @@ from .cloudwatch_plan import (
     samples_from_responses,
     with_late_look,
 )
-from .elasticfilesystem import FileSystemInfo
+from .documented import value
+from .elasticfilesystem import FileSystemInfo, Replica
 from .models import DESCRIBED_FIELDS, FileSystem, RegionCollection
 from .verdict import Thresholds, filesystem_verdict
 
@@ -39,20 +40,32 @@ log = logging.getLogger(__name__)
 DISCOVERED_FIELDS = ("name", *DESCRIBED_FIELDS)
 
 
-def thresholds() -> Thresholds:
+def thresholds(limits: dict | None = None) -> Thresholds:
+    rpo = value(limits or pricing.limits_table(), "replication.rpo_minutes")
     return Thresholds(
         stale_after=timedelta(minutes=settings.VIGIL_EFS_STALE_MINUTES),
         forecast_window=timedelta(hours=settings.VIGIL_EFS_FORECAST_HOURS),
+        replica_warning=timedelta(minutes=rpo),
+        replica_critical=timedelta(minutes=settings.VIGIL_EFS_REPLICATION_CRITICAL_MINUTES),
     )
 
 
 @transaction.atomic
-def save_discovery(rc: RegionCollection, found: list[FileSystemInfo], now: datetime) -> int:
-    """Upsert what ``describe_file_systems`` found; mark the vanished deleted (history kept)."""
+def save_discovery(
+    rc: RegionCollection,
+    found: list[FileSystemInfo],
+    now: datetime,
+    replications: dict[str, list[Replica]] | None = None,
+) -> int:
+    """Upsert what ``describe_file_systems`` found; mark the vanished deleted (history kept).
+    With ``replications`` (``describe_replications``; None when AWS would not say), each file
+    system's replicas are set from it, keeping the latest TimeSinceLastSync of each."""
     existing = {fs.filesystem_id: fs for fs in FileSystem.objects.filter(region=rc.region)}
     for info in found:
         values = {name: getattr(info, name) for name in DISCOVERED_FIELDS}
         fs = existing.get(info.id)
+        if replications is not None:
+            values["replicas"] = _replicas(replications.get(info.id, []), fs)
         if fs is None:
             FileSystem.objects.create(region=rc.region, filesystem_id=info.id, **values)
         elif fs.deleted or any(getattr(fs, k) != v for k, v in values.items()):
@@ -61,6 +74,46 @@ def save_discovery(rc: RegionCollection, found: list[FileSystemInfo], now: datet
     gone = FileSystem.objects.filter(region=rc.region, deleted__isnull=True)
     gone.exclude(filesystem_id__in=seen).update(deleted=now)
     return len(found)
+
+
+def _replicas(found: list[Replica], fs: FileSystem | None) -> list[dict]:
+    """The ``FileSystem.replicas`` entries for what discovery found, with the last
+    TimeSinceLastSync reading of a destination kept from before."""
+    before = {r.get("destination"): r for r in (fs.replicas if fs else None) or []}
+    out = []
+    for r in found:
+        kept = before.get(r.destination_id) or {}
+        out.append(
+            {
+                "destination": r.destination_id,
+                "region": r.region,
+                "status": r.status,
+                "last_replicated": r.last_replicated.isoformat() if r.last_replicated else None,
+                "sync_seconds": kept.get("sync_seconds"),
+                "sync_at": kept.get("sync_at"),
+            }
+        )
+    return out
+
+
+def save_syncs(by_id: dict[str, FileSystem], syncs: dict) -> None:
+    """Keep the latest TimeSinceLastSync of each replication destination
+    (``Collected.syncs``) on its source's ``replicas``; older readings are not kept."""
+    for filesystem_id, latest in syncs.items():
+        fs = by_id.get(filesystem_id)
+        if fs is None or not fs.replicas:
+            continue
+        changed = False
+        for r in fs.replicas:
+            got = latest.get(r.get("destination"))
+            if got is None:
+                continue
+            at, seconds = got
+            if r.get("sync_at") is None or datetime.fromisoformat(r["sync_at"]) < at:
+                r["sync_at"], r["sync_seconds"] = at.isoformat(), seconds
+                changed = True
+        if changed:
+            FileSystem.objects.filter(pk=fs.pk).update(replicas=fs.replicas)
 
 
 @dataclass
@@ -155,6 +208,7 @@ def collect_metrics(
                     dropped.metric,
                 )
             outcome.dropped += got.dropped
+            save_syncs(by_id, got.syncs)
             values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
             with watch.part("save"), transaction.atomic():
                 if piece.start < window.start:  # the late look: fill only what is still a gap
@@ -200,9 +254,11 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
     """Verdict for every live file system of the region, recorded through alerts: the
     figures of a batch in one statement, the reasons that changed in another, each status
     change with its transition."""
-    th = thresholds()
+    limits = pricing.limits_table()
+    th = thresholds(limits)
     span = max(th.forecast_window, th.stale_after)
-    filesystems = list(FileSystem.objects.filter(region=rc.region, deleted__isnull=True))
+    live = FileSystem.objects.filter(region=rc.region, deleted__isnull=True)
+    filesystems = list(live.select_related("region"))
     counts: dict[str, int] = {}
     with transaction.atomic():  # one commit for the region, not one per file system
         for i in range(0, len(filesystems), JUDGE_BATCH):
@@ -213,7 +269,9 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
                 now + timedelta(minutes=1),
                 fields=history.VERDICT_FIELDS,
             )
-            judged = [(fs, judge(fs, samples.pop(fs.pk), now, th, rc.last_error)) for fs in batch]
+            judged = [
+                (fs, judge(fs, samples.pop(fs.pk), now, th, rc.last_error, limits)) for fs in batch
+            ]
             _save_figures(judged)
             alerts.record_many(judged)
             for _, verdict in judged:
@@ -236,7 +294,14 @@ def _save_figures(judged: list[tuple[FileSystem, Verdict]]) -> None:
         )
 
 
-def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: str) -> Verdict:
+def judge(
+    fs: FileSystem,
+    samples,
+    now: datetime,
+    th: Thresholds,
+    region_error: str,
+    limits: dict | None = None,
+) -> Verdict:
     has_storage = any(s.storage_standard_bytes is not None for s in samples)
     verdict = filesystem_verdict(
         samples,
@@ -245,6 +310,10 @@ def judge(fs: FileSystem, samples, now: datetime, th: Thresholds, region_error: 
         performance_mode=fs.performance_mode,
         standard_bytes=None if has_storage else fs.size_standard_bytes,
         thresholds=th,
+        file_system_type=fs.file_system_type,
+        region=fs.region.code,
+        limits=limits if limits is not None else pricing.limits_table(),
+        replicas=fs.replica_states(),
     )
     if verdict.status is Status.UNKNOWN and region_error:
         return Verdict(
@@ -267,7 +336,8 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
             access = rc.region.account.access
             with watch.part("discovery"):
                 found = elasticfilesystem.describe_file_systems(rc.region.code, access)
-                save_discovery(rc, found, now)
+                replications = elasticfilesystem.describe_replications(rc.region.code, access)
+                save_discovery(rc, found, now, replications)
             rc.next_discovery = now + timedelta(minutes=settings.VIGIL_EFS_DISCOVERY_MINUTES)
         outcome = collect_metrics(rc, now, watch=watch)
         rc.last_success, rc.last_error, rc.last_error_at = now, "", None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from apps.efs import documented  # pure: no Django (this module is read with the settings)
 from apps.lib.appconf import Setting
 
 
@@ -11,6 +12,16 @@ def _prices(value: dict) -> dict:
 
     price_table(value)
     return value
+
+
+def _figures(name: str, table_name: str):
+    """A check of ``name``: figures over ``documented.<table_name>``, checked now."""
+
+    def check(value: dict) -> dict:
+        documented.merged(getattr(documented, table_name), value, name)
+        return value
+
+    return check
 
 
 def _price_per_mibps(text: str) -> float | None:
@@ -48,6 +59,14 @@ SETTINGS = (
     # The file system page's mode comparison reads 30 days of usage: kept this long per file system.
     Setting("VIGIL_EFS_COMPARISON_CACHE_SECONDS", "int", 3600),
     PRICES,
+    # AWS's documented limits and metering (apps/efs/documented.py, each with its source and the
+    # day it was read) overridden, e.g. {"regional.elastic.read_mibps@eu-north-1": 61440} or
+    # {"data_minimum_bytes": 32768}: a key of the table, a number in its unit.
+    Setting("VIGIL_EFS_LIMITS", "json", {}, _figures("VIGIL_EFS_LIMITS", "LIMITS")),
+    Setting("VIGIL_EFS_METERING", "json", {}, _figures("VIGIL_EFS_METERING", "METERING")),
+    # A replica whose last sync is this many minutes old is critical (over AWS's documented
+    # 15-minute RPO, "replication.rpo_minutes" in the limits, it is a warning).
+    Setting("VIGIL_EFS_REPLICATION_CRITICAL_MINUTES", "int", 60),
     # Dollars per MiB/s of provisioned throughput per month, in every region; empty: the table's.
     Setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", default="", check=_price_per_mibps),
 )

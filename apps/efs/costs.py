@@ -14,10 +14,15 @@ Units, explicitly:
   priced per "MB/s-month": one priced MB/s is one MiB/s.
 - A month is AWS's average month, 730 hours (8,760 h / 12); usage from a shorter window is
   scaled to it.
-- Elastic bills bytes read and written [P1]; each request counts as at least 4 KiB, as for
-  metering [fact sheet 4], so many small requests cost more than their bytes. Metadata
-  operations are billed as reads here (CloudWatch does not say which ones write): Elastic's
-  figure is a floor when many metadata operations are creates or deletes.
+- Elastic bills bytes read and written [P1], "metadata reads as read operations and metadata
+  writes as write operations", each data operation as at least 32 KiB and each metadata one as
+  at least 4 KiB, then per KiB ([SIZES] and [METRICS] in ``documented``; 2018's rule was 4 KiB
+  for every request, which understated small data requests up to 8x). From a minute's Sum and
+  SampleCount the bill is ``max(Sum, SampleCount x minimum)``: exact when CloudWatch's Sum
+  already counts the minimums (as ``TotalIOBytes`` is documented to), a floor when it does not
+  (the per-KiB rounding of single requests cannot be seen). Metadata whose split into reads
+  and writes CloudWatch did not give (MetadataReadIOBytes, MetadataWriteIOBytes: minutes kept
+  from before they were collected) is billed as reads, a floor, and the reason says so.
 - IA and Archive access charges (per GB read from those classes) are not included: CloudWatch
   does not say which class a read came from.
 
@@ -38,12 +43,17 @@ Sources (read 2026-11-24 through the ``search`` tool; the page itself is a JavaS
 - [P3] GB = 2^30 bytes in AWS billing: the EBS/EFS usage records are byte-hours divided by
   1024^3 (a worked answer quoted in the search index), and Wasabi's billing page "follows the
   AWS convention of using the GB ... terms even when using base-2". Secondary sources.
-- Archive appears only in [P1]'s Elastic table, so bursting and provisioned cost Archive bytes
-  at the legacy IA price, and the row says so (inference).
+- [ARCH] "The Archive storage class is available only for file systems that use the Elastic
+  throughput mode" (PutLifecycleConfiguration, https://docs.aws.amazon.com/efs/latest/ug/
+  API_PutLifecycleConfiguration.html, read 2026-11-26): a file system holding Archive data is
+  offered Elastic only; bursting and provisioned are shown as not available.
 - The bursting rules (baseline 50 KiB/s per GiB of Standard, at least 1 MiB/s; burst 100 MiB/s
-  or 100 MiB/s per TiB; new file systems start with 2.1 TiB of credits; provisioned pays only
-  above the baseline) are the fact sheet's [4][5][6][7], coded in ``metrics``. The credit
-  balance is taken as full (2.1 TiB) at the start of the window.
+  or 100 MiB/s per TiB; credits held up to 2.1 TiB, or 2.1 TiB per TiB of Standard above
+  1 TiB; provisioned pays only above the baseline) are ``documented.LIMITS`` [PERF]. The credit
+  balance is taken as full at the start of the window.
+- One Zone file systems have their own storage prices; the table has none (unverified), so
+  their comparison uses the Regional ones and says so, unless ``VIGIL_EFS_PRICES`` gives
+  ``one_zone_standard`` and ``one_zone_ia``.
 
 A region missing from the table falls back to us-east-1's prices, and the comparison says so
 in ``prices_note`` (shown on the page and in the API), never silently. ``VIGIL_EFS_PRICES``
@@ -60,21 +70,12 @@ from typing import NamedTuple
 
 from apps.lib.formats import mibps
 
-from .metrics import (
-    GIB,
-    KIB,
-    MIB,
-    TIB,
-    baseline_mibps,
-    burst_mibps,
-)
+from . import documented
+from .documented import LIMITS, METERING, Table, credit_cap_bytes, mode_limits
+from .metrics import GIB, MIB, baseline_mibps, burst_mibps
 
 GB_BYTES = GIB  # one billed "GB" (see the module docstring)
 MONTH_HOURS = 730.0
-#: Every request is billed as at least this many bytes (the metering minimum [4]).
-BILLING_MINIMUM_BYTES = 4 * KIB
-#: New file systems start with 2.1 TiB of burst credits [6]: the balance assumed full.
-CREDIT_BALANCE_BYTES = 2.1 * TIB
 #: Less data than this and no comparison is made.
 MIN_HOURS = 1.0
 MODES = ("bursting", "elastic", "provisioned")
@@ -94,6 +95,8 @@ class RegionPrices:
     provisioned: float
     archive: float | None = None  # Elastic throughput only
     source: str = ""
+    one_zone_standard: float | None = None  # One Zone file systems' storage, when known
+    one_zone_ia: float | None = None
 
 
 PRICES: dict[str, RegionPrices] = {
@@ -118,6 +121,8 @@ _FIELDS = {
     "elastic_write",
     "provisioned",
     "source",
+    "one_zone_standard",
+    "one_zone_ia",
 }
 _REQUIRED = {"standard", "ia", "elastic_read", "elastic_write", "provisioned"}
 
@@ -183,14 +188,23 @@ class HourTotals:
 
     minutes: int
     metered_bytes: float
-    read_bytes: float = 0.0  # billed reads: data reads and metadata, each at least 4 KiB
-    write_bytes: float = 0.0  # billed writes: data writes, each at least 4 KiB
+    #: Billed reads: data reads (each at least 32 KiB) and metadata reads (4 KiB).
+    read_bytes: float = 0.0
+    #: Billed writes: data writes (each at least 32 KiB) and metadata writes (4 KiB).
+    write_bytes: float = 0.0
+    #: Of ``read_bytes``, metadata CloudWatch did not split into reads and writes.
+    unsplit_metadata_bytes: float = 0.0
 
 
-def billed_bytes(sum_bytes: float | None, count: float | None) -> float:
-    """Bytes Elastic bills for ``count`` requests moving ``sum_bytes``: at least 4 KiB each.
+def billed_bytes(
+    sum_bytes: float | None, count: float | None, minimum_bytes: float | None = None
+) -> float:
+    """Bytes Elastic bills for ``count`` requests moving ``sum_bytes``: at least
+    ``minimum_bytes`` each (a data operation's 32 KiB by default; 4 KiB for metadata).
     Over a period this is a floor of the true figure (it cannot see single requests)."""
-    return max(sum_bytes or 0.0, (count or 0.0) * BILLING_MINIMUM_BYTES)
+    if minimum_bytes is None:
+        minimum_bytes = documented.value(METERING, "data_minimum_bytes")
+    return max(sum_bytes or 0.0, (count or 0.0) * minimum_bytes)
 
 
 @dataclass(frozen=True)
@@ -209,6 +223,8 @@ class Workload:
     hours_of_data: float = MONTH_HOURS
     #: The largest net credit drain over the window (GiB), or None when unknown.
     drain_gib: float | None = None
+    #: Of ``read_gib``, metadata without the read/write split (billed as reads: a floor).
+    unsplit_metadata_gib: float = 0.0
 
 
 def workload_from(
@@ -219,6 +235,7 @@ def workload_from(
     standard_bytes: float,
     ia_bytes: float = 0.0,
     archive_bytes: float = 0.0,
+    limits: Table = LIMITS,
 ) -> Workload | None:
     """A month from ``hours`` (in time order; gaps are simply absent), or None with less
     than ``MIN_HOURS`` of data. Transfer is scaled from the hours that had data to 730 h."""
@@ -238,7 +255,8 @@ def workload_from(
         ia_gib=ia_bytes / GIB,
         archive_gib=archive_bytes / GIB,
         hours_of_data=covered_h,
-        drain_gib=credit_drain(hours, baseline_mibps(standard_bytes)) / GIB,
+        drain_gib=credit_drain(hours, baseline_mibps(standard_bytes, limits)) / GIB,
+        unsplit_metadata_gib=sum(h.unsplit_metadata_bytes for h in hours) * scale / GB_BYTES,
     )
 
 
@@ -246,8 +264,9 @@ def credit_drain(hours: Sequence[HourTotals], baseline: float) -> float:
     """The largest net drain of burst credits (bytes) over ``hours`` at ``baseline`` MiB/s:
     the deepest fall of the running balance below its highest point. Starting full, the
     balance runs out exactly when this exceeds the balance. Hours without data neither earn
-    nor spend; within an hour the drain cannot exceed 100 MiB/s x 1 h = 352 GiB, far below a
-    full balance, so hourly totals suffice."""
+    nor spend; within an hour the drain cannot exceed the burst rate less the baseline for an
+    hour (50 MiB/s per TiB: 176 GiB per TiB of Standard), far below a full balance (2.1 TiB
+    per TiB), so hourly totals suffice."""
     level = high = deepest = 0.0
     for h in hours:
         level += baseline * MIB * 60 * h.minutes - h.metered_bytes
@@ -321,7 +340,7 @@ class Comparison:
     @property
     def reason(self) -> str:
         ordered = sorted(self.rows, key=lambda r: r is not self.best)
-        text = "; ".join(r.why for r in ordered)
+        text = "; ".join(r.why for r in ordered if r.why)
         text = text[:1].upper() + text[1:]
         if self.workload.hours_of_data < MONTH_HOURS * 0.9:
             text += (
@@ -343,35 +362,54 @@ def compare(
     performance_mode: str = "generalPurpose",
     current_mode: str | None = None,
     current_provisioned_mibps: float | None = None,
+    file_system_type: str = "regional",
+    limits: Table = LIMITS,
 ) -> Comparison:
     """Each mode's monthly cost and fit for ``workload`` in ``region``, cheapest first.
 
     ``provision`` is "peak" or "p95": the metered throughput a provisioned file system would
     be set to (rounded up to a whole MiB/s). At the peak it carries the workload; at the p95
-    it is cheaper but throttles the busiest minutes, so it never "fits" when they are higher. ``price_per_mibps`` overrides the table's
-    provisioned price. ``current_mode`` (and its provisioned MiB/s) prices what it costs now.
+    it is cheaper but throttles the busiest minutes, so it never "fits" when they are higher.
+    ``price_per_mibps`` overrides the table's provisioned price. ``current_mode`` (and its
+    provisioned MiB/s) prices what it costs now. ``file_system_type`` (``regional`` or
+    ``one_zone``) and ``region`` choose Elastic's documented throughput limit and the storage
+    prices; ``limits`` is ``documented.LIMITS`` with ``VIGIL_EFS_LIMITS`` applied.
     """
     if provision not in ("p95", "peak"):
         raise ValueError("provision at the p95 or the peak")
     prices_region, prices, note = prices_for(region, table or PRICES)
     if price_per_mibps is not None:
         prices = replace(prices, provisioned=price_per_mibps)
+    notes = []
+    if file_system_type == "one_zone":
+        if prices.one_zone_standard is None:
+            notes.append(
+                "no One Zone storage prices in Vigil's table: Regional ones shown "
+                f"(add one_zone_standard and one_zone_ia for {prices_region} to VIGIL_EFS_PRICES)"
+            )
+        else:
+            one_zone_ia = prices.one_zone_ia if prices.one_zone_ia is not None else prices.ia
+            prices = replace(
+                prices, standard=prices.one_zone_standard, ia=one_zone_ia, legacy_ia=one_zone_ia
+            )
     w = workload
     standard_bytes = w.standard_gib * GIB
-    base = baseline_mibps(standard_bytes)
-    burst = burst_mibps(standard_bytes)
+    base = baseline_mibps(standard_bytes, limits)
+    burst = burst_mibps(standard_bytes, limits)
     elastic_storage = w.standard_gib * prices.standard + w.ia_gib * prices.ia
     elastic_storage += w.archive_gib * (prices.archive if prices.archive is not None else prices.ia)
-    legacy_storage = (w.standard_gib * prices.standard) + (
-        w.ia_gib + w.archive_gib
-    ) * prices.legacy_ia
-    notes = []
-    if w.archive_gib and prices.archive is not None:
-        notes.append("Archive exists only with Elastic: bursting and provisioned price it as IA")
+    legacy_storage = (w.standard_gib * prices.standard) + w.ia_gib * prices.legacy_ia
+    archived = w.archive_gib > 0
+    if w.unsplit_metadata_gib > 0.05:
+        notes.append(
+            f"{_gb(w.unsplit_metadata_gib)} of metadata a month without the read/write split is "
+            "billed as reads (a floor: metadata writes cost twice as much)"
+        )
 
     transfer = w.read_gib * prices.elastic_read + w.write_gib * prices.elastic_write
     elastic_ok = performance_mode == "generalPurpose"
-    elastic_fits = elastic_ok and w.peak_mibps <= ELASTIC_METERED_LIMIT_MIBPS
+    ceiling = mode_limits(limits, file_system_type, "elastic", region).write_mibps
+    elastic_fits = elastic_ok and w.peak_mibps <= ceiling
     if not elastic_ok:
         elastic_why = "Elastic is not available with Max I/O"
     else:
@@ -394,8 +432,13 @@ def compare(
     level = float(max(1, math.ceil(w.p95_mibps if provision == "p95" else w.peak_mibps)))
     provisioned = _provisioned_row(level, base, w, prices.provisioned, legacy_storage, provision)
 
-    bursting_fits, trouble = _bursting_fit(w, base, burst)
-    if bursting_fits:
+    bursting_fits, trouble = _bursting_fit(w, base, burst, credit_cap_bytes(standard_bytes, limits))
+    if archived:
+        bursting_why = (
+            f"bursting and provisioned are not available: it holds {_gb(w.archive_gib)} in "
+            "Archive, which AWS allows only with Elastic throughput"
+        )
+    elif bursting_fits:
         mean = w.mean_mibps if w.mean_mibps is not None else w.p95_mibps
         bursting_why = (
             f"bursting would cost {_usd(legacy_storage)}/month: its {mibps(base)} baseline "
@@ -405,6 +448,9 @@ def compare(
     else:
         bursting_why = f"bursting ({_usd(legacy_storage)}/month) would throttle: {trouble}"
     bursting = ModeRow("bursting", legacy_storage, bursting_fits, legacy_storage, 0.0, bursting_why)
+    if archived:
+        bursting = replace(bursting, fits=False, available=False)
+        provisioned = replace(provisioned, fits=False, available=False, why="")
 
     order = {m: i for i, m in enumerate(MODES)}
     rows = sorted(
@@ -412,12 +458,14 @@ def compare(
         key=lambda r: (not r.available, round(r.monthly_usd, 6), order[r.mode]),
     )
     current_usd = None
-    if current_mode == "provisioned" and current_provisioned_mibps:
+    if archived and current_mode in ("bursting", "provisioned"):
+        current_usd = None  # cannot be: AWS allows Archive only with Elastic
+    elif current_mode == "provisioned" and current_provisioned_mibps:
         current_usd = legacy_storage + prices.provisioned * max(
             0.0, current_provisioned_mibps - base
         )
     elif current_mode in MODES:
-        current_usd = {r.mode: r.monthly_usd for r in rows}[current_mode]
+        current_usd = {r.mode: r.monthly_usd for r in rows if r.available}.get(current_mode)
     return Comparison(
         rows=tuple(rows),
         workload=w,
@@ -444,7 +492,14 @@ def compare_modes(
     ``read_gib``/``write_gib`` billed GB and metered ``p95``/``peak`` MiB/s. Without a mean,
     bursting must have the p95 under its baseline to fit. Options as for ``compare`` and
     ``Workload`` (``mean_mibps``, ``ia_gib``, ``archive_gib``, ``drain_gib``)."""
-    workload_keys = {"mean_mibps", "ia_gib", "archive_gib", "drain_gib", "hours_of_data"}
+    workload_keys = {
+        "mean_mibps",
+        "ia_gib",
+        "archive_gib",
+        "drain_gib",
+        "hours_of_data",
+        "unsplit_metadata_gib",
+    }
     workload = Workload(
         standard_gib=standard_gib,
         read_gib=read_gib,
@@ -455,11 +510,6 @@ def compare_modes(
     )
     rest = {k: v for k, v in options.items() if k not in workload_keys}
     return compare(workload, region, **rest).tuples()  # type: ignore[arg-type]
-
-
-#: Elastic's lowest documented per-file-system write throughput (1 GiB/s, ``limits``), taken
-#: as the metered throughput it carries everywhere (reads meter at a third).
-ELASTIC_METERED_LIMIT_MIBPS = 1024.0
 
 
 def _provisioned_row(
@@ -477,7 +527,7 @@ def _provisioned_row(
     )
 
 
-def _bursting_fit(w: Workload, base: float, burst: float) -> tuple[bool, str]:
+def _bursting_fit(w: Workload, base: float, burst: float, cap_bytes: float) -> tuple[bool, str]:
     if w.peak_mibps > burst:
         return False, (f"the {mibps(w.peak_mibps)} peak is above the {mibps(burst)} burst rate")
     if w.mean_mibps is None:
@@ -488,10 +538,10 @@ def _bursting_fit(w: Workload, base: float, burst: float) -> tuple[bool, str]:
             f"the {mibps(w.mean_mibps)} mean is above the {mibps(base)} baseline, "
             "so credits run out"
         )
-    if w.drain_gib is not None and w.drain_gib * GIB > CREDIT_BALANCE_BYTES:
+    if w.drain_gib is not None and w.drain_gib * GIB > cap_bytes:
         return False, (
-            f"a burst spent {_gb(w.drain_gib)} of credits, more than the 2.1 TiB a file system "
-            "holds"
+            f"a burst spent {_gb(w.drain_gib)} of credits, more than the "
+            f"{cap_bytes / GIB / 1024:,.1f} TiB it can hold"
         )
     return True, ""
 

@@ -16,8 +16,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from apps.lib import aws
 
-from .fleet import DEMO_FLEET, PROFILES
-from .standin import PHASE_TAG, PROFILE_TAG
+from .fleet import DEMO_FLEET, DEMO_REPLICAS, PROFILES
+from .standin import PHASE_TAG, PROFILE_TAG, REPLICA_TAG
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ def set_up() -> int:
         except (ClientError, BotoCoreError) as exc:
             log.warning("Demo EFS %s in %s: %s", name, region, aws.describe_error(exc))
     if created:
+        _replicate(account.access, regions)
         # A restarted stand-in has new file system ids: discover them on the next tick
         # rather than up to an hour later (the old ones are then marked deleted).
         from django.utils import timezone
@@ -50,6 +51,31 @@ def set_up() -> int:
             next_discovery=now, next_due=now
         )
     return created
+
+
+def _replicate(access, regions: set[str]) -> None:
+    """Tag the demo's replicated sources with their destinations (the stand-in answers
+    DescribeReplicationConfigurations from the tag, ``standin.REPLICA_TAG``)."""
+    where = {name: region for name, _, region, _ in DEMO_FLEET}
+    for source, destination in DEMO_REPLICAS:
+        if where[source] not in regions or where[destination] not in regions:
+            continue
+        try:
+            source_id = _id_of(access, source, where[source])
+            destination_id = _id_of(access, destination, where[destination])
+            if source_id and destination_id:
+                efs = aws.client("efs", where[source], access)
+                tag = {"Key": REPLICA_TAG, "Value": f"{where[destination]}:{destination_id}"}
+                efs.tag_resource(ResourceId=source_id, Tags=[tag])
+        except (ClientError, BotoCoreError) as exc:
+            log.warning("Demo EFS replication of %s: %s", source, aws.describe_error(exc))
+
+
+def _id_of(access, name: str, region: str) -> str:
+    found = aws.client("efs", region, access).describe_file_systems(
+        CreationToken=f"vigil-demo-{name}"
+    )["FileSystems"]
+    return found[0]["FileSystemId"] if found else ""
 
 
 def _ensure(access, name: str, key: str, region: str, phase: int) -> int:

@@ -1,17 +1,22 @@
-"""Adapter for the EFS API: list an account-region's file systems (``describe_file_systems``).
+"""Adapter for the EFS API: list an account-region's file systems (``describe_file_systems``)
+and their replication configurations (``describe_replication_configurations``).
 
 boto3 calls only; returns dataclasses. Clients come from ``apps.lib.aws``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+from botocore.exceptions import ClientError
 
 from apps.lib import aws
 from apps.lib.aws import AccountAccess
 
 PAGE_SIZE = 100  # describe_file_systems' MaxItems ceiling is 100
+_FS_ID = re.compile(r"(fs-[0-9a-f]{8,40})$")
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,18 @@ class FileSystemInfo:
     created_at: datetime | None
     tags: dict[str, str] = field(default_factory=dict)
     size_archive_bytes: int | None = None
+    #: One Zone file systems name their Availability Zone; Regional ones have none.
+    availability_zone_name: str = ""
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One destination of a file system's replication configuration."""
+
+    destination_id: str
+    region: str
+    status: str  # ENABLED, ENABLING, DELETING, ERROR, PAUSED, PAUSING
+    last_replicated: datetime | None = None
 
 
 def describe_file_systems(
@@ -63,4 +80,67 @@ def _info(fs: dict) -> FileSystemInfo:
         size_archive_bytes=size.get("ValueInArchive"),
         created_at=created,
         tags=tags,
+        availability_zone_name=str(fs.get("AvailabilityZoneName") or "")[:64],
     )
+
+
+#: Error codes that mean "nothing to say", not a failed discovery: no replication at all, or an
+#: account whose policy does not grant DescribeReplicationConfigurations (the rest of
+#: discovery goes on; the file systems' replicas stay as they were).
+QUIET_REPLICATION_ERRORS = {"ReplicationNotFound", "AccessDeniedException", "AccessDenied"}
+
+
+def describe_replications(
+    region: str, access: AccountAccess | None = None
+) -> dict[str, list[Replica]] | None:
+    """Each source file system of the region's replication destinations, following
+    ``NextToken``; None when AWS refuses to say (``QUIET_REPLICATION_ERRORS`` but not found)."""
+    client = aws.client("efs", region, access or AccountAccess())
+    found: dict[str, list[Replica]] = {}
+    kwargs: dict = {"MaxResults": PAGE_SIZE}
+    while True:
+        try:
+            page = client.describe_replication_configurations(**kwargs)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code == "ReplicationNotFound":
+                return found
+            if code in QUIET_REPLICATION_ERRORS:
+                return None
+            raise
+        for replication in page.get("Replications", []):
+            if replication.get("SourceFileSystemRegion", region) != region:
+                continue  # a replica here of a file system elsewhere: its source judges it
+            source = _fs_id(replication.get("SourceFileSystemId", ""))
+            if source:
+                found.setdefault(source, []).extend(_replicas(replication))
+        token = page.get("NextToken")
+        if not token:
+            return found
+        kwargs["NextToken"] = token
+
+
+def _fs_id(text: str) -> str:
+    """``fs-…`` from an id or an ARN, or "" when it is neither."""
+    match = _FS_ID.search(str(text)[:256])
+    return match.group(1) if match else ""
+
+
+def _replicas(replication: dict) -> list[Replica]:
+    out = []
+    for d in replication.get("Destinations", [])[:16]:
+        destination = _fs_id(d.get("FileSystemId", ""))
+        if not destination:
+            continue
+        last = d.get("LastReplicatedTimestamp")
+        if isinstance(last, int | float):
+            last = datetime.fromtimestamp(last, UTC)
+        out.append(
+            Replica(
+                destination,
+                str(d.get("Region", ""))[:32],
+                str(d.get("Status", ""))[:16].upper(),
+                last if isinstance(last, datetime) else None,
+            )
+        )
+    return out

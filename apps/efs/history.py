@@ -8,12 +8,27 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Avg, BigIntegerField, Count, F, FloatField, Func, Max, Min, Sum, Value
+from django.db.models import (
+    Avg,
+    BigIntegerField,
+    Case,
+    Count,
+    F,
+    FloatField,
+    Func,
+    Max,
+    Min,
+    Q,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Greatest
 
 from apps.lib import partitions
 
-from .costs import BILLING_MINIMUM_BYTES, HourTotals
+from .costs import HourTotals
+from .documented import METERING, Table, value
 from .metrics import MIB, VALUE_FIELDS, Sample, percentile, sample_of
 from .models import FileSystem, MetricHour, MetricMinute
 
@@ -31,6 +46,10 @@ IO_FIELDS = (
     "data_write_count",
     "metadata_bytes",
     "metadata_count",
+    "metadata_read_bytes",
+    "metadata_read_count",
+    "metadata_write_bytes",
+    "metadata_write_count",
 )
 #: Columns that are Sums or SampleCounts: a longer period adds them up.
 SUMMED_FIELDS = {
@@ -151,6 +170,8 @@ VERDICT_FIELDS = (
     "data_write_bytes",
     "data_write_count",
     "metadata_count",
+    "metadata_read_count",
+    "metadata_write_count",
 )
 
 
@@ -388,31 +409,55 @@ def _hour_row(filesystem_id: int, hour: datetime, minutes: list[tuple]) -> Metri
 # --- Usage for the cost model (costs.workload_from) -------------------------------------------
 
 
-def _billed(bytes_field: str, count_field: str):
-    """Bytes Elastic bills for a row: at least 4 KiB per request (``costs.billed_bytes``)."""
+def _billed(bytes_field: str, count_field: str, minimum: float):
+    """Bytes Elastic bills for a row's requests of one kind: at least ``minimum`` each
+    (``costs.billed_bytes``: 32 KiB a data operation, 4 KiB a metadata one)."""
     zero = Value(0.0, output_field=FloatField())
     return Greatest(
         Coalesce(F(bytes_field), zero),
-        Coalesce(F(count_field), zero) * BILLING_MINIMUM_BYTES,
+        Coalesce(F(count_field), zero) * Value(float(minimum), output_field=FloatField()),
         output_field=FloatField(),
     )
 
 
-def _billed_read():
-    return _billed("data_read_bytes", "data_read_count") + _billed(
-        "metadata_bytes", "metadata_count"
+def _billing(metering: Table) -> dict:
+    """The billed reads, writes and unsplit metadata of a row, as SQL: metadata reads billed as
+    reads and metadata writes as writes [SIZES]; a row without the split (MetadataReadIOBytes
+    and MetadataWriteIOBytes both missing) bills its MetadataIOBytes as reads (a floor)."""
+    data = value(metering, "data_minimum_bytes")
+    meta = value(metering, "metadata_minimum_bytes")
+    unsplit = Q(metadata_read_count__isnull=True, metadata_write_count__isnull=True)
+    zero = Value(0.0, output_field=FloatField())
+    unsplit_meta = Case(
+        When(unsplit, then=_billed("metadata_bytes", "metadata_count", meta)),
+        default=zero,
+        output_field=FloatField(),
     )
+    return {
+        "read": _billed("data_read_bytes", "data_read_count", data)
+        + _billed("metadata_read_bytes", "metadata_read_count", meta)
+        + unsplit_meta,
+        "write": _billed("data_write_bytes", "data_write_count", data)
+        + _billed("metadata_write_bytes", "metadata_write_count", meta),
+        "unsplit": unsplit_meta,
+    }
 
 
 def usage(
-    filesystem_ids: Sequence[int], start: datetime, end: datetime, now: datetime
+    filesystem_ids: Sequence[int],
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    metering: Table = METERING,
 ) -> dict[int, tuple[list[HourTotals], float, float]]:
     """Per file system: its hours of ``[start, end)`` that had MeteredIOBytes, in time order
-    (metered bytes, and reads and writes as Elastic bills them), and the p95 and peak of its
+    (metered bytes, and reads and writes as Elastic bills them, ``metering`` the minimums), and
+    the p95 and peak of its
     per-minute metered MiB/s. Hours before the minute retention come from the hour rows; the
     p95 and peak from the minutes kept (hourly averages when none are), computed in the
     database with window functions so that a region's file systems cost three queries."""
     kept = max(start, minute_retention_start(now))
+    billing = _billing(metering)
     out: dict[int, tuple[list[HourTotals], float, float]] = {}
     hours: dict[int, list[tuple[datetime, HourTotals]]] = {pk: [] for pk in filesystem_ids}
     old = (
@@ -422,11 +467,11 @@ def usage(
             ts__lt=kept,
             metered_bytes__isnull=False,
         )
-        .annotate(read=_billed_read(), write=_billed("data_write_bytes", "data_write_count"))
-        .values_list("filesystem_id", "ts", "minutes", "metered_bytes", "read", "write")
+        .annotate(**billing)
+        .values_list("filesystem_id", "ts", "minutes", "metered_bytes", "read", "write", "unsplit")
     )
-    for pk, ts, minutes, metered, read, write in old.iterator(chunk_size=5000):
-        hours[pk].append((ts, HourTotals(max(1, minutes), metered, read, write)))
+    for pk, ts, minutes, metered, read, write, unsplit in old.iterator(chunk_size=5000):
+        hours[pk].append((ts, HourTotals(max(1, minutes), metered, read, write, unsplit)))
     recent = (
         MetricMinute.objects.filter(
             filesystem_id__in=filesystem_ids, ts__gte=kept, ts__lt=end, metered_bytes__isnull=False
@@ -436,13 +481,15 @@ def usage(
         .annotate(
             n=Count("metered_bytes"),
             metered=Sum("metered_bytes"),
-            read=Sum(_billed_read()),
-            write=Sum(_billed("data_write_bytes", "data_write_count")),
+            read=Sum(billing["read"]),
+            write=Sum(billing["write"]),
+            unsplit=Sum(billing["unsplit"]),
         )
-        .values_list("filesystem_id", "bucket", "n", "metered", "read", "write")
+        .values_list("filesystem_id", "bucket", "n", "metered", "read", "write", "unsplit")
     )
-    for pk, bucket, n, metered, read, write in recent.iterator(chunk_size=5000):
-        hours[pk].append((datetime.fromtimestamp(bucket, UTC), HourTotals(n, metered, read, write)))
+    for pk, bucket, n, metered, read, write, unsplit in recent.iterator(chunk_size=5000):
+        when = datetime.fromtimestamp(bucket, UTC)
+        hours[pk].append((when, HourTotals(n, metered, read, write, unsplit)))
     ranks = _minute_percentiles(filesystem_ids, kept, end)
     for pk in filesystem_ids:
         ordered = [h for _, h in sorted(hours[pk], key=lambda item: item[0])]

@@ -1,30 +1,21 @@
-"""Documented per-file-system limits of Amazon EFS, and a file system's headroom under them.
+"""A file system's headroom under its limits: the documented ones (``documented.LIMITS``, by
+file system type, throughput mode and Region) and the one its measured PercentIOLimit implies.
 
-Pure: no Django, no I/O. Sources (read 2026-11-24 through the ``search`` tool):
+Pure: no Django, no I/O. What the sources say is in ``documented``; the rules applied here:
 
-- [L1] AWS, "Amazon EFS performance", https://docs.aws.amazon.com/efs/latest/ug/performance.html
-  (the current page's "Performance specifications for file systems using General Purpose
-  performance mode" table, read in its ja_jp and zh_cn copies), for Regional file systems:
-
-  | throughput mode | read IOPS | write IOPS | read throughput | write throughput |
-  |---|---|---|---|---|
-  | Elastic     | 250,000 (900,000-2,500,000 on request) | 50,000 (500,000) | 20-60 GiBps | 1-5 GiBps |
-  | Provisioned | 55,000 | 25,000 | 3-10 GiBps | 1-3.33 GiBps |
-  | Bursting    | 35,000 | 7,000  | 3-5 GiBps  | 1-3 GiBps |
-
-  Footnote: "by default, file systems using Elastic throughput can drive up to 90,000 read
-  IOPS for infrequently accessed data, 250,000 read IOPS for frequently accessed data, and
-  50,000 write IOPS", raised on request up to 10x. Throughput maxima depend on the region
-  ("Amazon EFS quotas", https://docs.aws.amazon.com/efs/latest/ug/limits.html, lists them per
-  region): Vigil uses the lowest value of each range, a limit that holds in every region.
-- [L2] AWS re:Post, "What are the differences between General Purpose and Max I/O performance
-  modes in Amazon EFS?", https://repost.aws/knowledge-center/linux-efs-performance-modes:
-  "Max I/O performance mode doesn't have a file system operations limit"; General Purpose
-  allows 35,000 file operations per second, a read costing one and a write five. Max I/O
-  file systems use the throughput limits of their throughput mode (inference from [L1]).
-
-For General Purpose file systems that report PercentIOLimit, the operations limit is the one
-the metric implies (``metrics.implied_ops_limit``): "2,880 of ~3,430 ops/s".
+- General Purpose file systems that report PercentIOLimit: operations against the limit the
+  metric implies (``metrics.implied_ops_limit``, "2,880 of ~3,430 ops/s"): measured, not
+  documented.
+- Elastic and Max I/O ones (or General Purpose without PercentIOLimit): read and write
+  throughput against the documented per-file-system limits of the file system's type
+  (Regional or One Zone), throughput mode and Region, and their sum: "your file system can
+  achieve a combined 100% of its read and write throughput" [PERF], so 60 % of the read limit
+  and 60 % of the write limit are 120 % of the one budget. Operations against the documented
+  IOPS, metadata reads counted as reads and metadata writes as writes (metadata operations are
+  not writes; when CloudWatch gives no split they are shown on their own, without a limit).
+  Max I/O "doesn't have a file system operations limit" (AWS re:Post, "What are the
+  differences between General Purpose and Max I/O performance modes in Amazon EFS?",
+  https://repost.aws/knowledge-center/linux-efs-performance-modes).
 """
 
 from __future__ import annotations
@@ -32,26 +23,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .documented import LIMITS, ModeLimits, Table, mode_limits
 from .metrics import MIB, Sample, implied_ops_limit
 
 GIB_PER_S = 1024.0  # MiB/s in a GiB/s
 
-
-@dataclass(frozen=True)
-class ModeLimits:
-    read_iops: float | None
-    write_iops: float | None
-    read_mibps: float
-    write_mibps: float
-
-
-#: [L1], Regional file systems, the lowest regional throughput of each range.
-LIMITS: dict[str, ModeLimits] = {
-    "elastic": ModeLimits(250_000, 50_000, 20 * GIB_PER_S, 1 * GIB_PER_S),
-    "provisioned": ModeLimits(55_000, 25_000, 3 * GIB_PER_S, 1 * GIB_PER_S),
-    "bursting": ModeLimits(35_000, 7_000, 3 * GIB_PER_S, 1 * GIB_PER_S),
-}
-SOURCE = "https://docs.aws.amazon.com/efs/latest/ug/performance.html"
+#: Where a headroom's limit comes from: AWS's documentation, or the measured PercentIOLimit.
+DOCUMENTED = "documented"
+IMPLIED = "implied by PercentIOLimit"
 
 
 @dataclass(frozen=True)
@@ -66,15 +45,20 @@ class Headroom:
     approx: bool = False
 
     @property
+    def basis(self) -> str:
+        """``IMPLIED`` (from the measured PercentIOLimit) or ``DOCUMENTED``."""
+        return IMPLIED if self.approx else DOCUMENTED
+
+    @property
     def pct(self) -> float | None:
         return None if not self.limit else 100.0 * self.used / self.limit
 
     @property
     def text(self) -> str:
-        """ "2,880 of ~3,430 ops/s", "120 MiB/s of 1.0 GiB/s"."""
+        """ "2,880 of ~3,430 ops/s", "120 MiB/s of 1.0 GiB/s", "120 % of 100 %"."""
         used, used_unit = _quantity(self.used, self.unit)
         if self.limit is None:
-            return f"{used} {used_unit} (no documented limit)"
+            return f"{used} {used_unit} ({self.unit_note or 'no documented limit'})"
         limit, limit_unit = _quantity(
             _three_digits(self.limit) if self.approx else self.limit, self.unit
         )
@@ -83,14 +67,22 @@ class Headroom:
             return f"{used} of {tilde}{limit} {limit_unit}"
         return f"{used} {used_unit} of {tilde}{limit} {limit_unit}"
 
+    @property
+    def unit_note(self) -> str:
+        return _NOTES.get(self.key, "")
 
-def headroom(sample: Sample | None, performance_mode: str, throughput_mode: str) -> list[Headroom]:
-    """What ``sample`` (the latest minute with operations) uses of the file system's limits.
 
-    General Purpose with PercentIOLimit: operations against the limit the metric implies.
-    Elastic or Max I/O (or General Purpose without PercentIOLimit): read and write throughput
-    and operations against the documented limits of its throughput mode [L1][L2].
-    """
+def headroom(
+    sample: Sample | None,
+    performance_mode: str,
+    throughput_mode: str,
+    *,
+    file_system_type: str = "regional",
+    region: str = "",
+    limits: Table = LIMITS,
+) -> list[Headroom]:
+    """What ``sample`` (the latest minute with operations) uses of the file system's limits:
+    see the module's docstring for which, and ``documented.mode_limits`` for their values."""
     if sample is None or sample.total_count is None:
         return []
     p = sample.period_s
@@ -101,20 +93,40 @@ def headroom(sample: Sample | None, performance_mode: str, throughput_mode: str)
         out.append(_headroom("ops", ops, implied_ops_limit(ops, pct)))
         if throughput_mode != "elastic":
             return out
-    limits = LIMITS.get(throughput_mode, LIMITS["bursting"])
-    max_io = performance_mode != "generalPurpose"
-    if sample.data_read_bytes is not None:
-        out.append(_headroom("read_mibps", sample.data_read_bytes / MIB / p, limits.read_mibps))
-    if sample.data_write_bytes is not None:
-        out.append(_headroom("write_mibps", sample.data_write_bytes / MIB / p, limits.write_mibps))
+    documented = mode_limits(limits, file_system_type, throughput_mode, region)
+    out += _throughput(sample, documented)
     if not any(h.key == "ops" for h in out):
-        if sample.data_read_count is not None:
-            read_limit = None if max_io else limits.read_iops
-            out.append(_headroom("read_iops", sample.data_read_count / p, read_limit))
-        writes = (sample.data_write_count or 0.0) + (sample.metadata_count or 0.0)
-        if sample.data_write_count is not None:
-            write_limit = None if max_io else limits.write_iops
-            out.append(_headroom("write_iops", writes / p, write_limit))
+        out += _operations(sample, documented, max_io=performance_mode != "generalPurpose")
+    return out
+
+
+def _throughput(sample: Sample, limits: ModeLimits) -> list[Headroom]:
+    p = sample.period_s
+    out = []
+    for key, bytes_, limit in (
+        ("read_mibps", sample.data_read_bytes, limits.read_mibps),
+        ("write_mibps", sample.data_write_bytes, limits.write_mibps),
+    ):
+        if bytes_ is not None:
+            out.append(_headroom(key, bytes_ / MIB / p, limit))
+    combined = combined_share_pct(sample, limits)
+    if combined is not None:
+        out.append(_headroom("combined_pct", combined, 100.0))
+    return out
+
+
+def _operations(sample: Sample, limits: ModeLimits, *, max_io: bool) -> list[Headroom]:
+    p = sample.period_s
+    split = sample.metadata_read_count is not None or sample.metadata_write_count is not None
+    out = []
+    if sample.data_read_count is not None:
+        reads = sample.data_read_count + (sample.metadata_read_count or 0.0)
+        out.append(_headroom("read_iops", reads / p, None if max_io else limits.read_iops))
+    if sample.data_write_count is not None:
+        writes = sample.data_write_count + (sample.metadata_write_count or 0.0)
+        out.append(_headroom("write_iops", writes / p, None if max_io else limits.write_iops))
+    if not split and sample.metadata_count is not None:
+        out.append(_headroom("metadata_iops", sample.metadata_count / p, None))
     return out
 
 
@@ -131,9 +143,12 @@ _LABELS = {
     "ops": ("I/O operations", "ops/s", True),
     "read_mibps": ("Read throughput", "MiB/s", False),
     "write_mibps": ("Write throughput", "MiB/s", False),
-    "read_iops": ("Read operations", "ops/s", False),
-    "write_iops": ("Write and metadata operations", "ops/s", False),
+    "combined_pct": ("Read and write throughput, one combined limit", "%", False),
+    "read_iops": ("Read operations (data and metadata)", "ops/s", False),
+    "write_iops": ("Write operations (data and metadata)", "ops/s", False),
+    "metadata_iops": ("Metadata operations", "ops/s", False),
 }
+_NOTES = {"metadata_iops": "not split into reads and writes: no limit applies"}
 
 
 def _headroom(key: str, used: float, limit: float | None) -> Headroom:
@@ -149,6 +164,19 @@ def headroom_from_figures(figures: dict) -> list[Headroom]:
         if isinstance(used, int | float):
             out.append(_headroom(key, float(used), figures.get(f"headroom_{key}_limit")))
     return out
+
+
+def combined_share_pct(sample: Sample, limits: ModeLimits) -> float | None:
+    """Read plus write throughput as a share of their one combined budget [PERF], or None
+    when either is missing (a gap, never a zero)."""
+    if sample.data_read_bytes is None or sample.data_write_bytes is None:
+        return None
+    if not limits.read_mibps or not limits.write_mibps:
+        return None
+    p = sample.period_s
+    read = sample.data_read_bytes / MIB / p
+    write = sample.data_write_bytes / MIB / p
+    return 100.0 * (read / limits.read_mibps + write / limits.write_mibps)
 
 
 def _three_digits(value: float) -> float:

@@ -1,8 +1,10 @@
 """Pure derivations over one minute of AWS/EFS CloudWatch metrics.
 
-Facts (metrics, units, statistics, the console's formulas, bursting rules, 4 KiB metering) come
-from the fact sheet ``shared/fixtures/efs-metrics.md``; the bracketed numbers in docstrings,
-such as [3], are its source numbers. No Django, no I/O: frozen dataclasses in, numbers out.
+Facts (metrics, units, statistics, the console's formulas) come from the fact sheet
+``shared/fixtures/efs-metrics.md``; the bracketed numbers in docstrings, such as [3], are its
+source numbers. Documented figures (metering minimums, bursting rules, limits) are read from the
+tables of ``documented`` ([METRICS], [SIZES], [PERF] there). No Django, no I/O: frozen
+dataclasses in, numbers out.
 
 A value CloudWatch did not return is ``None`` and stays ``None`` through every derivation:
 a gap is never read as zero (docs/architecture.md, "Missing is not zero").
@@ -15,26 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from .documented import LIMITS, METERING, ModeLimits, Table, value
+
 KIB = 1024
 MIB = 1024 * 1024
 GIB = 1024**3
 TIB = 1024**4
-
-#: Every NFS request is metered as at least 4 KB ("100 MBps can do 25,600 4-KB writes") [4].
-METERING_MINIMUM_BYTES = 4 * KIB
-#: Reads are metered at one third the rate of other operations; the Region decides the exact
-#: discount (1.66x to 3x) [2][4].
-READ_METERING_DISCOUNT = 3.0
-#: Bursting mode: 50 KiB/s of baseline per GiB of Standard storage (50 MiB/s per TiB) [5] ...
-BASELINE_KIBPS_PER_GIB = 50.0
-#: ... never below 1 MiB/s (since 2020-06-30) [7].
-BASELINE_MINIMUM_MIBPS = 1.0
-#: Any file system with credits may burst to 100 MiB/s, and to 100 MiB/s per TiB above 1 TiB [5][7].
-BURST_MINIMUM_MIBPS = 100.0
-BURST_MIBPS_PER_TIB = 100.0
-#: The seed benchmark's General Purpose ceilings: about 3,500 read or 3,000 write ops/s.
-GP_READ_OPS_LIMIT = 3500.0
-GP_WRITE_OPS_LIMIT = 3000.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +44,10 @@ class Sample:
     data_write_count: float | None = None  # DataWriteIOBytes SampleCount
     metadata_bytes: float | None = None  # MetadataIOBytes Sum
     metadata_count: float | None = None  # MetadataIOBytes SampleCount
+    metadata_read_bytes: float | None = None  # MetadataReadIOBytes Sum
+    metadata_read_count: float | None = None  # MetadataReadIOBytes SampleCount
+    metadata_write_bytes: float | None = None  # MetadataWriteIOBytes Sum
+    metadata_write_count: float | None = None  # MetadataWriteIOBytes SampleCount
     total_bytes: float | None = None  # TotalIOBytes Sum
     total_count: float | None = None  # TotalIOBytes SampleCount
     metered_bytes: float | None = None  # MeteredIOBytes Sum
@@ -80,7 +72,7 @@ _GAPS: dict[str, float | None] = dict.fromkeys(VALUE_FIELDS)
 
 def sample_of(timestamp: datetime, period_s: int, values: dict[str, float | None]) -> Sample:
     """``Sample(timestamp, period_s, **values)``, built without the dataclass's ``__init__``:
-    a frozen dataclass sets each of its 18 fields through ``object.__setattr__``, three times
+    a frozen dataclass sets each of its 22 fields through ``object.__setattr__``, three times
     the cost of this, for the hundreds of thousands of rows a collection cycle reads and
     writes. ``values`` must hold only ``VALUE_FIELDS`` names (the rest are gaps, None)."""
     sample = object.__new__(Sample)
@@ -114,26 +106,28 @@ def average_op_kib(sum_bytes: float | None, count: float | None) -> float | None
 
 @dataclass(frozen=True)
 class OpSizes:
-    """Average request sizes (KiB) over some samples, and the share of requests under the
-    4 KiB metering minimum they imply: ``None`` where there were no requests."""
+    """Average request sizes (KiB) over some samples, ``None`` where there were no requests,
+    and the metering minimums they are held against (data 32 KiB, metadata 4 KiB [METRICS])."""
 
     read_kib: float | None
     write_kib: float | None
     metadata_kib: float | None
+    data_minimum_kib: float
+    metadata_minimum_kib: float
 
     @property
     def small(self) -> list[str]:
-        """The kinds whose average is under 4 KiB: each of them is metered as 4 KiB [4]."""
-        limit = METERING_MINIMUM_BYTES / KIB
+        """The kinds whose average is under their metering minimum: requests that small are
+        metered, and billed by Elastic, as the minimum, so they cost more than their bytes."""
         kinds = (
-            ("read", self.read_kib),
-            ("write", self.write_kib),
-            ("metadata", self.metadata_kib),
+            ("read", self.read_kib, self.data_minimum_kib),
+            ("write", self.write_kib, self.data_minimum_kib),
+            ("metadata", self.metadata_kib, self.metadata_minimum_kib),
         )
-        return [name for name, kib in kinds if kib is not None and kib < limit]
+        return [name for name, kib, least in kinds if kib is not None and kib < least]
 
 
-def op_sizes(samples: list[Sample]) -> OpSizes:
+def op_sizes(samples: list[Sample], metering: Table = METERING) -> OpSizes:
     """Average read, write and metadata request sizes over ``samples`` (gaps skipped):
     the Sums added over the SampleCounts added, the console's formula [3] on a longer period."""
 
@@ -145,6 +139,8 @@ def op_sizes(samples: list[Sample]) -> OpSizes:
         average(lambda s: s.data_read_bytes, lambda s: s.data_read_count),
         average(lambda s: s.data_write_bytes, lambda s: s.data_write_count),
         average(lambda s: s.metadata_bytes, lambda s: s.metadata_count),
+        value(metering, "data_minimum_bytes") / KIB,
+        value(metering, "metadata_minimum_bytes") / KIB,
     )
 
 
@@ -230,55 +226,65 @@ def figure_columns(samples: Sequence[Sample]) -> dict[str, list[float | None]]:
     }
 
 
-# --- Metering [4] ---------------------------------------------------------------------------
+# --- Metering ([METRICS], [SIZES] in ``documented``) ---------------------------------------
+
+
+def billed_request_bytes(size_bytes: float, *, metadata: bool = False, metering: Table = METERING):
+    """Bytes one request counts as in ``TotalIOBytes`` and Elastic's bill: at least 32 KiB for
+    a data operation and 4 KiB for a metadata one, then rounded up to the next KiB [METRICS]
+    [SIZES]. (The 2018 rule counted every request as at least 4 KiB: ``METERING_2018``.)"""
+    if size_bytes < 0:
+        raise ValueError("a request cannot have a negative size")
+    least = value(metering, "metadata_minimum_bytes" if metadata else "data_minimum_bytes")
+    step = value(metering, "increment_bytes") or 1.0
+    return max(least, math.ceil(size_bytes / step) * step)
 
 
 def metered_request_bytes(
-    size_bytes: float, *, is_read: bool = False, read_discount: float = READ_METERING_DISCOUNT
+    size_bytes: float, *, is_read: bool = False, metadata: bool = False, metering: Table = METERING
 ) -> float:
-    """Bytes one NFS request is metered as [4].
-
-    Every request counts as at least 4 KiB, or its size when larger; reads are metered at a
-    discount (one third by default), which never lowers a request below the 4 KiB minimum.
-    """
-    if size_bytes < 0:
-        raise ValueError("a request cannot have a negative size")
-    metered = size_bytes / read_discount if is_read else size_bytes
-    return max(float(METERING_MINIMUM_BYTES), metered)
+    """Bytes one request counts as in ``MeteredIOBytes`` (the throughput meter): its billed
+    size, a read's divided by the read discount, up to 3 [PERF]. That the discount applies
+    after the minimum is inference: ``MeteredIOBytes`` is documented as ``TotalIOBytes``'
+    operations "with read operations discounted"."""
+    billed = billed_request_bytes(size_bytes, metadata=metadata, metering=metering)
+    return billed / value(metering, "read_discount") if is_read else billed
 
 
-def metered_mibps(
-    read_mibps: float, other_mibps: float, *, read_discount: float = READ_METERING_DISCOUNT
+def metered_mibps(read_mibps: float, other_mibps: float, *, metering: Table = METERING) -> float:
+    """Metered throughput of large requests: 30 MiB/s read + 30 MiB/s write meter as 40 [SIZES];
+    reads are metered at up to a third, so this is the least it can be."""
+    return read_mibps / value(metering, "read_discount") + other_mibps
+
+
+def requests_per_second_at(
+    throughput_mibps: float, request_bytes: float, *, metering: Table = METERING
 ) -> float:
-    """Metered throughput of large requests: 30 MiB/s read + 30 MiB/s write meter as 40 [4]."""
-    return read_mibps / read_discount + other_mibps
+    """How many data write requests of ``request_bytes`` fit in a metered throughput: 3,200
+    4 KiB writes per second at 100 MiB/s, each counted as 32 KiB (25,600 under the 2018 rule)."""
+    return throughput_mibps * MIB / metered_request_bytes(request_bytes, metering=metering)
 
 
-def requests_per_second_at(throughput_mibps: float, request_bytes: float) -> float:
-    """How many requests of ``request_bytes`` fit in a metered throughput (25,600 4 KiB writes
-    per second at 100 MiB/s [4]); small requests count as 4 KiB."""
-    return throughput_mibps * MIB / metered_request_bytes(request_bytes)
+# --- Bursting mode rates ([PERF]) ---------------------------------------------------------
 
 
-# --- Bursting mode rates [4][5][7] --------------------------------------------------------
-
-
-def baseline_mibps(standard_bytes: float) -> float:
+def baseline_mibps(standard_bytes: float, limits: Table = LIMITS) -> float:
     """Bursting-mode baseline from the Standard-class size: 50 KiB/s per GiB, at least 1 MiB/s.
 
-    100 GiB gives 5,000 KiB/s = 4.88 MiB/s, the seed's "5 MiB/s" [5][7].
+    100 GiB gives 5,000 KiB/s = 4.88 MiB/s, the seed's "5 MiB/s" [PERF].
     """
     if standard_bytes < 0:
         raise ValueError("storage size cannot be negative")
-    kibps = standard_bytes / GIB * BASELINE_KIBPS_PER_GIB
-    return max(BASELINE_MINIMUM_MIBPS, kibps / KIB)
+    kibps = standard_bytes / GIB * value(limits, "bursting.baseline_kibps_per_gib")
+    return max(value(limits, "bursting.baseline_minimum_mibps"), kibps / KIB)
 
 
-def burst_mibps(standard_bytes: float) -> float:
-    """Bursting-mode burst rate: 100 MiB/s, or 100 MiB/s per TiB of Standard above 1 TiB [5][7]."""
+def burst_mibps(standard_bytes: float, limits: Table = LIMITS) -> float:
+    """Bursting-mode burst rate: 100 MiB/s, or 100 MiB/s per TiB of Standard above 1 TiB [PERF]."""
     if standard_bytes < 0:
         raise ValueError("storage size cannot be negative")
-    return max(BURST_MINIMUM_MIBPS, standard_bytes / TIB * BURST_MIBPS_PER_TIB)
+    per_tib = value(limits, "bursting.burst_mibps_per_tib")
+    return max(value(limits, "bursting.burst_minimum_mibps"), standard_bytes / TIB * per_tib)
 
 
 def capped_slowdown(demand_mibps: float, permitted_mibps: float, *, io_share: float = 1.0) -> float:
@@ -298,32 +304,29 @@ def capped_slowdown(demand_mibps: float, permitted_mibps: float, *, io_share: fl
 # --- General Purpose I/O limit -------------------------------------------------------------
 
 
-def estimated_io_limit_pct(
-    read_ops: float,
-    write_ops: float = 0.0,
-    *,
-    read_limit: float = GP_READ_OPS_LIMIT,
-    write_limit: float = GP_WRITE_OPS_LIMIT,
-) -> float:
-    """Share of the General Purpose I/O budget used, from the seed's ceilings.
+def estimated_io_limit_pct(read_ops: float, write_ops: float, limits: ModeLimits) -> float:
+    """Share of a General Purpose file system's I/O budget used, from its documented limits
+    (``documented.mode_limits``: 35,000 reads or 7,000 writes a second for a bursting one).
 
-    Each read costs 1/3,500 and each write (and, by inference, each metadata operation)
-    1/3,000 of the per-second budget, so 3,500 reads or 3,000 writes make 100 %. It is a model
-    for planning and for the demo; the measured PercentIOLimit [1] is the figure to alert on.
+    Each read costs 1/read_iops and each write 1/write_iops of the per-second budget (re:Post
+    "a read costing one and a write five" at 35,000/7,000; metadata reads counted as reads and
+    metadata writes as writes: inference). A model for planning and the demo; the measured
+    PercentIOLimit is the figure to alert on. (The seed's ceilings were 3,500 reads or 3,000
+    writes, 2018's.)
     """
-    return 100.0 * (read_ops / read_limit + write_ops / write_limit)
+    return 100.0 * (read_ops / limits.read_iops + write_ops / limits.write_iops)
 
 
 def implied_ops_limit(ops_per_s: float, percent_io_limit: float) -> float | None:
     """The ops/s at 100 % implied by a measured rate and its PercentIOLimit.
 
-    The seed's 2,880 ops/s at 84 % implies about 3,430 ops/s, about 2 % under the 3,500 read
-    ceiling: PercentIOLimit is the minute's Maximum, so it sits a little above the
-    minute-average rate (84 % vs 82.3 % of 3,500).
+    The seed's 2,880 ops/s at 84 % implies about 3,430 ops/s. At exactly 100 % the limit is
+    the rate itself, to the last bit: ``ops / (pct / 100)`` divides by 1.0 there, where
+    ``ops * 100 / pct`` rounded twice (3638.933333333333 against 3638.9333333333334).
     """
     if percent_io_limit <= 0:
         return None
-    return ops_per_s * 100.0 / percent_io_limit
+    return ops_per_s / (percent_io_limit / 100.0)
 
 
 def ops_headroom(ops_per_s: float, percent_io_limit: float) -> float | None:

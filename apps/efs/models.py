@@ -21,6 +21,7 @@ from apps.regions.models import Region, Subject
 
 from .cloudwatch_plan import FileSystemRef
 from .metrics import VALUE_FIELDS, Sample
+from .replication import Replica
 
 #: What DescribeFileSystems says of a file system besides its name (the API shows them in
 #: this order; ``collect.save_discovery`` copies them).
@@ -32,6 +33,7 @@ DESCRIBED_FIELDS = (
     "size_standard_bytes",
     "size_ia_bytes",
     "size_archive_bytes",
+    "availability_zone_name",
     "tags",
     "created_at",
 )
@@ -52,6 +54,16 @@ class FileSystem(Subject):
     size_standard_bytes = models.BigIntegerField(null=True, blank=True)
     size_ia_bytes = models.BigIntegerField(null=True, blank=True)
     size_archive_bytes = models.BigIntegerField(null=True, blank=True)
+    availability_zone_name = models.CharField(
+        max_length=64, blank=True, help_text="One Zone file systems only (DescribeFileSystems)."
+    )
+    replicas = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Its replication destinations (DescribeReplicationConfigurations) and the "
+        "latest TimeSinceLastSync of each: [{destination, region, status, last_replicated, "
+        "sync_seconds, sync_at}].",
+    )
     created_at = models.DateTimeField(null=True, blank=True, help_text="Created in AWS.")
     discovered = models.DateTimeField(default=timezone.now, editable=False)
     deleted = models.DateTimeField(
@@ -89,8 +101,44 @@ class FileSystem(Subject):
     def label(self) -> str:
         return self.name or self.filesystem_id
 
+    @property
+    def file_system_type(self) -> str:
+        """``one_zone`` when DescribeFileSystems named an Availability Zone, else ``regional``."""
+        return "one_zone" if self.availability_zone_name else "regional"
+
     def ref(self) -> FileSystemRef:
-        return FileSystemRef(self.filesystem_id, self.performance_mode, self.throughput_mode)
+        replica_ids = tuple(
+            r["destination"]
+            for r in self.replicas or []
+            if isinstance(r, dict) and r.get("destination") and r.get("status") != "DELETING"
+        )
+        return FileSystemRef(
+            self.filesystem_id, self.performance_mode, self.throughput_mode, replica_ids=replica_ids
+        )
+
+    def replica_states(self) -> list[Replica]:
+        """``replicas`` for the verdict and the page: each destination's last known sync, from
+        its latest TimeSinceLastSync (the reading's minute less its value) or AWS's
+        LastReplicatedTimestamp, whichever is later."""
+        out = []
+        for r in self.replicas or []:
+            if not isinstance(r, dict) or not r.get("destination"):
+                continue
+            known = []
+            if r.get("sync_at") and isinstance(r.get("sync_seconds"), int | float):
+                at = datetime.fromisoformat(r["sync_at"])
+                known.append(at - timedelta(seconds=r["sync_seconds"]))
+            if r.get("last_replicated"):
+                known.append(datetime.fromisoformat(r["last_replicated"]))
+            out.append(
+                Replica(
+                    str(r["destination"]),
+                    str(r.get("region") or ""),
+                    str(r.get("status") or ""),
+                    max(known) if known else None,
+                )
+            )
+        return out
 
     @property
     def backfill_progress(self) -> float | None:
@@ -160,6 +208,10 @@ class MetricColumns(models.Model):
     data_write_count = models.FloatField(null=True)
     metadata_bytes = models.FloatField(null=True)
     metadata_count = models.FloatField(null=True)
+    metadata_read_bytes = models.FloatField(null=True)
+    metadata_read_count = models.FloatField(null=True)
+    metadata_write_bytes = models.FloatField(null=True)
+    metadata_write_count = models.FloatField(null=True)
     total_bytes = models.FloatField(null=True)
     total_count = models.FloatField(null=True)
     metered_bytes = models.FloatField(null=True)

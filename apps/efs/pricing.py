@@ -17,6 +17,7 @@ from django.db import transaction
 
 from . import history
 from .costs import MODES, Comparison, compare, price_table, workload_from
+from .documented import LIMITS, METERING, merged
 from .models import FileSystem, RegionCollection
 
 WINDOW = timedelta(days=30)
@@ -41,6 +42,16 @@ FIGURE_KEYS = (
 )
 
 
+def limits_table() -> dict:
+    """``documented.LIMITS`` with ``VIGIL_EFS_LIMITS`` applied (checked when settings load)."""
+    return merged(LIMITS, settings.VIGIL_EFS_LIMITS, "VIGIL_EFS_LIMITS")
+
+
+def metering_table() -> dict:
+    """``documented.METERING`` with ``VIGIL_EFS_METERING`` applied."""
+    return merged(METERING, settings.VIGIL_EFS_METERING, "VIGIL_EFS_METERING")
+
+
 def storage_bytes(fs: FileSystem) -> tuple[float | None, float, float]:
     """(Standard, IA, Archive) bytes: Standard from CloudWatch's latest StorageBytes (what the
     bursting baseline is computed from) or else discovery; IA and Archive from discovery."""
@@ -61,9 +72,12 @@ def comparisons(
     got = (
         usage
         if usage is not None
-        else history.usage([fs.pk for fs in filesystems], now - WINDOW, now, now)
+        else history.usage(
+            [fs.pk for fs in filesystems], now - WINDOW, now, now, metering=metering_table()
+        )
     )
     table = price_table(settings.VIGIL_EFS_PRICES)
+    limits = limits_table()
     if price_per_mibps is None:
         price_per_mibps = settings.VIGIL_EFS_PRICE_PER_MIBPS_MONTH
     out = {}
@@ -73,7 +87,13 @@ def comparisons(
             continue
         hours, p95, peak = got[fs.pk]
         workload = workload_from(
-            hours, p95, peak, standard_bytes=standard, ia_bytes=ia, archive_bytes=archive
+            hours,
+            p95,
+            peak,
+            standard_bytes=standard,
+            ia_bytes=ia,
+            archive_bytes=archive,
+            limits=limits,
         )
         if workload is None:
             continue
@@ -86,6 +106,8 @@ def comparisons(
             performance_mode=fs.performance_mode,
             current_mode=fs.throughput_mode,
             current_provisioned_mibps=fs.provisioned_mibps,
+            file_system_type=fs.file_system_type,
+            limits=limits,
         )
     return out
 

@@ -14,23 +14,47 @@ min(MaxDatapoints, 100,800) data points per response, the rest behind a NextToke
 start on period boundaries (AWS rounds StartTime down). Injected on demand: latency per
 call, a ThrottlingException every n-th call (retried by the client's adaptive mode), and a
 fixed error per region (e.g. AccessDenied). Calls are counted per region.
+
+moto 5.2 has no EFS replication: ``install()`` also answers DescribeReplicationConfigurations
+from a tag on the source file system (``REPLICA_TAG``: "eu-west-1:fs-0123abcd" or with a
+status, "eu-west-1:fs-0123abcd:ERROR"), and TimeSinceLastSync comes from its profile.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
-from .cloudwatch_plan import MAX_DATAPOINTS_PER_CALL, MAX_QUERIES_PER_CALL, NAMESPACE, SPECS
-from .fleet import PROFILES, Profile, minute_values, sizes
+from .cloudwatch_plan import (
+    MAX_DATAPOINTS_PER_CALL,
+    MAX_QUERIES_PER_CALL,
+    NAMESPACE,
+    SPECS,
+    SYNC,
+)
+from .fleet import DAY_MIN, PROFILES, Profile, minute_values, sizes, sync_lag_s
 
 PROFILE_TAG = "vigil:demo-profile"
 PHASE_TAG = "vigil:demo-phase"
-_FIELD = {(s.metric, s.stat, s.storage_class): s.field for s in SPECS}
+REPLICA_TAG = "vigil:demo-replicas"
+_FIELD = {(s.metric, s.stat, s.storage_class): s.field for s in (*SPECS, SYNC)}
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A tagged file system of moto, as the responder serves it."""
+
+    profile: Profile
+    seed: int
+    phase: int
+    region: str
+    file_system_type: str
 
 
 class StandInError(Exception):
@@ -113,7 +137,7 @@ class FleetResponder:
         return out
 
     def _series(self, account: str, region: str, query: dict, start: datetime, end: datetime):
-        profile, seed, phase = _profile_of(account, region, query)
+        subject = _profile_of(account, region, query)
         stat = query["MetricStat"]
         metric = stat["Metric"]
         storage_class = next(
@@ -132,9 +156,23 @@ class FleetResponder:
                 return
             if name.startswith("storage_") and minute % 15:
                 continue  # StorageBytes arrives every 15 minutes [2]
-            value = minute_values(profile, seed, minute, phase).get(name)
+            value = _values(subject, minute).get(name)
             if value is not None:
                 yield datetime.fromtimestamp(bucket, UTC), value
+
+
+@lru_cache(maxsize=8192)
+def _values(subject: Subject, minute: int) -> dict:
+    """Every value of one minute of ``subject``: asked once for the 20-odd queries of a file
+    system (``_series`` goes query by query over the same minutes). Read, never changed."""
+    return minute_values(
+        subject.profile,
+        subject.seed,
+        minute,
+        subject.phase,
+        region=subject.region,
+        file_system_type=subject.file_system_type,
+    )
 
 
 def _utc(value: datetime | str | float) -> datetime:
@@ -145,7 +183,7 @@ def _utc(value: datetime | str | float) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-def _profile_of(account: str, region: str, query: dict) -> tuple[Profile, int, int] | None:
+def _profile_of(account: str, region: str, query: dict) -> Subject | None:
     stat = query.get("MetricStat") or {}
     metric = stat.get("Metric") or {}
     if metric.get("Namespace") != NAMESPACE:
@@ -156,20 +194,71 @@ def _profile_of(account: str, region: str, query: dict) -> tuple[Profile, int, i
     return _lookup(account, region, fs_id) if fs_id else None
 
 
-def _lookup(account: str, region: str, fs_id: str) -> tuple[Profile, int, int] | None:
+def _lookup(account: str, region: str, fs_id: str) -> Subject | None:
     from moto.efs.models import efs_backends
 
     try:
         backend = efs_backends[account][region]
     except KeyError:
         return None
-    if fs_id not in backend.file_systems_by_id:
+    fs = backend.file_systems_by_id.get(fs_id)
+    if fs is None:
         return None
     tags = {t["Key"]: t["Value"] for t in backend.list_tags_for_resource(fs_id)}
     profile = PROFILES.get(tags.get(PROFILE_TAG, ""))
     if profile is None:
         return None
-    return profile, int(fs_id[3:11], 16) % 997, int(tags.get(PHASE_TAG, "0") or 0)
+    return Subject(
+        profile,
+        int(fs_id[3:11], 16) % 997,
+        int(tags.get(PHASE_TAG, "0") or 0),
+        region,
+        "one_zone" if fs.availability_zone_name else "regional",
+    )
+
+
+def replications(account: str, region: str, now: float) -> list[dict[str, Any]]:
+    """DescribeReplicationConfigurations' ``Replications`` of the region: one per file system
+    tagged ``REPLICA_TAG``, its LastReplicatedTimestamp from its profile's TimeSinceLastSync."""
+    from moto.efs.models import efs_backends
+
+    try:
+        backend = efs_backends[account][region]
+    except KeyError:
+        return []
+    out = []
+    for fs_id, fs in backend.file_systems_by_id.items():
+        tags = {t["Key"]: t["Value"] for t in backend.list_tags_for_resource(fs_id)}
+        if not tags.get(REPLICA_TAG):
+            continue
+        subject = _lookup(account, region, fs_id)
+        minute = int(now) // 60
+        lag = None
+        if subject is not None:
+            lag = sync_lag_s(subject.profile, (minute + subject.phase) % DAY_MIN)
+        destinations = []
+        for item in tags[REPLICA_TAG].split(","):
+            dest_region, _, rest = item.strip().partition(":")
+            dest_id, _, status = rest.partition(":")
+            destination: dict[str, Any] = {
+                "Status": status or "ENABLED",
+                "FileSystemId": dest_id,
+                "Region": dest_region,
+            }
+            if lag is not None:
+                destination["LastReplicatedTimestamp"] = minute * 60 - lag
+            destinations.append(destination)
+        out.append(
+            {
+                "SourceFileSystemId": fs_id,
+                "SourceFileSystemRegion": region,
+                "SourceFileSystemArn": fs.file_system_arn,
+                "OriginalSourceFileSystemArn": fs.file_system_arn,
+                "CreationTime": fs.creation_time,
+                "Destinations": destinations,
+            }
+        )
+    return out
 
 
 # --- Installation into moto ----------------------------------------------------------------
@@ -177,6 +266,7 @@ def _lookup(account: str, region: str, fs_id: str) -> tuple[Profile, int, int] |
 _installed: FleetResponder | None = None
 _original = None
 _original_size = None
+_replications_installed = False
 
 
 def install(responder: FleetResponder | None = None) -> FleetResponder:
@@ -203,7 +293,29 @@ def install(responder: FleetResponder | None = None) -> FleetResponder:
 
     CloudWatchResponse.get_metric_data = get_metric_data
     _install_sizes()
+    install_replications()
     return _installed
+
+
+def install_replications() -> None:
+    """EFS DescribeReplicationConfigurations, which moto 5.2 lacks, answered from
+    ``REPLICA_TAG`` tags (idempotent; never uninstalled: it adds an operation moto does not
+    have and changes none it has)."""
+    global _replications_installed
+    from moto.efs.responses import EFSResponse
+
+    if _replications_installed:
+        return
+
+    def describe_replication_configurations(self: EFSResponse):
+        found = replications(self.current_account, self.region, time.time())
+        wanted = (self.querystring.get("FileSystemId") or [None])[0]
+        if wanted:
+            found = [r for r in found if r["SourceFileSystemId"] == wanted]
+        return json.dumps({"Replications": found}), {"status": 200}
+
+    EFSResponse.describe_replication_configurations = describe_replication_configurations
+    _replications_installed = True
 
 
 def _install_sizes() -> None:

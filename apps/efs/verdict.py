@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from apps.efs.limits import headroom, headroom_figures
+from apps.efs.documented import LIMITS, Table, credit_cap_bytes, mode_limits, value
+from apps.efs.limits import combined_share_pct, headroom, headroom_figures
 from apps.efs.metrics import (
     MIB,
     Sample,
@@ -23,6 +24,7 @@ from apps.efs.metrics import (
     permitted_mibps,
     throughput_utilisation_pct,
 )
+from apps.efs.replication import Replica, replica_findings
 from apps.lib.credits import CreditForecast, CreditState, credit_forecast
 from apps.lib.formats import mibps, rough_duration
 from apps.lib.formats import minutes_label as _minutes_label
@@ -54,7 +56,8 @@ def credit_step(
 ) -> CreditStep:
     """Serve ``demand`` (metered bytes/s) for ``seconds`` under the bursting model [4][6]:
     with credits the file system may burst, without it is capped at the baseline; credits
-    are earned below the baseline and spent above it, never below zero."""
+    are earned below the baseline and spent above it, never below zero, and held up to
+    ``max_balance_bytes`` (``documented.credit_cap_bytes``)."""
     baseline = baseline_mibps(standard_bytes) * MIB
     permitted = burst_mibps(standard_bytes) * MIB if balance_bytes > 0 else baseline
     served = min(max(0.0, demand_bytes_per_s), permitted)
@@ -85,8 +88,13 @@ class Thresholds:
     io_limit_for: timedelta = timedelta(minutes=15)
     utilisation_pct: float = 90.0
     utilisation_for: timedelta = timedelta(minutes=15)
+    #: Read plus write throughput, as a share of their one documented budget.
+    combined_pct: float = 90.0
     #: Share of the minutes of a "for 15 min" window that must have data to judge it.
     min_coverage: float = 0.8
+    #: A replica not synced for longer: warning (AWS's documented RPO), critical.
+    replica_warning: timedelta = timedelta(minutes=value(LIMITS, "replication.rpo_minutes"))
+    replica_critical: timedelta = timedelta(minutes=60)
 
 
 def filesystem_verdict(
@@ -97,22 +105,36 @@ def filesystem_verdict(
     performance_mode: str = "generalPurpose",
     standard_bytes: float | None = None,
     thresholds: Thresholds = Thresholds(),
+    file_system_type: str = "regional",
+    region: str = "",
+    limits: Table = LIMITS,
+    replicas: Sequence[Replica] = (),
 ) -> Verdict:
     """Status of one file system from its recent samples (at least ``forecast_window`` of
     them for the credit forecast). ``throughput_mode`` is the EFS API's ``bursting``,
     ``provisioned`` or ``elastic``; credit rules apply only to ``bursting``. The Standard
     size comes from ``standard_bytes`` or else the latest StorageBytes Standard sample. The
-    figures include the headroom under the mode's limits (``limits.headroom``) of the latest
-    minute with operations.
+    figures include the headroom under the documented limits of its type (``regional`` or
+    ``one_zone``), mode and ``region`` (``limits.headroom``) of the latest minute with
+    operations; ``replicas`` are its replication destinations (``replica_findings``).
     """
     th = thresholds
     ordered = sorted((s for s in samples if s.has_data()), key=lambda s: s.timestamp)
     if not ordered:
         return Verdict(Status.UNKNOWN, "no data yet", {})
     last = ordered[-1]
-    figures = _figures(ordered, throughput_mode, standard_bytes)
+    figures = _figures(ordered, throughput_mode, standard_bytes, limits)
+    figures["file_system_type"] = file_system_type
     with_ops = next((s for s in reversed(ordered) if s.total_count is not None), None)
-    figures.update(headroom_figures(headroom(with_ops, performance_mode, throughput_mode)))
+    room = headroom(
+        with_ops,
+        performance_mode,
+        throughput_mode,
+        file_system_type=file_system_type,
+        region=region,
+        limits=limits,
+    )
+    figures.update(headroom_figures(room))
     silent = now - last.timestamp
     if silent >= th.stale_after:
         minutes = int(silent.total_seconds() // 60)
@@ -159,6 +181,22 @@ def filesystem_verdict(
                 f"{_span_label(th.utilisation_for)}",
             )
         )
+    documented = mode_limits(limits, file_system_type, throughput_mode, region)
+    combined = _sustained(
+        ordered, lambda s: combined_share_pct(s, documented), th.utilisation_for, th
+    )
+    if combined and min(combined) > th.combined_pct:
+        findings.append(
+            (
+                Status.WARNING,
+                f"read and write throughput above {th.combined_pct:g} % of their one documented "
+                f"limit for {_span_label(th.utilisation_for)}",
+            )
+        )
+    findings += replica_findings(replicas, now, th.replica_warning, th.replica_critical)
+    lags = [now - r.last_sync_at for r in replicas if r.last_sync_at and r.status == "ENABLED"]
+    figures["replica_count"] = len(replicas)
+    figures["replica_lag_minutes"] = max(lags).total_seconds() / 60 if lags else None
 
     if not findings:
         return Verdict(Status.OK, _ok_reason(figures), figures)
@@ -175,7 +213,7 @@ def _sustained(samples, value_of, duration: timedelta, th: Thresholds) -> list[f
     return values if len(values) >= th.min_coverage * expected else []
 
 
-def _figures(ordered: Sequence[Sample], mode: str, standard: float | None) -> dict:
+def _figures(ordered: Sequence[Sample], mode: str, standard: float | None, limits: Table) -> dict:
     """The latest known value of each figure, for the page, the API and the email."""
 
     def latest(value_of):
@@ -196,8 +234,9 @@ def _figures(ordered: Sequence[Sample], mode: str, standard: float | None) -> di
         "standard_bytes": standard,
     }
     if standard is not None and mode == "bursting":
-        figures["baseline_mibps"] = baseline_mibps(standard)
-        figures["burst_mibps"] = burst_mibps(standard)
+        figures["baseline_mibps"] = baseline_mibps(standard, limits)
+        figures["burst_mibps"] = burst_mibps(standard, limits)
+        figures["credit_cap_bytes"] = credit_cap_bytes(standard, limits)
     return figures
 
 
@@ -241,5 +280,10 @@ def _ok_reason(figures: dict) -> str:
             "credits not draining"
             if hours is None
             else f"credits last {rough_duration(hours * 3600)}"
+        )
+    if figures.get("replica_lag_minutes") is not None:
+        lag = rough_duration(figures["replica_lag_minutes"] * 60)
+        parts.append(
+            f"replica{'s' if figures.get('replica_count', 0) > 1 else ''} synced {lag} ago"
         )
     return "ok: " + ", ".join(parts) if parts else "ok"

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_safe
 from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
-from . import charts, history, limits, pricing
+from . import charts, documented, history, limits, pricing
 from .metrics import GIB, op_sizes
 from .models import FileSystem, RegionCollection
 from .verdict import credit_forecast, credit_points
@@ -103,15 +103,39 @@ def live_context(fs: FileSystem, now: Any) -> dict[str, Any]:
         recent = history.load_series(fs.pk, now - window, now, 60, now, ("burst_credit_balance",))
         forecast = credit_forecast(credit_points(recent), now, window=window)
     standard, ia, archive = pricing.storage_bytes(fs)
+    room = limits.headroom_from_figures(fs.figures or {})
+    table = pricing.limits_table()
     return {
         "fs": fs,
         "row": table_row(fs),
         "collection": RegionCollection.objects.filter(region=fs.region).first(),
         "forecast": forecast,
-        "headroom": limits.headroom_from_figures(fs.figures or {}),
+        "measured_headroom": [h for h in room if h.basis == limits.IMPLIED],
+        "documented_headroom": [h for h in room if h.basis == limits.DOCUMENTED],
+        "documented": documented_facts(fs, table),
+        "replicas": fs.replica_states(),
+        "replica_warning_minutes": documented.value(table, "replication.rpo_minutes"),
         "storage": {"standard": standard, "ia": ia, "archive": archive},
         "progress_pct": None if fs.backfill_progress is None else fs.backfill_progress * 100,
     }
+
+
+def documented_facts(fs: FileSystem, table: documented.Table) -> dict[str, Any]:
+    """AWS's documented figures that apply to ``fs`` (its type, mode and Region), each with
+    where it comes from, for the page to tell them from what was measured."""
+    mode = documented.mode_limits(table, fs.file_system_type, fs.throughput_mode, fs.region.code)
+    key = f"{fs.file_system_type}.{fs.throughput_mode}.read_mibps"
+    source = documented.figure(table, key if key in table else "regional.bursting.read_mibps")
+    out: dict[str, Any] = {
+        "limits": mode,
+        "read_on": source.read_on or "set by VIGIL_EFS_LIMITS",
+        "sources": mode.sources,
+        "type_label": "One Zone" if fs.file_system_type == "one_zone" else "Regional",
+    }
+    standard = (fs.figures or {}).get("standard_bytes") or fs.size_standard_bytes
+    if fs.throughput_mode == "bursting" and standard is not None:
+        out["credit_cap_bytes"] = documented.credit_cap_bytes(standard, table)
+    return out
 
 
 @require_safe
@@ -140,7 +164,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "step": step_label(step),
         "charts": charts.charts(samples, start, now, timedelta(seconds=step), context["forecast"]),
         "has_data": bool(samples),
-        "sizes": op_sizes(samples),
+        "sizes": op_sizes(samples, pricing.metering_table()),
         "comparison": comparison,
         "provision": provision,
         "price": price,

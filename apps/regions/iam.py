@@ -16,6 +16,10 @@ ACTIONS: tuple[tuple[str, str], ...] = (
     ("ec2:DescribeRegions", "apps/regions/ec2.py: which regions the account has"),
     ("account:ListRegions", "apps/regions/ec2.py: opt-in status in transition (optional)"),
     ("elasticfilesystem:DescribeFileSystems", "apps/efs/elasticfilesystem.py: the file systems"),
+    (
+        "elasticfilesystem:DescribeReplicationConfigurations",
+        "apps/efs/elasticfilesystem.py: their replicas (optional: refused, none are judged)",
+    ),
     ("cloudwatch:GetMetricData", "apps/efs/cloudwatch.py: the EFS metrics"),
 )
 

@@ -15,12 +15,14 @@ from hypothesis import strategies as st
 from apps.efs.cloudwatch_plan import (
     MAX_DATAPOINTS_PER_CALL,
     SPECS,
+    SYNC,
     FileSystemRef,
     Window,
     align,
     batched,
     build_queries,
     collection_window,
+    destination_of,
     get_metric_statistics_call_count,
     min_calls,
     parse_query_id,
@@ -57,10 +59,13 @@ FACT_SHEET_STATISTICS = _fact_sheet_statistics()
 def test_it_reads_the_fact_sheet_table():
     assert FACT_SHEET_STATISTICS["ClientConnections"] == {"Sum"}
     assert FACT_SHEET_STATISTICS["PercentIOLimit"] == {"Minimum", "Maximum", "Average"}
-    assert len(FACT_SHEET_STATISTICS) == 11
+    assert len(FACT_SHEET_STATISTICS) == 13
+    assert FACT_SHEET_STATISTICS["TimeSinceLastSync"] == {"Minimum", "Maximum", "Average"}
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.metric}-{s.stat}-{s.storage_class}")
+@pytest.mark.parametrize(
+    "spec", (*SPECS, SYNC), ids=lambda s: f"{s.metric}-{s.stat}-{s.storage_class}"
+)
 def test_it_asks_only_for_statistics_the_fact_sheet_lists(spec):
     assert spec.stat in FACT_SHEET_STATISTICS[spec.metric]
 
@@ -69,7 +74,14 @@ def test_it_never_asks_for_the_average_of_an_iobytes_metric():
     stats = {}
     for spec in SPECS:
         stats.setdefault(spec.metric, set()).add(spec.stat)
-    for metric in ("DataReadIOBytes", "DataWriteIOBytes", "MetadataIOBytes", "TotalIOBytes"):
+    for metric in (
+        "DataReadIOBytes",
+        "DataWriteIOBytes",
+        "MetadataIOBytes",
+        "MetadataReadIOBytes",
+        "MetadataWriteIOBytes",
+        "TotalIOBytes",
+    ):
         assert stats[metric] == {"Sum", "SampleCount"}
     assert stats["MeteredIOBytes"] == {"Sum"}
     assert stats["PercentIOLimit"] == {"Maximum"}
@@ -79,7 +91,7 @@ def test_it_never_asks_for_the_average_of_an_iobytes_metric():
 
 def test_it_builds_complete_metric_data_queries():
     queries = build_queries([FileSystemRef(FS_A)])
-    assert len(queries) == 16
+    assert len(queries) == 20
     assert queries[0] == {
         "Id": "fs_0123456789abcdef0__read_sum",
         "MetricStat": {
@@ -103,11 +115,11 @@ def test_it_builds_complete_metric_data_queries():
 @pytest.mark.parametrize(
     ("ref", "count", "missing"),
     [
-        (FileSystemRef(FS_A), 16, set()),
-        (FileSystemRef(FS_A, performance_mode="maxIO"), 15, {"PercentIOLimit"}),
-        (FileSystemRef(FS_A, throughput_mode="elastic"), 15, {"BurstCreditBalance"}),
-        (FileSystemRef(FS_A, throughput_mode="provisioned"), 16, set()),
-        (FileSystemRef(FS_A, storage_classes=("Standard",)), 14, set()),
+        (FileSystemRef(FS_A), 20, set()),
+        (FileSystemRef(FS_A, performance_mode="maxIO"), 19, {"PercentIOLimit"}),
+        (FileSystemRef(FS_A, throughput_mode="elastic"), 19, {"BurstCreditBalance"}),
+        (FileSystemRef(FS_A, throughput_mode="provisioned"), 20, set()),
+        (FileSystemRef(FS_A, storage_classes=("Standard",)), 18, set()),
     ],
 )
 def test_it_skips_metrics_a_file_system_does_not_have(ref, count, missing):
@@ -127,6 +139,39 @@ def test_its_ids_follow_cloudwatch_rules_and_map_back(fs_id):
         assert parse_query_id(qid) == (fs_id, spec)
 
 
+def test_it_asks_for_time_since_last_sync_once_per_replication_destination():
+    # [METRICS]: TimeSinceLastSync has FileSystemId (the source) and DestinationFileSystemId.
+    ref = FileSystemRef(FS_A, replica_ids=("fs-0fedcba987654321a", "fs-11111111"))
+    queries = build_queries([ref])
+    assert len(queries) == 22
+    syncs = [q for q in queries if q["MetricStat"]["Metric"]["MetricName"] == "TimeSinceLastSync"]
+    assert [q["Id"] for q in syncs] == [
+        "fs_0123456789abcdef0__sync_fs_0fedcba987654321a",
+        "fs_0123456789abcdef0__sync_fs_11111111",
+    ]
+    assert syncs[0]["MetricStat"]["Stat"] == "Maximum"
+    assert syncs[0]["MetricStat"]["Metric"]["Dimensions"] == [
+        {"Name": "FileSystemId", "Value": FS_A},
+        {"Name": "DestinationFileSystemId", "Value": "fs-0fedcba987654321a"},
+    ]
+    source, spec = parse_query_id(syncs[1]["Id"])
+    assert (source, destination_of(spec)) == (FS_A, "fs-11111111")
+    # The latest value of each destination, not a Sample field.
+    page = {
+        "MetricDataResults": [
+            {
+                "Id": syncs[0]["Id"],
+                "Timestamps": [T, T - timedelta(minutes=1)],
+                "Values": [90.0, 30.0],
+            },
+            {"Id": syncs[1]["Id"], "Timestamps": [T], "Values": [float("nan")]},
+        ]
+    }
+    got = samples_from_responses([page])
+    assert got.syncs == {FS_A: {"fs-0fedcba987654321a": (T, 90.0)}}
+    assert got.dropped_count == 1 and not got.rows[FS_A]
+
+
 @pytest.mark.parametrize("bad", ["", "fs_a__read_sum_x", "q1", "fs_a", "fs_A__read_sum"])
 def test_it_rejects_ids_it_did_not_make(bad):
     with pytest.raises(ValueError):
@@ -142,8 +187,8 @@ def test_it_packs_1000_file_systems_into_full_batches():
     refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
     queries = build_queries(refs)
     batches = batched(queries)
-    assert len(queries) == 16_000
-    assert len(batches) == min_calls(16_000) == 32
+    assert len(queries) == 20_000
+    assert len(batches) == min_calls(20_000) == 40
     assert all(len(b) == 500 for b in batches)
     assert [q for b in batches for q in b] == queries
     assert len(batched(queries[:501])) == 2
@@ -156,15 +201,15 @@ def test_it_requests_at_most_two_thirds_of_a_yace_style_job():
     refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
     ours = len(build_queries(refs))
     yace = yace_style_query_count(refs)
-    assert yace == 1000 * 12 * 3
+    assert yace == 1000 * 14 * 3
     assert ours / yace <= 0.67
-    assert ours / yace == pytest.approx(0.444, abs=0.001)
+    assert ours / yace == pytest.approx(0.476, abs=0.001)
 
 
 def test_it_counts_a_naive_get_metric_statistics_collector():
     refs = [FileSystemRef(FS_A), FileSystemRef(FS_B, performance_mode="maxIO")]
-    assert get_metric_statistics_call_count(refs, 5) == 12 + 11
-    assert get_metric_statistics_call_count(refs, 1441) == 2 * (12 + 11)
+    assert get_metric_statistics_call_count(refs, 5) == 14 + 13
+    assert get_metric_statistics_call_count(refs, 1441) == 2 * (14 + 13)
 
 
 # --- Windows ----------------------------------------------------------------------------------
@@ -227,7 +272,7 @@ def test_it_plans_exactly_ceil_queries_over_500_calls_per_cycle():
     refs = [FileSystemRef(f"fs-{i:08x}") for i in range(100)]
     window = collection_window(T, T - timedelta(minutes=5))
     requests = plan_requests(refs, window)
-    assert len(requests) == min_calls(1600) == 4
+    assert len(requests) == min_calls(2000) == 4
     params = requests[0].params()
     assert params["StartTime"] == T - timedelta(minutes=5)
     assert params["EndTime"] == T - timedelta(minutes=3)
@@ -242,12 +287,12 @@ def test_the_late_look_reaches_back_in_the_same_number_of_calls():
     asked = with_late_look(window, since)
     assert asked == Window(window.start - timedelta(minutes=61), window.end)
     plain, looked = plan_requests(refs, window), plan_requests(refs, asked)
-    assert len(looked) == len(plain) == min_calls(16_000) == 32
+    assert len(looked) == len(plain) == min_calls(20_000) == 40
     # Never further back than three hours: 500 queries still fit one call's points.
     far = with_late_look(window, T - timedelta(days=2))
     assert far.start == window.end - timedelta(minutes=180)
     assert all(r.datapoints <= 100_800 for r in plan_requests(refs, far))
-    assert len(plan_requests(refs, far)) == 32
+    assert len(plan_requests(refs, far)) == 40
     # A window that already reaches further back, or no look, is left as it is.
     long = Window(T - timedelta(hours=5), T)
     assert with_late_look(long, T - timedelta(hours=1)) == long
@@ -255,7 +300,7 @@ def test_the_late_look_reaches_back_in_the_same_number_of_calls():
 
 
 def test_it_plans_a_backfill_oldest_window_first_within_limits():
-    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(40)]  # 640 queries: 500 + 140
+    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(32)]  # 640 queries: 500 + 140
     requests = plan_requests(refs, Window(T - timedelta(hours=24), T))
     assert all(r.datapoints <= MAX_DATAPOINTS_PER_CALL for r in requests)
     assert all(len(r.queries) <= 500 for r in requests)
@@ -404,8 +449,8 @@ def test_it_round_trips_every_query_it_builds():
     }
     samples = samples_from_responses([page]).samples
     assert samples[FS_A][0].data_read_bytes == 0.0
-    assert samples[FS_A][0].storage_ia_bytes == 15.0
-    assert samples[FS_B][0].data_read_bytes == 16.0
+    assert samples[FS_A][0].storage_ia_bytes == 19.0
+    assert samples[FS_B][0].data_read_bytes == 20.0
     assert all(s.has_data() for ss in samples.values() for s in ss)
 
 

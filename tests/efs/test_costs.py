@@ -10,7 +10,6 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from apps.efs.costs import (
-    CREDIT_BALANCE_BYTES,
     GB_BYTES,
     MONTH_HOURS,
     PRICES,
@@ -25,6 +24,7 @@ from apps.efs.costs import (
     prices_for,
     workload_from,
 )
+from apps.efs.documented import credit_cap_bytes
 from apps.efs.metrics import GIB, KIB, MIB, TIB
 
 BASELINE_100_GIB = 100 * 50 / 1024  # 4.8828125 MiB/s
@@ -101,16 +101,25 @@ def test_a_steady_heavy_workload_is_cheaper_provisioned_than_elastic():
 
 
 def test_storage_classes_are_priced_per_mode():
+    work = Workload(standard_gib=10, ia_gib=100, mean_mibps=0.1, p95_mibps=0.2, peak_mibps=1)
+    rows = {r.mode: r for r in compare(work, "us-east-1").rows}
+    # IA costs $0.016 with Elastic, $0.025 with the legacy modes.
+    assert rows["elastic"].storage_usd == pytest.approx(10 * 0.30 + 100 * 0.016)
+    assert rows["bursting"].storage_usd == pytest.approx(10 * 0.30 + 100 * 0.025)
+
+
+def test_a_file_system_with_archive_data_is_offered_elastic_only():
+    # AWS allows the Archive class only with Elastic throughput: the switch would be refused.
     work = Workload(
         standard_gib=10, ia_gib=100, archive_gib=1000, mean_mibps=0.1, p95_mibps=0.2, peak_mibps=1
     )
-    c = compare(work, "us-east-1")
+    c = compare(work, "us-east-1", current_mode="elastic")
     rows = {r.mode: r for r in c.rows}
     assert rows["elastic"].storage_usd == pytest.approx(10 * 0.30 + 100 * 0.016 + 1000 * 0.008)
-    # Archive exists only with Elastic: the legacy modes pay IA's $0.025 for it.
-    assert rows["bursting"].storage_usd == pytest.approx(10 * 0.30 + 1100 * 0.025)
-    assert c.best.mode == "elastic"
-    assert any("Archive exists only with Elastic" in n for n in c.notes)
+    assert not rows["bursting"].available and not rows["provisioned"].available
+    assert not rows["bursting"].fits and not rows["provisioned"].fits
+    assert c.best.mode == "elastic" and c.saving_usd == 0
+    assert "it holds 1,000 GB in Archive, which AWS allows only with Elastic" in c.reason
 
 
 def test_elastic_is_not_offered_to_max_io_file_systems():
@@ -132,7 +141,21 @@ def test_bursting_throttles_above_the_burst_rate_or_when_a_burst_outlasts_the_cr
     )
     c = compare(long_burst, "us-east-1")
     assert not next(r for r in c.rows if r.mode == "bursting").fits
-    assert "spent 2,200 GB of credits, more than the 2.1 TiB" in c.reason
+    assert "spent 2,200 GB of credits, more than the 2.1 TiB it can hold" in c.reason
+
+
+def test_a_big_file_system_holds_2_1_tib_of_credits_per_tib_of_standard():
+    # 4 TiB of Standard: baseline 4,096 x 50 / 1,024 = 200 MiB/s, burst 400 MiB/s, and it holds
+    # 4 x 2.1 = 8.4 TiB of credits (2.1 TiB under the 2018 reading). A 12-hour burst at
+    # 380 MiB/s spends (380 - 200) x 43,200 s = 7,776,000 MiB = 7,593.75 GiB: it fits now.
+    work = Workload(
+        standard_gib=4096, p95_mibps=380, peak_mibps=380, mean_mibps=190, drain_gib=7593.75
+    )
+    c = compare(work, "us-east-1", current_mode="bursting")
+    bursting = next(r for r in c.rows if r.mode == "bursting")
+    assert bursting.fits and c.best.mode == "bursting"
+    assert credit_cap_bytes(4096 * GIB) == pytest.approx(8.4 * TIB)
+    assert credit_cap_bytes(100 * GIB) == credit_cap_bytes(1 * TIB) == pytest.approx(2.1 * TIB)
 
 
 def test_the_credit_drain_is_the_deepest_fall_of_the_balance():
@@ -147,9 +170,11 @@ def test_the_credit_drain_is_the_deepest_fall_of_the_balance():
     assert credit_drain([HourTotals(0, 0.0), hour(10)], base) == pytest.approx(5 * MIB * 3600)
 
 
-def test_it_builds_a_month_from_hourly_totals_and_bills_small_requests_as_4_kib():
-    # 4,000 reads of 1 KiB are billed as 4,000 x 4 KiB; 10 writes of 1 MiB as their bytes.
-    assert billed_bytes(4000 * KIB, 4000) == 4000 * 4 * KIB
+def test_it_builds_a_month_from_hourly_totals_and_bills_small_data_requests_as_32_kib():
+    # 4,000 reads of 1 KiB are billed as 4,000 x 32 KiB (2018: x 4 KiB, 8 times less); 4,000
+    # metadata requests of 1 KiB as 4,000 x 4 KiB; 10 writes of 1 MiB as their bytes.
+    assert billed_bytes(4000 * KIB, 4000) == 4000 * 32 * KIB
+    assert billed_bytes(4000 * KIB, 4000, 4 * KIB) == 4000 * 4 * KIB
     assert billed_bytes(10 * MIB, 10) == 10 * MIB
     assert billed_bytes(None, None) == 0
     hours = [HourTotals(60, 3 * MIB * 3600, read_bytes=GIB, write_bytes=2 * GIB)] * 73
@@ -246,8 +271,14 @@ def test_a_malformed_price_setting_stops_the_start(monkeypatch):
     assert PRICES.read(setting) == {"us-east-1": {"provisioned": 5}}
 
 
-def test_the_credit_balance_is_the_documented_start_balance():
-    assert CREDIT_BALANCE_BYTES == 2.1 * TIB
+def test_a_one_zone_file_system_says_its_storage_prices_are_the_regional_ones():
+    c = compare(Workload(standard_gib=100), "us-east-1", file_system_type="one_zone")
+    assert any("no One Zone storage prices in Vigil's table" in n for n in c.notes)
+    table = price_table({"us-east-1": {"one_zone_standard": 0.16, "one_zone_ia": 0.0133}})
+    priced = compare(
+        Workload(standard_gib=100), "us-east-1", table=table, file_system_type="one_zone"
+    )
+    assert priced.notes == () and priced.best.storage_usd == pytest.approx(16.0)
 
 
 def test_when_the_mode_it_is_in_throttles_it_says_what_carrying_it_costs_more():

@@ -28,16 +28,48 @@ def test_it_drains_the_draining_profile_to_zero_in_about_20_hours_then_caps_at_b
     assert empty["metered_bytes"] / 60 == pytest.approx(200 * 50 * 1024, rel=0.1)
 
 
-def test_it_keeps_the_io_bound_profile_near_the_3500_ops_limit():
+def test_it_keeps_the_io_bound_profile_near_todays_35000_reads_and_7000_writes():
     p = PROFILES["io-bound"]
     for m in range(0, 120, 7):
         v = minute_values(p, 5, DAY0 + m)
         assert 90 < v["percent_io_limit"] <= 100
-        assert 3000 < v["data_read_count"] / 60 < 3800
+        reads = (v["data_read_count"] + v["metadata_read_count"]) / 60
+        writes = (v["data_write_count"] + v["metadata_write_count"]) / 60
+        assert 29_000 < reads < 36_000 and 400 < writes < 600
+        # Metered: 4 KiB data requests count as 32 KiB, metadata as 4 KiB, reads at a third;
+        # under the 100 MiB/s baseline of 2 TiB, so its credits last.
+        assert 60 < v["metered_bytes"] / 60 / 2**20 < 85
+        assert v["burst_credit_balance"] > 0
+
+
+def test_it_counts_the_metering_minimums_in_total_io_bytes_only():
+    # [METRICS]: TotalIOBytes "includes minimums"; the per-kind metrics are actual bytes.
+    v = minute_values(PROFILES["io-bound"], 5, DAY0)
+    assert v["data_read_bytes"] == pytest.approx(v["data_read_count"] * 4096, rel=0.01)
+    assert v["total_bytes"] == pytest.approx(
+        (v["data_read_count"] + v["data_write_count"]) * 32768
+        + (v["metadata_read_count"] + v["metadata_write_count"]) * 4096,
+        rel=0.01,
+    )
+    assert v["metadata_count"] == v["metadata_read_count"] + v["metadata_write_count"]
+
+
+def test_a_replicated_profile_syncs_every_5_minutes_and_stalls_at_2_utc():
+    p = PROFILES["draining"]
+    # 01:07 of its day: the last sync was at 01:05, 2 minutes ago.
+    assert minute_values(p, 1, DAY0 + 67)["time_since_last_sync"] == 120
+    # 02:40, in the stall: the last sync was at 01:55, 45 minutes ago.
+    assert minute_values(p, 1, DAY0 + 160)["time_since_last_sync"] == 45 * 60
+    assert "time_since_last_sync" not in minute_values(PROFILES["elastic"], 1, DAY0)
 
 
 def test_it_gives_elastic_and_provisioned_file_systems_no_credit_balance():
     assert "burst_credit_balance" not in minute_values(PROFILES["elastic"], 1, DAY0)
+    # Elastic's PermittedThroughput is its Region's documented write limit [METRICS].
+    fast = minute_values(PROFILES["elastic"], 1, DAY0, region="us-east-1")
+    assert fast["permitted_throughput"] == 5 * 2**30
+    elsewhere = minute_values(PROFILES["elastic"], 1, DAY0, region="ap-east-1")
+    assert elsewhere["permitted_throughput"] == 2**30
     prov = minute_values(PROFILES["provisioned"], 1, DAY0)
     assert prov["permitted_throughput"] == 64 * 2**20
     assert "percent_io_limit" not in minute_values(PROFILES["analytics"], 1, DAY0)  # Max I/O

@@ -174,7 +174,9 @@ def test_it_reads_a_months_usage_in_hours_with_the_p95_and_peak_of_the_minutes(f
 
     settings.VIGIL_EFS_MINUTE_RETENTION_DAYS = 1
     now = T0 + timedelta(days=3)
-    # Two days ago: an hour row (60 minutes, 1 MiB/s metered); 300 reads of 1 KiB billed as 4 KiB.
+    # Two days ago: an hour row (60 minutes, 1 MiB/s metered); 300 reads of 1 KiB billed as
+    # 32 KiB each (a data operation's minimum; 4 KiB under the 2018 rule), and 60 metadata
+    # operations kept from before the read/write split: billed as reads, at 4 KiB each.
     MetricHour.objects.create(
         filesystem=fs,
         ts=T0 + timedelta(days=1),
@@ -182,8 +184,11 @@ def test_it_reads_a_months_usage_in_hours_with_the_p95_and_peak_of_the_minutes(f
         metered_bytes=MIB * 3600.0,
         data_read_bytes=300 * 1024.0,
         data_read_count=300.0,
+        metadata_bytes=60 * 512.0,
+        metadata_count=60.0,
     )
-    # The last 90 minutes: a ramp of 0..89 MiB/s, and one gap that is not a zero.
+    # The last 90 minutes: a ramp of 0..89 MiB/s, and one gap that is not a zero; each minute
+    # 10 writes of 1 MiB and 6 metadata writes of 512 bytes (billed as writes, 4 KiB each).
     start = now - timedelta(minutes=90)
     rates = [float(i) for i in range(90) if i != 45]
     history.save_samples(
@@ -194,6 +199,12 @@ def test_it_reads_a_months_usage_in_hours_with_the_p95_and_peak_of_the_minutes(f
                     metered_bytes=i * MIB * 60.0,
                     data_write_bytes=10 * MIB,
                     data_write_count=10.0,
+                    metadata_bytes=6 * 512.0,
+                    metadata_count=6.0,
+                    metadata_read_bytes=0.0,
+                    metadata_read_count=0.0,
+                    metadata_write_bytes=6 * 512.0,
+                    metadata_write_count=6.0,
                 )
                 for i in range(90)
                 if i != 45
@@ -206,9 +217,13 @@ def test_it_reads_a_months_usage_in_hours_with_the_p95_and_peak_of_the_minutes(f
     hours, p95, peak = got[fs.pk]
     assert p95 == pytest.approx(percentile(rates, 95)) and peak == 89.0
     assert [h.minutes for h in hours] == [60, 30, 59]  # the hour row, then two clock hours
-    assert hours[0].read_bytes == billed_bytes(300 * 1024.0, 300) == 300 * 4096
+    assert billed_bytes(300 * 1024.0, 300) == 300 * 32768
+    assert hours[0].read_bytes == 300 * 32768 + 60 * 4096
+    assert hours[0].unsplit_metadata_bytes == 60 * 4096
     assert sum(h.metered_bytes for h in hours[1:]) == pytest.approx(sum(rates) * MIB * 60)
-    assert sum(h.write_bytes for h in hours) == 89 * 10 * MIB
+    assert sum(h.write_bytes for h in hours) == 89 * (10 * MIB + 6 * 4096)
+    assert sum(h.read_bytes for h in hours[1:]) == 0
+    assert sum(h.unsplit_metadata_bytes for h in hours[1:]) == 0
     # Only hour rows in the window: the p95 and peak of their hourly rates.
     old = history.usage([fs.pk], now - timedelta(days=30), now - timedelta(days=1), now)
     assert old[fs.pk][1:] == (1.0, 1.0)

@@ -14,14 +14,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from apps.efs.documented import LIMITS, mode_limits
 from apps.efs.metrics import (
     GIB,
+    KIB,
     MIB,
     TIB,
     VALUE_FIELDS,
     Sample,
     average_op_kib,
     baseline_mibps,
+    billed_request_bytes,
     burst_mibps,
     capped_slowdown,
     estimated_io_limit_pct,
@@ -108,52 +111,76 @@ def test_it_has_no_average_op_size_without_operations():
     assert average_op_kib(None, 5.0) is None
 
 
-# --- The seed's General Purpose ceiling -------------------------------------------------------
+# --- The General Purpose I/O budget: today's documented limits, and the seed's -----------------
+
+BURSTING = mode_limits(LIMITS, "regional", "bursting")
 
 
-def test_it_puts_3500_reads_or_3000_writes_at_the_io_limit():
-    assert estimated_io_limit_pct(3500) == pytest.approx(100)
-    assert estimated_io_limit_pct(0, 3000) == pytest.approx(100)
-    assert estimated_io_limit_pct(1750, 1500) == pytest.approx(100)
-    assert implied_ops_limit(3500, 100) == pytest.approx(3500)
+def test_it_puts_35000_reads_or_7000_writes_at_the_io_limit_of_a_bursting_file_system():
+    # [PERF] today: 35,000 read and 7,000 write operations a second (2018's seed: 3,500/3,000).
+    assert estimated_io_limit_pct(35_000, 0, BURSTING) == pytest.approx(100)
+    assert estimated_io_limit_pct(0, 7_000, BURSTING) == pytest.approx(100)
+    assert estimated_io_limit_pct(17_500, 3_500, BURSTING) == pytest.approx(100)
+    provisioned = mode_limits(LIMITS, "regional", "provisioned")
+    assert estimated_io_limit_pct(55_000, 0, provisioned) == pytest.approx(100)
+    one_zone = mode_limits(LIMITS, "one_zone", "elastic")
+    assert estimated_io_limit_pct(0, 7_000, one_zone) == pytest.approx(100)
 
 
-def test_it_explains_84_percent_at_2880_ops_as_the_same_ceiling():
-    # 2,880 ops/s is 82.3 % of 3,500 as a minute average; PercentIOLimit is the minute's
-    # Maximum, so the measured 84 % sits a little above, and implies a ~3,430 ops/s ceiling.
-    estimate = estimated_io_limit_pct(2880)
-    assert estimate == pytest.approx(82.29, abs=0.01)
-    assert estimate <= 84 <= estimate + 2
+def test_it_explains_84_percent_at_2880_ops_by_the_limit_the_metric_implies():
+    # The seed: 2,880 ops/s at 84 % implies ~3,430 ops/s, whatever the documented ceiling.
     implied = implied_ops_limit(2880, 84)
     assert implied == pytest.approx(3428.6, abs=0.1)
-    assert abs(implied - 3500) / 3500 < 0.025
     assert ops_headroom(2880, 84) == pytest.approx(548.6, abs=0.1)
     assert ops_headroom(3500, 100) == 0
     assert implied_ops_limit(0, 0) is None
 
 
-# --- Metering ---------------------------------------------------------------------------------
+def test_the_implied_limit_is_the_rate_itself_at_100_percent_to_the_last_bit():
+    # The flaky make test: 218,336 operations in a minute at 100 % PercentIOLimit. The rate
+    # is 218,336 / 60 = 3638.9333333333334; computed as rate x 100 / 100 it came back as
+    # 3638.933333333333, one bit under the rate, and "limit >= used" failed.
+    rate = 218_336 / 60
+    assert rate * 100.0 / 100 != rate  # the old formula's rounding, kept as the evidence
+    assert implied_ops_limit(rate, 100.0) == rate
+
+
+# --- Metering: data operations at least 32 KiB, metadata 4 KiB, then per KiB [METRICS] ----
+
+
+@pytest.mark.parametrize(
+    ("size", "metadata", "billed"),
+    [
+        (1, False, 32 * KIB),  # 2018: 4 KiB
+        (4 * KIB, False, 32 * KIB),  # 8x the 2018 figure
+        (32 * KIB, False, 32 * KIB),
+        (32 * KIB + 1, False, 33 * KIB),  # per KiB after the minimum
+        (64 * KIB, False, 64 * KIB),
+        (512, True, 4 * KIB),
+        (4 * KIB + 100, True, 5 * KIB),
+    ],
+)
+def test_it_bills_data_requests_as_at_least_32_kib_and_metadata_as_4_kib(size, metadata, billed):
+    assert billed_request_bytes(size, metadata=metadata) == billed
 
 
 @pytest.mark.parametrize(
     ("size", "is_read", "metered"),
     [
-        (1, False, 4096),
-        (512, False, 4096),
-        (4095, False, 4096),
-        (4096, False, 4096),
-        (64 * 1024, False, 64 * 1024),
-        (6 * 1024, True, 4096),  # a 2 KiB discounted read is still metered as 4 KiB
+        (4 * KIB, False, 32 * KIB),
+        (64 * KIB, False, 64 * KIB),
+        (4 * KIB, True, 32 * KIB / 3),  # the billed size, discounted: inference
         (3 * MIB, True, MIB),  # large reads at one third
     ],
 )
-def test_it_meters_requests_under_4_kib_as_4_kib(size, is_read, metered):
-    assert metered_request_bytes(size, is_read=is_read) == metered
+def test_it_meters_reads_at_a_third_of_their_billed_size(size, is_read, metered):
+    assert metered_request_bytes(size, is_read=is_read) == pytest.approx(metered)
 
 
-def test_it_fits_25600_small_writes_per_second_in_100_mibps():
-    assert requests_per_second_at(100, 4096) == 25_600
-    assert requests_per_second_at(100, 100) == 25_600  # tiny writes count as 4 KiB too
+def test_it_fits_3200_small_writes_per_second_in_100_mibps():
+    # 100 MiB/s / 32 KiB = 3,200 writes of 4 KiB a second (25,600 under the 2018 rule).
+    assert requests_per_second_at(100, 4096) == 3_200
+    assert requests_per_second_at(100, 100) == 3_200  # tiny writes count as 32 KiB too
 
 
 def test_it_meters_30_read_plus_30_write_as_40():
@@ -207,7 +234,7 @@ def test_it_refuses_impossible_inputs():
 # --- Request sizes ----------------------------------------------------------------------------
 
 
-def test_it_averages_request_sizes_over_a_range_and_names_those_under_4_kib():
+def test_it_averages_request_sizes_over_a_range_and_names_those_under_their_minimum():
     minutes = [
         Sample(
             T0,
@@ -221,15 +248,15 @@ def test_it_averages_request_sizes_over_a_range_and_names_those_under_4_kib():
             T0 + timedelta(minutes=2),
             data_read_bytes=3000 * 1024.0,
             data_read_count=1000,
-            data_write_bytes=64 * MIB,
+            data_write_bytes=16 * MIB,
             data_write_count=1024,
         ),
     ]
     sizes = op_sizes(minutes)
     assert sizes.read_kib == pytest.approx(2.0)  # 4,000 KiB over 2,000 reads
-    assert sizes.write_kib == pytest.approx(64.0)
+    assert sizes.write_kib == pytest.approx(16.0)  # under 32 KiB: small too (2018: not)
     assert sizes.metadata_kib == pytest.approx(0.5)
-    assert sizes.small == ["read", "metadata"]
+    assert sizes.small == ["read", "write", "metadata"]
     assert minute_figures(minutes[0]).average_metadata_kib == pytest.approx(0.5)
     assert op_sizes([]).read_kib is None and op_sizes([]).small == []
 
@@ -293,9 +320,11 @@ def test_it_never_gives_less_than_the_minimums(standard_bytes):
     )
 
 
-@given(st.floats(min_value=0, max_value=1e12), st.booleans())
-def test_it_never_meters_a_request_below_4_kib(size, is_read):
-    assert metered_request_bytes(size, is_read=is_read) >= 4096
+@given(st.floats(min_value=0, max_value=1e12), st.booleans(), st.booleans())
+def test_it_never_bills_a_request_below_its_minimum(size, is_read, metadata):
+    least = 4096 if metadata else 32768
+    assert billed_request_bytes(size, metadata=metadata) >= least
+    assert metered_request_bytes(size, is_read=is_read, metadata=metadata) >= least / 3
 
 
 def test_a_sample_built_the_fast_way_is_the_same_sample():

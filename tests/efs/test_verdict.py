@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apps.efs.metrics import GIB, MIB, Sample, baseline_mibps
+from apps.efs.replication import Replica
 from apps.efs.verdict import (
     CreditState,
     Thresholds,
@@ -314,8 +315,49 @@ def test_its_figures_carry_the_headroom_under_the_modes_limits():
         data_read_bytes=60 * MIB,
         data_read_count=600.0,
     )
+    # No Region given: the limit that holds everywhere (20 GiB/s read; 60 in eleven Regions).
     figures = filesystem_verdict([elastic], NOW, throughput_mode="elastic").figures
     assert (
         figures["headroom_read_mibps"] == 1.0 and figures["headroom_read_mibps_limit"] == 20 * 1024
     )
     assert figures["headroom_read_iops_limit"] == 250_000
+
+
+def test_it_warns_when_read_and_write_share_their_one_documented_limit_above_90_percent():
+    # Regional Elastic in ap-east-1: 20 GiB/s read, 1 GiB/s written. 12 GiB/s read (60 %) and
+    # 0.6 GiB/s written (60 %) look fine one by one, and are 120 % of the one budget [PERF].
+    samples = [
+        Sample(
+            timestamp=t,
+            data_read_bytes=12 * 1024 * MIB * 60,
+            data_write_bytes=0.6 * 1024 * MIB * 60,
+        )
+        for t in _minutes_back(20)
+    ]
+    verdict = filesystem_verdict(samples, NOW, throughput_mode="elastic", region="ap-east-1")
+    assert verdict.status is Status.WARNING
+    assert verdict.reason == (
+        "read and write throughput above 90 % of their one documented limit for 15 min"
+    )
+    # us-east-1 allows 60 and 5 GiB/s: the same load is 32 % of it.
+    fine = filesystem_verdict(samples, NOW, throughput_mode="elastic", region="us-east-1")
+    assert fine.status is Status.OK
+
+
+def _replica(minutes_ago: float) -> Replica:
+    return Replica(
+        "fs-0123456789abcdef0", "eu-west-1", "ENABLED", NOW - timedelta(minutes=minutes_ago)
+    )
+
+
+def test_a_stalled_replica_makes_an_otherwise_fine_file_system_warn():
+    points = _io_bound([42.0] * 60)
+    fine = filesystem_verdict(points, NOW, replicas=[_replica(minutes_ago=4)])
+    assert fine.status is Status.OK
+    assert fine.reason == "ok: 42 % of I/O limit, credits not draining, replica synced ~4 min ago"
+    stalled = filesystem_verdict(points, NOW, replicas=[_replica(minutes_ago=40)])
+    assert stalled.status is Status.WARNING
+    assert stalled.reason == (
+        "replica fs-0123456789abcdef0 (eu-west-1) last synced ~40 min ago (AWS's RPO: 15 min)"
+    )
+    assert stalled.figures["replica_lag_minutes"] == 40

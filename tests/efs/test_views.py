@@ -125,8 +125,9 @@ def test_the_page_compares_the_three_modes_and_says_what_the_best_would_save(fs,
     assert [r.mode for r in c.rows] == ["bursting", "provisioned", "elastic"]
     assert rows["bursting"].monthly_usd == pytest.approx(30.0) and rows["bursting"].fits
     assert rows["provisioned"].monthly_usd == pytest.approx(30 + (5 - base) * 6)
-    # 6e6 bytes read a minute (10,000-byte reads, over the 4 KiB minimum), scaled to 730 h.
-    read_gb = 6e6 * 60 * 730 / 2**30
+    # 600 reads of 10,000 bytes a minute: under a data operation's 32 KiB minimum, each is
+    # billed as 32,768 bytes (2018's 4 KiB minimum billed their 6e6 bytes), scaled to 730 h.
+    read_gb = 600 * 32_768 * 60 * 730 / 2**30
     assert rows["elastic"].monthly_usd == pytest.approx(30 + read_gb * 0.03)
     assert c.current_usd == pytest.approx(30 + (64 - base) * 6)
     html = page.content.decode()
@@ -170,7 +171,8 @@ def test_it_shows_headroom_request_sizes_clients_and_storage_by_class(fs, logged
     assert "I/O operations: 2,880 of ~3,430 ops/s" in html
     assert "Standard 100.0\xa0GB · IA 40.0\xa0GB · Archive 900.0\xa0GB" in html
     assert "read 9.8 KiB · write – KiB · metadata 0.5 KiB" in html
-    assert "the metadata requests here average less" in html
+    assert "Data requests are metered (and billed by Elastic) as at least 32 KiB" in html
+    assert "the read, metadata requests here average less" in html
     clients = page.context["charts"]["clients"]["series"][0]["values"]
     assert {v for v in clients if v is not None} == {4.0}
     sizes = page.context["charts"]["opsize"]["series"]
