@@ -1,12 +1,15 @@
 # Vigil's production image: gunicorn for the web, the same image for the Celery worker and beat.
-FROM python:3.11-slim-bookworm
+# Any Debian bookworm image with Python 3.11 as python3 and its venv module will do as the base
+# (the compose test builds on Debian's own python3.11: tests/services/podman.py).
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+FROM ${BASE_IMAGE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     DJANGO_SETTINGS_MODULE=config.settings.production \
     PATH=/opt/venv/bin:$PATH
 
-RUN python -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir uv==0.13.9
+RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir uv==0.13.9
 COPY requirements/base.txt /tmp/requirements.txt
 RUN uv pip install --no-cache --python /opt/venv/bin/python -r /tmp/requirements.txt
 
