@@ -6,7 +6,7 @@ No image registry is reachable here, so the base images are made from the Debian
 the Dockerfile and docker-compose.yml name (``tests/compose/<name>/Containerfile``: Python 3.11,
 PostgreSQL, Redis) on it. Each is tagged with a hash of what it is made from and kept in
 podman's store (``/var/lib/containers``), so only the first run on a machine pays debootstrap;
-a changed input makes a new tag. Podman reads its settings from our own ``containers.conf``
+a changed input makes a new tag, and the one it replaces goes. Podman reads its settings from our own ``containers.conf``
 (``CONTAINERS_CONF``), never the machine's: the runtime, the cgroup manager and file and
 process limits below this machine's (runc refuses limits above its own).
 
@@ -39,6 +39,8 @@ PODMAN = shutil.which("podman") or "/usr/bin/podman"
 DEBOOTSTRAP = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
 DEBIAN_SUITE = "bookworm"  # python:3.11-slim-bookworm's Debian; its Python is 3.11 too
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
+# As in Debian's own container images: a package's install never starts its service.
+POLICY_RC_D = "#!/bin/sh\nexit 101\n"
 # Our tags: everything the tests make is named so, and nothing else is ever removed.
 PREFIX = "localhost/vigil-test"
 # A crashed run's base build never blocks the next: the lock dies with its process.
@@ -96,13 +98,13 @@ class Podman:
     def build(
         self, context: Path, tag: str, args: dict[str, str], containerfile: Path | None = None
     ) -> None:
-        """Build with the host's network (apt and PyPI) and the Docker image format, which
-        keeps ``HEALTHCHECK``; layers are cached as ``docker build`` caches them."""
+        """Build in the Docker image format, which keeps ``HEALTHCHECK``, with layers cached as
+        ``docker build`` caches them; steps reach apt and PyPI through podman's bridge, never
+        this machine's loopback services."""
         build_args = [f"--build-arg={name}={value}" for name, value in args.items()]
         file = ["--file", str(containerfile)] if containerfile else []
         self.run(
             "build",
-            "--network=host",
             "--format=docker",
             "--layers",
             *build_args,
@@ -143,7 +145,7 @@ STAND_INS = ("python", "postgres", "redis")  # tests/compose/<name>/Containerfil
 
 def debian_base(podman: Podman) -> str:
     """A minimal Debian bookworm from the mirror, imported as an image (built once)."""
-    key = _digest(DEBIAN_SUITE, DEBIAN_MIRROR, "minbase", Path(__file__).name)
+    key = _digest(DEBIAN_SUITE, DEBIAN_MIRROR, "minbase", POLICY_RC_D)
     tag = f"{PREFIX}/debian:{DEBIAN_SUITE}-{key}"
     with _images_lock():
         if podman.exists(tag):
@@ -157,6 +159,9 @@ def debian_base(podman: Podman) -> str:
                 timeout=1200,
             )
             shutil.rmtree(rootfs / "var" / "cache" / "apt" / "archives", ignore_errors=True)
+            policy = rootfs / "usr" / "sbin" / "policy-rc.d"
+            policy.write_text(POLICY_RC_D)
+            policy.chmod(0o755)
             tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
             imported = subprocess.run(
                 [PODMAN, "import", "--change", 'CMD ["bash"]', "-", tag],
@@ -169,6 +174,7 @@ def debian_base(podman: Podman) -> str:
             tar.wait()
             if imported.returncode != 0 or tar.returncode != 0:
                 raise RuntimeError(f"podman import failed: {imported.stderr.decode()[-2000:]}")
+        remove_other_tags(podman, tag)
     return tag
 
 
@@ -193,7 +199,18 @@ def stand_in(podman: Podman, name: str, base: str) -> str:
             shutil.copytree(folder, context)
             (context / "host-ca-certificates.crt").write_bytes(certificates)
             podman.build(context, tag, {"BASE_IMAGE": base})
+        remove_other_tags(podman, tag)
     return tag
+
+
+def remove_other_tags(podman: Podman, tag: str) -> None:
+    """Our images of the same name made from other inputs: replaced, so they go (one still in
+    use by a container stays; podman refuses)."""
+    repository = tag.rpartition(":")[0]
+    listed = podman.run("images", "--format", "{{.Repository}}:{{.Tag}}", repository, check=False)
+    for other in listed.stdout.split():
+        if other != tag and other.startswith(f"{PREFIX}/"):
+            podman.run("rmi", other, check=False)
 
 
 def _image_id(podman: Podman, image: str) -> str:

@@ -23,6 +23,6 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
 fi
 if [ "$1" = postgres ]; then
     shift
-    exec runuser -u postgres -- "$bin/postgres" -D "$PGDATA" "$@"
+    exec setpriv --reuid=postgres --regid=postgres --init-groups "$bin/postgres" -D "$PGDATA" "$@"
 fi
 exec "$@"

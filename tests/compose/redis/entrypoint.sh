@@ -5,6 +5,6 @@ set -eu
 if [ "$1" = redis-server ]; then
     shift
     chown redis:redis /data
-    exec runuser -u redis -- redis-server "$@" --protected-mode no
+    exec setpriv --reuid=redis --regid=redis --init-groups redis-server "$@" --protected-mode no
 fi
 exec "$@"
