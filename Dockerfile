@@ -1,20 +1,27 @@
 # Vigil's production image: gunicorn for the web, the same image for the Celery worker and beat.
-FROM python:3.11-slim-bookworm
+# Any Debian bookworm image with Python 3.11 as python3 and its venv module will do as the base
+# (the compose test builds on Debian's own python3.11: tests/services/podman.py).
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+FROM ${BASE_IMAGE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     DJANGO_SETTINGS_MODULE=config.settings.production \
     PATH=/opt/venv/bin:$PATH
 
-RUN python -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir uv==0.13.9
+RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir uv==0.13.9
 COPY requirements/base.txt requirements/ldap.txt /tmp/
 RUN uv pip install --no-cache --python /opt/venv/bin/python -r /tmp/base.txt
 # LDAP sign-in: python-ldap is built against libldap and libsasl2, whose run-time libraries stay.
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends gcc libc6-dev libldap2-dev libsasl2-dev \
+# Python's headers come with python:3.11-slim; Debian's own python3 needs python3-dev for them.
+RUN build="gcc libc6-dev libldap2-dev libsasl2-dev" \
+    && include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])') \
+    && { [ -e "$include/Python.h" ] || build="$build python3-dev"; } \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends $build \
     && uv pip install --no-cache --python /opt/venv/bin/python -r /tmp/ldap.txt \
     && apt-mark manual 'libldap-2.5-0' 'libsasl2-2' \
-    && apt-get purge -y --auto-remove gcc libc6-dev libldap2-dev libsasl2-dev \
+    && apt-get purge -y --auto-remove $build \
     && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --system --home /app --uid 1000 vigil

@@ -53,6 +53,7 @@ SERVICE_MODULES = {
     "tests/alerts/test_rabbitmq.py": "rabbitmq",
     "tests/alerts/test_worker_faults.py": "workers",
     "tests/test_deploy.py": "compose",
+    "tests/test_compose.py": "compose",
     "tests/raid/test_agent.py": "agents",
     "tests/test_agents.py": "agents",
     "tests/probes/test_command.py": "workers",
