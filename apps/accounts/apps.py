@@ -35,3 +35,7 @@ class AccountsConfig(AppConfig):
         signals.user_logged_in.connect(receivers.signed_in, dispatch_uid="vigil-signed-in")
         signals.user_login_failed.connect(receivers.sign_in_failed, dispatch_uid="vigil-failed")
         signals.user_logged_out.connect(receivers.signed_out, dispatch_uid="vigil-signed-out")
+
+        from django.db.models.signals import post_migrate
+
+        post_migrate.connect(receivers.ensure_roles, dispatch_uid="vigil-ensure-roles")

@@ -1,4 +1,5 @@
-"""Sign-ins, failed sign-ins and sign-outs, into the audit trail (connected in apps.py)."""
+"""Sign-ins, failed sign-ins and sign-outs, into the audit trail; the role groups kept after a
+database flush (connected in apps.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.http import HttpRequest
 
 from .audit import record_sign_in
 from .remote import LDAP, METHOD_KEY, OIDC, PASSWORD
-from .roles import role_of
+from .roles import GROUPS, OPERATOR_GROUP, OPERATOR_PERMISSIONS, role_of
 
 
 def method_of(request: HttpRequest | None, user: Any) -> str:
@@ -45,3 +46,28 @@ def signed_out(sender: Any, request: HttpRequest | None, user: Any, **kwargs: An
     if user is not None and getattr(user, "pk", None):
         method = request.session.get(METHOD_KEY, "") if request is not None else ""
         record_sign_in(request, "signed out", user=user, method=method)
+
+
+def ensure_roles(sender: Any, using: str = "default", **kwargs: Any) -> None:
+    """``post_migrate``: the role groups, and the Operator's permissions that exist by now.
+
+    A data migration (accounts.0002, and those of apps that add to the groups) makes them; this
+    writes only what is missing, which on a migrated database is nothing. A flush (Django's
+    transactional tests, ``manage.py flush``) empties the tables and sends ``post_migrate`` again,
+    once per app: each call adds the permissions its app's ``create_permissions`` has just made.
+    """
+    from django.contrib.auth.models import Group, Permission  # called once the apps are ready
+
+    have = set(Group.objects.using(using).values_list("name", flat=True))
+    for name in set(GROUPS.values()) - have:
+        Group.objects.using(using).create(name=name)
+    operator = Group.objects.using(using).get(name=OPERATOR_GROUP)
+    given = {f"{p.content_type.app_label}.{p.codename}" for p in operator.permissions.all()}
+    wanted = [perm.split(".") for perm in OPERATOR_PERMISSIONS if perm not in given]
+    found = Permission.objects.using(using).filter(
+        content_type__app_label__in={app for app, _ in wanted},
+        codename__in={codename for _, codename in wanted},
+    )
+    missing = [p for p in found if [p.content_type.app_label, p.codename] in wanted]
+    if missing:
+        operator.permissions.add(*missing)

@@ -37,6 +37,20 @@ def test_the_migration_makes_the_three_groups_with_the_operators_permissions():
     assert not Group.objects.get(name="Admin").permissions.exists()  # the backend gives all
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_groups_and_the_operators_permissions_come_back_after_a_flush():
+    """A flush (every transactional test ends with one) empties the tables; ``post_migrate``
+    makes the groups again, or the next test's first sign-in through a provider found no group."""
+    from django.core.management import call_command
+
+    call_command("flush", "--no-input", verbosity=0)
+    assert set(Group.objects.values_list("name", flat=True)) == {"Viewer", "Operator", "Admin"}
+    operator = Group.objects.get(name="Operator").permissions.all()
+    assert {f"{p.content_type.app_label}.{p.codename}" for p in operator} == set(
+        OPERATOR_PERMISSIONS
+    )
+
+
 def test_it_names_each_users_role(django_user_model, viewer, operator, user):
     staff = django_user_model.objects.create_user("staff", is_staff=True)
     root = django_user_model.objects.create_superuser("root")
