@@ -25,11 +25,26 @@ def statuses(host: Host) -> dict[str, str]:
 def test_it_reads_mdstat_and_each_arrays_detail_over_ssh(ssh_host, sshd):
     text = (SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text()
     detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
-    sshd.reply(text, {"md2": detail})
+    smart = (SHARED_FIXTURES / "smartctl" / "scrutiny-sata-wdc-healthy.json").read_text()
+    disks = ssh.leaf_disks(text)
+    sshd.reply(text, {"md2": detail}, smart=dict.fromkeys(disks, smart))
     collected = ssh.collect(ssh_target(ssh_host))
     assert collected.mdstat == text
     assert collected.details == {"md2": detail}
+    assert collected.smart == dict.fromkeys(disks, smart)
     assert collected.warnings == ()
+
+
+def test_a_host_without_smartmontools_is_one_warning_and_its_arrays_are_judged(ssh_host, sshd):
+    text = (SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text()
+    sshd.reply(text)
+    collected = ssh.collect(ssh_target(ssh_host))
+    smartctl = [w for w in collected.warnings if w.startswith("smartctl on ")]
+    assert smartctl == [
+        f"smartctl on {', '.join(ssh.leaf_disks(text))}: printed nothing (the sudo rule? "
+        "smartmontools 7 or later?)"
+    ]
+    assert collected.smart == {}
 
 
 def test_collection_goes_end_to_end_into_statuses_and_transitions(ssh_host, sshd):
