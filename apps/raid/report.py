@@ -19,6 +19,11 @@ Beyond ``verdict.array_verdict``: when the host has failure-domain rules and an 
 was built to survive failures is otherwise ok but one failure domain alone would stop it
 (two mirror halves on the same storage server), it is a **warning** saying which domain.
 
+**Disks and scrubs** (``findings.py``): the smartctl texts of the disks under the arrays
+are read and judged (``disks.py``), a failing disk is named in its arrays' headroom and
+verdict, a failed or failing member gets its replacement advice, and, given ``now``, each
+array's checks are followed from what was remembered of them (``scrub.py``).
+
 Only the ``mdadm --detail`` texts of arrays that /proc/mdstat lists are read and kept. The
 whole judgement of one report (headroom of every array first, then the failure-domain
 searches) spends one ``bounds.Budget``: what does not fit is "too large to judge", with the

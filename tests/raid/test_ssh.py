@@ -9,8 +9,8 @@ from django.utils.html import escape
 from apps.alerts.models import Transition
 from apps.raid import ssh
 from apps.raid.collect import ssh_target
-from apps.raid.demo import seed_layout_mdstat
-from apps.raid.models import Array, Host
+from apps.raid.demo import seed_devlinks, seed_layout_mdstat
+from apps.raid.models import Array, Disk, Host
 from apps.raid.tasks import collect_host
 from tests.conftest import SHARED_FIXTURES
 from tests.services.sshd import SilentServer
@@ -253,3 +253,24 @@ def test_a_detail_without_end_is_a_warning_and_the_rest_is_stored(ssh_host, sshd
         in (ssh_host.last_error)
     )
     assert set(statuses(ssh_host).values()) == {"ok"}
+
+
+def test_the_pull_reads_each_disks_smart_and_names_and_judges_the_failing_one(ssh_host, sshd):
+    smart = SHARED_FIXTURES / "smartctl"
+    healthy = (smart / "scrutiny-sata-wdc-healthy.json").read_text()
+    failing = (smart / "scrutiny-usb-jmicron-failing.json").read_text()
+    disks = ssh.leaf_disks(seed_layout_mdstat())
+    sshd.reply(
+        seed_layout_mdstat(),
+        smart=dict.fromkeys(disks, healthy) | {"sdi": failing},
+        devlinks=seed_devlinks(),
+        sysfs={"md2": {"sync_action": "check", "last_sync_action": "resync", "mismatch_cnt": "0"}},
+    )
+    collect_host(ssh_host.pk)
+    sdi = Disk.objects.get(host=ssh_host, device="sdi")
+    assert (sdi.serial, sdi.failing, sdi.domain) == ("MSK423Y20S3HBC", True, "storage-b")
+    assert sdi.iscsi_target == "iqn.2026-01.example.storage-b:disks"
+    md3 = Array.objects.get(host=ssh_host, name="md3")
+    assert md3.status == "warning"
+    assert md3.advice[0]["path"] == "md99 → md3 → sdi"
+    assert Array.objects.get(host=ssh_host, name="md2").scrub_text == "check running"
