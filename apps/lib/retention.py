@@ -62,6 +62,7 @@ HISTORY = (
         before_expiry="apps.efs.history.roll_up_before",
     ),
     History("galera.Snapshot", "created", "VIGIL_GALERA_SNAPSHOT_RETENTION_DAYS"),
+    History("raid.DiskReading", "read_at", "VIGIL_RAID_DISK_RETENTION_DAYS"),
     History(
         "alerts.Notification",
         "sent",

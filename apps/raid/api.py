@@ -12,10 +12,14 @@ beyond), never through DRF's unbounded ``request.data``.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import django_filters
 from django.conf import settings
 from django.db.models import QuerySet
 from django.urls import re_path
+from django.utils import timezone
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, viewsets
 from rest_framework.request import Request
@@ -31,10 +35,12 @@ from apps.regions.models import STATUS_CHOICES
 
 from .collect import ingest
 from .errors import ParseError
-from .models import Array, Host, Member
+from .models import COUNTERS, Array, Disk, DiskReading, Host, Member
 from .report import ARRAY_FACT_FIELDS
 
 MAX_DETAILS = 256
+MAX_SMART = 4096  # disks in one report (bounds.MAX_DEVICES)
+CLOCK_SLACK = timedelta(minutes=10)  # how far a host's reading time may be from Vigil's
 
 
 # --- push ------------------------------------------------------------------------------------
@@ -63,7 +69,7 @@ class CanPushReport(CanPush):
 
 
 def _report_fields(data: object) -> tuple[str, dict[str, str], str | None]:
-    """The texts of a report; ValueError saying what is wrong with its shape."""
+    """The md texts of a report; ValueError saying what is wrong with its shape."""
     if not isinstance(data, dict):
         raise ValueError("Send a JSON object with 'mdstat' and optional 'details'")
     mdstat = data.get("mdstat")
@@ -81,6 +87,30 @@ def _report_fields(data: object) -> tuple[str, dict[str, str], str | None]:
     return mdstat, details, sysfs
 
 
+def _disk_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The disk texts of a report (``smart``, ``devlinks``) and when the host read them
+    (``read_at``, Unix seconds; ignored when more than ``CLOCK_SLACK`` from Vigil's clock)."""
+    smart = data.get("smart")
+    if smart is not None:
+        if not isinstance(smart, dict) or len(smart) > MAX_SMART:
+            raise ValueError("'smart' must map disk names to smartctl --json -a texts")
+        for name, text in smart.items():
+            if not isinstance(text, str):
+                raise ValueError(f"'smart' for {name!r} must be text")
+    devlinks = data.get("devlinks")
+    if devlinks is not None and not isinstance(devlinks, str):
+        raise ValueError("'devlinks' must be the lines of /dev/disk/by-id and by-path")
+    read_at = None
+    stamp = data.get("read_at")
+    if stamp is not None:
+        if isinstance(stamp, bool) or not isinstance(stamp, int | float) or not 0 < stamp < 2**34:
+            raise ValueError("'read_at' must be the reading's time in Unix seconds")
+        moment = datetime.fromtimestamp(stamp, tz=UTC)
+        if abs(moment - timezone.now()) <= CLOCK_SLACK:
+            read_at = moment
+    return {"smart": smart, "devlinks": devlinks, "read_at": read_at}
+
+
 @push_endpoint(
     authentication=HostTokenAuthentication,
     permission=CanPushReport,
@@ -96,10 +126,27 @@ def _report_fields(data: object) -> tuple[str, dict[str, str], str | None]:
             "sysfs": serializers.CharField(
                 required=False,
                 help_text="What `grep -s . /sys/block/md0/md/array_state "
-                "/sys/block/md0/md/sync_action ...` prints: one "
+                "/sys/block/md0/md/sync_action /sys/block/md0/md/last_sync_action "
+                "/sys/block/md0/md/mismatch_cnt ...` prints: one "
                 "'/sys/block/md0/md/sync_action:repair' line per file. Optional; it tells a "
-                "repair from a resync and a broken RAID-0 on kernels whose /proc/mdstat "
-                "still says active.",
+                "repair from a resync, a broken RAID-0 on kernels whose /proc/mdstat "
+                "still says active, and when checks ran and what they found.",
+            ),
+            "smart": serializers.DictField(
+                child=serializers.CharField(),
+                required=False,
+                help_text="Disk name (sdc) -> what `smartctl --json -a /dev/sdc` printed "
+                "(smartmontools 7+), for the disks under the arrays. Optional.",
+            ),
+            "devlinks": serializers.CharField(
+                required=False,
+                help_text="'/dev/disk/by-id/NAME -> ../../sdc' lines (and by-path): the "
+                "disks' stable names and iSCSI targets. Optional.",
+            ),
+            "read_at": serializers.IntegerField(
+                required=False,
+                help_text="When the host read all this, in Unix seconds (the report's "
+                "arrival when absent or more than 10 minutes off).",
             ),
         },
     ),
@@ -112,8 +159,9 @@ def _report_fields(data: object) -> tuple[str, dict[str, str], str | None]:
         },
     ),
     conflict="The host is disabled",
-    description="Push a host's /proc/mdstat (and optionally mdadm --detail per array and the "
-    "arrays' sysfs array_state and sync_action). Authenticate with the host's token (Bearer "
+    description="Push a host's /proc/mdstat (and optionally mdadm --detail per array, the "
+    "arrays' sysfs files, smartctl --json -a per disk and the disks' by-id and by-path "
+    "links). Authenticate with the host's token (Bearer "
     "vgh_…) or a read-write API key of an admin (raid.change_host). A text that is not "
     "/proc/mdstat, or beyond a bound, is answered 400 with the line that could not be read; "
     "nothing is stored then. One array's odd line makes only that array unknown. A body over "
@@ -128,12 +176,13 @@ def report(request: Request, pk: str) -> Response:
     try:
         payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES, text_field="mdstat")
         mdstat, details, sysfs = _report_fields(payload)
+        disks = _disk_fields(payload)  # type: ignore[arg-type]  # a dict: checked above
     except BodyRefused as exc:
         return Response({"error": str(exc)}, status=exc.status)
     except ValueError as exc:
         return Response({"error": str(exc)}, status=400)
     try:
-        transitions = ingest(host, mdstat, details, sysfs)
+        transitions = ingest(host, mdstat, details, sysfs, **disks)
     except ParseError as exc:
         host.collection_failed(f"report rejected: {exc}")
         return Response({"error": str(exc), "line": exc.line_number}, status=400)
@@ -188,7 +237,18 @@ class HostViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
 class MemberSerializer(serializers.ModelSerializer):
     class Meta:
         model = Member
-        fields = ["id", "array", "device", "role", "slot", "flags", "state", "domain", "is_array"]
+        fields = [
+            "id",
+            "array",
+            "device",
+            "role",
+            "slot",
+            "flags",
+            "state",
+            "domain",
+            "is_array",
+            "disk",
+        ]
 
 
 class ArraySerializer(serializers.ModelSerializer):
@@ -250,6 +310,88 @@ class MemberViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     ordering = ["array_id", "position", "pk"]
 
 
+DISK_FIELDS = [
+    "id",
+    "host",
+    "key",
+    "device",
+    "members",
+    "present",
+    "model",
+    "serial",
+    "wwn",
+    "firmware",
+    "protocol",
+    "device_type",
+    "capacity_bytes",
+    "by_id",
+    "by_path",
+    "iscsi_portal",
+    "iscsi_target",
+    "iscsi_lun",
+    "domain",
+    "status",
+    "failing",
+    "summary",
+    *COUNTERS,
+    "first_seen",
+    "last_read",
+]
+
+
+class DiskSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Disk
+        fields = DISK_FIELDS
+
+
+class DiskFilter(FilterSet):
+    host = IdFilter(help_text="Host id")
+    region = RegionFilter(field_name="host__region")
+
+    class Meta:
+        model = Disk
+        fields = ["device", "serial", "wwn", "status", "failing", "present", "domain"]
+
+
+class DiskViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
+    """The disks under the hosts' arrays, known by WWN or serial across renames, with their
+    SMART health (``status``: ok, warning, critical, or unknown when SMART cannot read it)
+    and latest counters."""
+
+    serializer_class = DiskSerializer
+    queryset = Disk.objects.all()
+    filterset_class = DiskFilter
+    ordering_fields = ["id", "device", "status", "last_read"]
+    ordering = ["host_id", "device", "pk"]
+
+
+class DiskReadingSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DiskReading
+        fields = ["id", "disk", "read_at", "status", *COUNTERS]
+
+
+class DiskReadingFilter(SinceUntilFilterSet):
+    time_field = "read_at"
+    disk = IdFilter(help_text="Disk id")
+    host = IdFilter(field_name="disk__host", help_text="Host id")
+
+    class Meta:
+        model = DiskReading
+        fields: list[str] = []
+
+
+class DiskReadingViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
+    """A disk's SMART counters over time (kept when they change, and at least hourly),
+    newest first."""
+
+    serializer_class = DiskReadingSerializer
+    queryset = DiskReading.objects.all()
+    filterset_class = DiskReadingFilter
+    ordering = ["-read_at", "-pk"]
+
+
 class HistorySerializer(serializers.ModelSerializer):
     array = serializers.IntegerField(source="object_id", read_only=True)
 
@@ -301,5 +443,7 @@ ROUTES = [
     ("raid/arrays", ArrayViewSet, "raid-array"),
     ("raid/members", MemberViewSet, "raid-member"),
     ("raid/history", HistoryViewSet, "raid-history"),
+    ("raid/disks", DiskViewSet, "raid-disk"),
+    ("raid/disk-readings", DiskReadingViewSet, "raid-disk-reading"),
 ]
 URLS = [re_path(r"^raid/hosts/(?P<pk>[0-9]+)/report/?$", report, name="raid-report")]

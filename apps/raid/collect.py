@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -23,10 +23,12 @@ from apps.alerts.models import Transition
 from apps.lib.status import Status, Verdict
 
 from . import ssh
+from .disks import DiskThresholds, LeafDisk, disk_name, thresholds_from
 from .domains import validate_rules
 from .errors import ParseError
-from .models import Array, Host, Member
-from .report import ARRAY_FACT_FIELDS, ArrayFacts, assess
+from .models import COUNTERS, Array, Disk, DiskReading, Host, Member
+from .report import ARRAY_FACT_FIELDS, ArrayFacts, Report, assess
+from .scrub import ScrubMemory, ScrubThresholds
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +48,29 @@ def ssh_target(host: Host) -> ssh.SshTarget:
     )
 
 
+def disk_thresholds() -> DiskThresholds:
+    return thresholds_from(settings.VIGIL_RAID_DISK_THRESHOLDS)
+
+
+def scrub_thresholds() -> ScrubThresholds:
+    return ScrubThresholds(
+        max_days=settings.VIGIL_RAID_CHECK_MAX_DAYS,
+        mismatch_sectors=settings.VIGIL_RAID_MISMATCH_SECTORS,
+    )
+
+
 def collect_over_ssh(host: Host) -> None:
     """Pull one SSH host's report and store it; a failure is kept as the host's error."""
     try:
         collected = ssh.collect(ssh_target(host))
-        ingest(host, collected.mdstat, collected.details, collected.sysfs)
+        ingest(
+            host,
+            collected.mdstat,
+            collected.details,
+            collected.sysfs,
+            smart=collected.smart,
+            devlinks=collected.devlinks,
+        )
     except ssh.SshError as exc:
         log.warning("SSH collection of %s failed: %s", host, exc)
         host.collection_failed(str(exc))
@@ -75,23 +95,59 @@ def ingest(
     details: Mapping[str, str] | None = None,
     sysfs: str | None = None,
     now: datetime | None = None,
+    smart: Mapping[str, str] | None = None,
+    devlinks: str | None = None,
+    read_at: datetime | None = None,
 ) -> list[Transition]:
-    """Save a report for ``host`` (``sysfs``: the ``array_state``/``sync_action`` lines);
-    ParseError (nothing stored) when the report is refused as a whole (``report.assess``)."""
+    """Save a report for ``host`` (``sysfs``: the lines of /sys/block/mdX/md/; ``smart``: disk
+    name -> ``smartctl --json -a`` text; ``devlinks``: the by-id and by-path lines;
+    ``read_at``: when the host read them, else ``now``); ParseError (nothing stored) when the
+    report is refused as a whole (``report.assess``)."""
     try:
         rules = validate_rules(host.domain_rules)
     except ValueError:
         rules = {}  # the admin form validates them; a bad value set elsewhere is ignored
-    report = assess(mdstat_text, details, rules, host.domain_noun, sysfs=sysfs)
     now = now or timezone.now()
+    read_at = read_at or now
+    memories = {
+        a.name: ScrubMemory(
+            a.sysfs_sync_action,
+            a.last_sync_action,
+            a.check_ended,
+            a.check_action,
+            a.checks_watched_since,
+        )
+        for a in Array.objects.filter(host=host).only(
+            "name",
+            "sysfs_sync_action",
+            "last_sync_action",
+            "check_ended",
+            "check_action",
+            "checks_watched_since",
+        )
+    }
+    report = assess(
+        mdstat_text,
+        details,
+        rules,
+        host.domain_noun,
+        sysfs=sysfs,
+        smart=smart,
+        devlinks=devlinks,
+        thresholds=disk_thresholds(),
+        scrubs=memories,
+        scrub_thresholds=scrub_thresholds(),
+        now=read_at,
+    )
     transitions: list[Transition] = []
     with transaction.atomic():
         # one report of a host at a time (PostgreSQL row lock; SQLite writes one at a time)
         Host.objects.select_for_update().filter(pk=host.pk).first()
+        disk_ids = _save_disks(host, report, read_at)
         rows = {a.name: a for a in Array.objects.filter(host=host)}
         for array in rows.values():
             array.host = host
-        _save_arrays(host, rows, report.arrays, now)
+        _save_arrays(host, rows, report.arrays, now, disk_ids)
         for facts in report.arrays:
             parent = rows[facts.parent] if facts.parent else None
             array = rows[facts.name]
@@ -119,11 +175,25 @@ def ingest(
     return transitions
 
 
-_MEMBER_FIELDS = ("position", "device", "role", "slot", "flags", "state", "domain", "is_array")
+_MEMBER_FIELDS = (
+    "position",
+    "device",
+    "role",
+    "slot",
+    "flags",
+    "state",
+    "domain",
+    "is_array",
+    "disk_id",
+)
 
 
 def _save_arrays(
-    host: Host, rows: dict[str, Array], reported: tuple[ArrayFacts, ...], now: datetime
+    host: Host,
+    rows: dict[str, Array],
+    reported: tuple[ArrayFacts, ...],
+    now: datetime,
+    disk_ids: dict[str, int] | None = None,
 ) -> None:
     """Copy the facts into the host's arrays and their members, writing only what changed:
     a report may hold 256 arrays and 4,096 members, and most of it is what it was a minute
@@ -155,11 +225,126 @@ def _save_arrays(
         members = [
             Member.of(array, position, member) for position, member in enumerate(facts.members)
         ]
+        for member in members:
+            member.disk_id = (disk_ids or {}).get(disk_name(member.device))
         if [tuple(getattr(m, f) for f in _MEMBER_FIELDS) for m in members] != stored.get(array.pk):
             replace.append((array, members))
     Array.objects.filter(pk__in=[rows[f.name].pk for f in reported]).update(last_seen=now)
     Member.objects.filter(array__in=[array for array, _ in replace]).delete()
     Member.objects.bulk_create((m for _, members in replace for m in members), batch_size=500)
+
+
+_DISK_FIELDS = (
+    "device",
+    "members",
+    "present",
+    "model",
+    "serial",
+    "wwn",
+    "firmware",
+    "protocol",
+    "device_type",
+    "capacity_bytes",
+    "by_id",
+    "by_path",
+    "iscsi_portal",
+    "iscsi_target",
+    "iscsi_lun",
+    "domain",
+    "status",
+    "failing",
+    "summary",
+    *COUNTERS,
+    "smart_text",
+    "last_read",
+)
+
+
+def _disk_values(disk: LeafDisk, domain: str, text: str, read_at: datetime) -> dict[str, object]:
+    reading = disk.reading
+    iscsi = disk.links.iscsi
+    values: dict[str, object] = {
+        "device": disk.device,
+        "members": list(disk.members),
+        "present": True,
+        "by_id": list(disk.links.by_id),
+        "by_path": list(disk.links.by_path),
+        "iscsi_portal": iscsi.portal if iscsi else "",
+        "iscsi_target": iscsi.target if iscsi else "",
+        "iscsi_lun": iscsi.lun if iscsi else None,
+        "domain": domain,
+        "status": disk.health.status.value,
+        "failing": disk.health.failing,
+        "summary": disk.health.summary[:500],
+        "smart_text": text,
+    }
+    if reading is None:  # identity and counters stay as last read
+        return values
+    values.update(
+        model=reading.model,
+        serial=reading.serial,
+        wwn=reading.wwn,
+        firmware=reading.firmware,
+        protocol=reading.protocol[:20],
+        device_type=reading.device_type[:40],
+        capacity_bytes=reading.capacity_bytes,
+        smart_passed=reading.passed,
+        reallocated_sectors=reading.reallocated_sectors,
+        pending_sectors=reading.pending_sectors,
+        offline_uncorrectable=reading.offline_uncorrectable,
+        grown_defects=reading.grown_defects,
+        uncorrected_errors=reading.uncorrected_errors,
+        media_errors=reading.media_errors,
+        percentage_used=reading.percentage_used,
+        temperature_c=reading.temperature_c,
+        power_on_hours=reading.power_on_hours,
+        last_read=read_at,
+    )
+    return values
+
+
+def _save_disks(host: Host, report: Report, read_at: datetime) -> dict[str, int]:
+    """The disks under the arrays, found again by their identity (a renamed sdc is the same
+    row), written only where something changed; their counters kept in ``DiskReading`` when
+    they change and at least every ``VIGIL_RAID_DISK_HISTORY_MINUTES``. Disks of the host
+    that the report no longer has are kept, not present. Returns kernel name -> row id."""
+    rows = {d.key: d for d in Disk.objects.filter(host=host)}
+    domains = {m.device: m.domain for a in report.arrays for m in a.members if m.domain}
+    every = timedelta(minutes=settings.VIGIL_RAID_DISK_HISTORY_MINUTES)
+    ids: dict[str, int] = {}
+    history = []
+    for disk in report.disks.values():
+        row = rows.get(disk.key)
+        domain = next((domains[m] for m in disk.members if m in domains), "")
+        values = _disk_values(disk, domain, report.smart_texts.get(disk.device, ""), read_at)
+        before = tuple(getattr(row, f) for f in COUNTERS) if row is not None else None
+        if row is None:
+            row = Disk.objects.create(host=host, key=disk.key, first_seen=read_at, **values)
+        elif any(getattr(row, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(row, name, value)
+            row.save(update_fields=list(values))
+        ids[disk.device] = row.pk
+        if disk.reading is None or not disk.reading.has_health:
+            continue
+        # the row's counters are those of its last kept reading unless they changed since
+        counters = tuple(getattr(row, f) for f in COUNTERS)
+        due = row.kept_at is None or read_at - row.kept_at >= every
+        if due or counters != before:
+            history.append(
+                DiskReading(
+                    disk=row,
+                    read_at=read_at,
+                    status=row.status,
+                    **dict(zip(COUNTERS, counters, strict=True)),
+                )
+            )
+            row.kept_at = read_at
+    DiskReading.objects.bulk_create(history)
+    Disk.objects.filter(pk__in=[r.disk_id for r in history]).update(kept_at=read_at)
+    gone = [row.pk for row in rows.values() if row.present and row.pk not in ids.values()]
+    Disk.objects.filter(pk__in=gone).update(present=False)
+    return ids
 
 
 def mark_silent_hosts(now: datetime | None = None) -> list[Transition]:

@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 from apps.lib.appconf import Setting
+from apps.raid.disks import thresholds_from  # pure, no Django
+
+
+def _disk_thresholds(value: object) -> dict:
+    """Disk thresholds over the defaults (apps/raid/disks.py DiskThresholds), checked now."""
+    if not isinstance(value, dict):
+        raise ValueError('a JSON object, e.g. {"pending_sectors": 1, "reallocated_sectors": 10}')
+    thresholds_from(value)
+    return value
+
+
+def _at_least_zero(value: int) -> int:
+    if value < 0:
+        raise ValueError("0 (off) or more")
+    return value
+
 
 SETTINGS = (
     # A host with no report for this long (SSH hosts: at least 3 intervals) turns its arrays unknown.
@@ -15,4 +31,15 @@ SETTINGS = (
     Setting("VIGIL_RAID_SSH_KNOWN_HOSTS"),
     Setting("VIGIL_RAID_SSH_CONNECT_TIMEOUT", "float", 10.0),
     Setting("VIGIL_RAID_SSH_COMMAND_TIMEOUT", "float", 30.0),
+    # Where a SMART counter makes a disk failing, over the defaults of DiskThresholds, e.g.
+    # {"reallocated_sectors": 10, "pending_sectors": 1, "temperature_c": 60}; 0 turns one off.
+    Setting("VIGIL_RAID_DISK_THRESHOLDS", "json", {}, _disk_thresholds),
+    # An array whose last check (or repair) ended longer ago than this is a warning; 0: never.
+    Setting("VIGIL_RAID_CHECK_MAX_DAYS", "int", 40, _at_least_zero),
+    # A check that finds this many sectors out of step (mismatch_cnt) is a warning; 0: never.
+    Setting("VIGIL_RAID_MISMATCH_SECTORS", "int", 1, _at_least_zero),
+    # A disk's SMART counters are kept when they change, and at least this often.
+    Setting("VIGIL_RAID_DISK_HISTORY_MINUTES", "int", 60, _at_least_zero),
+    # Disk readings are kept this long, then expired by the beat (apps/lib/retention.py).
+    Setting("VIGIL_RAID_DISK_RETENTION_DAYS", "int", 400),
 )

@@ -8,13 +8,18 @@ over the i-th disk of every server (three offset copies: a three-way mirror whos
 all copies), and ``md99`` is a RAID-0 over ``md1``..``md5``.
 
 ``set_up()`` (idempotent) adds, in the demo AWS region, a host that "pushes" the seed layout
-with one rebuild in progress, through the same ingest path as a real report. ``refresh(now)``
-re-sends it from the dispatcher, with the rebuild further along, so the demo host never goes
-stale. These two import Django's models when called, so the layout stays importable alone.
+with one rebuild in progress, through the same ingest path as a real report, with each disk's
+``smartctl --json -a`` (``seed_smart``: the storage servers pass their SATA disks through, so
+SMART reaches the client; ``FAILING`` has 24 pending sectors), the disks' by-id and by-path
+names (``seed_devlinks``: iSCSI targets and LUNs) and the arrays' sysfs files (a check ended
+with no mismatch). ``refresh(now)`` re-sends it from the dispatcher, with the rebuild further
+along, so the demo host never goes stale. These two import Django's models when called, so
+the layout stays importable alone.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -32,7 +37,10 @@ __all__ = [
     "SEED_SERVERS",
     "rebuild_percent",
     "refresh",
+    "seed_devlinks",
     "seed_layout_mdstat",
+    "seed_smart",
+    "seed_sysfs",
     "set_up",
 ]
 
@@ -48,6 +56,7 @@ SEED_RULES: dict[str, str] = {
     f"sd[{_DISKS[i * 5]}-{_DISKS[i * 5 + 4]}]": server for i, server in enumerate(SEED_SERVERS)
 }
 
+REBUILDING_DISK = "sdh"  # storage-b's disk in md2, re-added and recovering
 _DISK_KIB = 1073610752  # a 1 TiB iSCSI LUN less the md superblock and bitmap space
 _SPEED_KIB = 148213
 
@@ -102,8 +111,91 @@ def seed_layout_mdstat(
     return "\n".join(lines) + "\n"
 
 
+FAILING = "sdd"  # storage-a's disk in md3: SMART counts 24 pending sectors, md has not failed it
+_PORTALS = {server: f"192.0.2.{11 + n}:3260" for n, server in enumerate(SEED_SERVERS)}
+
+
+def _disk_number(disk: str) -> int:
+    return _DISKS.index(disk[2:])
+
+
+def seed_smart(disk: str, failing: str = FAILING) -> str:
+    """What ``smartctl --json=c -a /dev/<disk>`` prints for a seed disk: a 1 TB SATA disk
+    passed through iSCSI (SAT), in the shape of smartmontools 7.4's JSON."""
+    n = _disk_number(disk)
+    pending = 24 if disk == failing else 0
+    attributes = [
+        (5, "Reallocated_Sector_Ct", 0),
+        (9, "Power_On_Hours", 21_300 + 37 * n),
+        (194, "Temperature_Celsius", 33 + n % 4),
+        (197, "Current_Pending_Sector", pending),
+        (198, "Offline_Uncorrectable", 0),
+    ]
+    report = {
+        "json_format_version": [1, 0],
+        "smartctl": {
+            "version": [7, 4],
+            "argv": ["smartctl", "--json=c", "-a", f"/dev/{disk}"],
+            "exit_status": 0 if not pending else 64,
+        },
+        "device": {"name": f"/dev/{disk}", "info_name": f"/dev/{disk} [SAT]", "type": "sat"}
+        | {"protocol": "ATA"},
+        "model_name": "ST1000NM0055-1V410C",
+        "serial_number": f"ZBS0{4100 + n * 7:04d}",
+        "wwn": {"naa": 5, "oui": 3152, "id": 2_850_000_000 + n * 4099},
+        "firmware_version": "TN05",
+        "user_capacity": {"blocks": 1953525168, "bytes": 1_000_204_886_016},
+        "smart_support": {"available": True, "enabled": True},
+        "smart_status": {"passed": True},
+        "ata_smart_attributes": {
+            "revision": 10,
+            "table": [
+                {"id": ident, "name": name, "value": 100, "worst": 100, "thresh": 0}
+                | {"when_failed": "", "raw": {"value": raw, "string": str(raw)}}
+                for ident, name, raw in attributes
+            ],
+        },
+        "power_on_time": {"hours": 21_300 + 37 * n},
+        "temperature": {"current": 33 + n % 4},
+    }
+    return json.dumps(report, separators=(",", ":"))
+
+
+def seed_devlinks() -> str:
+    """The seed client's /dev/disk/by-id and by-path links, as the agent sends them."""
+    lines = []
+    for n, letter in enumerate(_DISKS):
+        disk = f"sd{letter}"
+        wwn = f"0x5{3152:06x}{2_850_000_000 + n * 4099:09x}"
+        server = SEED_SERVERS[n // 5]
+        lines.append(f"/dev/disk/by-id/wwn-{wwn} -> ../../{disk}")
+        lines.append(
+            f"/dev/disk/by-id/scsi-SATA_ST1000NM0055-1V4_ZBS0{4100 + n * 7:04d} -> ../../{disk}"
+        )
+        target = f"iqn.2026-01.example.{server}:disks"
+        lines.append(
+            f"/dev/disk/by-path/ip-{_PORTALS[server]}-iscsi-{target}-lun-{n % 5} -> ../../{disk}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def seed_sysfs(rebuilding: str | None = REBUILDING_DISK) -> str:
+    """The arrays' sysfs files: md1..md5 idle after a clean monthly check, the one holding
+    ``rebuilding`` recovering; md99, a RAID-0, has no sync_action."""
+    lines = ["/sys/block/md99/md/array_state:clean"]
+    for name, disks in SEED_ARRAYS.items():
+        action = "recover" if rebuilding in disks else "idle"
+        lines += [
+            f"/sys/block/{name}/md/array_state:{'active' if action == 'recover' else 'clean'}",
+            f"/sys/block/{name}/md/sync_action:{action}",
+            f"/sys/block/{name}/md/last_sync_action:check",
+            f"/sys/block/{name}/md/mismatch_cnt:0",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 DEMO_HOST = "demo-storage-client"
-REBUILDING = "sdh"  # storage-b's disk in md2, re-added and recovering
+REBUILDING = REBUILDING_DISK
 START_PERCENT = 37.4
 PERCENT_PER_MINUTE = 0.8  # 148 MiB/s over a 1 TiB disk
 
@@ -146,4 +238,12 @@ def refresh(host: Host, now: datetime | None = None) -> None:
 
     now = now or timezone.now()
     text = seed_layout_mdstat(rebuilding=REBUILDING, percent=rebuild_percent(host, now))
-    ingest(host, text, now=now)
+    disks = [f"sd{letter}" for letter in _DISKS]
+    ingest(
+        host,
+        text,
+        sysfs=seed_sysfs(),
+        now=now,
+        smart={disk: seed_smart(disk) for disk in disks},
+        devlinks=seed_devlinks(),
+    )

@@ -16,7 +16,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ARRAY_STATES", "FACTS", "MDSTAT_STATES", "PROGRESS_ACTIONS", "SYNC_ACTIONS", "WORD"]
+__all__ = [
+    "ARRAY_STATES",
+    "FACTS",
+    "MDSTAT_STATES",
+    "PROGRESS_ACTIONS",
+    "SCRUBS",
+    "SYNC_ACTIONS",
+    "SYSFS_FILES",
+    "WORD",
+]
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,16 @@ FACTS: dict[str, Fact] = {
         "apart.",
         f"{_MD_C} status_resync",
     ),
+    "mismatch-cnt": Fact(
+        "/sys/block/mdX/md/mismatch_cnt counts the sectors a check found out of step (a "
+        "repair: rewrote) in the last such pass, in units of pages rather than sectors on most "
+        "levels, so it may exceed the real count; on RAID-1 and RAID-10 a non-zero count can "
+        "be harmless (swap, or a write still in flight while the check read). Since kernel "
+        "3.11, last_sync_action says which action the count is of: check, repair, resync, "
+        "recover, reshape (or none/idle before any). The kernel keeps no time of it.",
+        f"{_MD_RST} (mismatch_cnt); commit c4a39551451666229b4ea5e8aae8ca0131d00665 'MD: "
+        "Remember the last sync operation that was performed' (Jonathan Brassow, 2013-06-25)",
+    ),
     "monitor-severity": Fact(
         "mdadm --monitor logs DeviceDisappeared, Fail, FailSpare and DegradedArray at LOG_CRIT "
         "and RebuildStarted, Rebuild and RebuildFinished at LOG_WARNING: a degraded array is "
@@ -115,5 +134,10 @@ ARRAY_STATES = frozenset(
 PROGRESS_ACTIONS = frozenset({"recovery", "resync", "check", "repair", "reshape"})
 #: sync_action words (FACTS["sync-action"]).
 SYNC_ACTIONS = frozenset({"resync", "recover", "check", "repair", "reshape", "frozen", "idle"})
+#: The scrubs a user (or the distribution's monthly timer) starts: a check, or a repair.
+SCRUBS = frozenset({"check", "repair"})
+#: The files of /sys/block/mdX/md/ the agent and the SSH pull read (FACTS["array-state"],
+#: ["sync-action"], ["mismatch-cnt"]); all world-readable.
+SYSFS_FILES = ("array_state", "sync_action", "last_sync_action", "mismatch_cnt")
 #: What a sysfs word may look like before Vigil keeps it (the columns hold 20 characters).
 WORD = re.compile(r"[a-z][a-z_-]{0,19}", re.ASCII)

@@ -207,6 +207,27 @@ class Array(Subject):
         null=True, blank=True, help_text="Failure domains that may all fail, worst case."
     )
     domain_headroom_text = models.CharField(max_length=1000, blank=True)
+    # scrubs (apps/raid/scrub.py): sysfs at the last reading, and what Vigil saw over time
+    sysfs_sync_action = models.CharField(
+        max_length=20, blank=True, help_text="/sys/block/mdX/md/sync_action at the last reading."
+    )
+    last_sync_action = models.CharField(
+        max_length=20, blank=True, help_text="/sys/block/mdX/md/last_sync_action."
+    )
+    mismatch_cnt = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Sectors the last check found out of step."
+    )
+    check_ended = models.DateTimeField(
+        null=True, blank=True, help_text="When Vigil saw the last check or repair end."
+    )
+    check_action = models.CharField(max_length=20, blank=True)
+    checks_watched_since = models.DateTimeField(
+        null=True, blank=True, help_text="Vigil has read its sync_action since."
+    )
+    scrub_text = models.CharField(max_length=300, blank=True)
+    advice = models.JSONField(
+        default=list, blank=True, help_text="What to replace, where, and the mdadm commands."
+    )
     last_seen = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -217,6 +238,99 @@ class Array(Subject):
 
     def __str__(self) -> str:
         return f"{self.host.name}:{self.name}"
+
+
+class Disk(models.Model):
+    """A disk under a host's arrays, known by its WWN or serial across renames (sdc -> sdd)."""
+
+    host = models.ForeignKey(Host, models.CASCADE, related_name="disks")
+    key = models.CharField(
+        max_length=200, help_text="wwn:…, serial:model:serial, by-id:… or dev:NAME (unstable)."
+    )
+    device = models.CharField(max_length=100, help_text="Its kernel name at the last report.")
+    members = models.JSONField(default=list, blank=True, help_text="md members on it (sdc1).")
+    present = models.BooleanField(default=True)
+    model = models.CharField(max_length=100, blank=True)
+    serial = models.CharField(max_length=100, blank=True)
+    wwn = models.CharField(max_length=100, blank=True)
+    firmware = models.CharField(max_length=100, blank=True)
+    protocol = models.CharField(max_length=20, blank=True)
+    device_type = models.CharField(max_length=40, blank=True)
+    capacity_bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    by_id = models.JSONField(default=list, blank=True)
+    by_path = models.JSONField(default=list, blank=True)
+    iscsi_portal = models.CharField(max_length=100, blank=True)
+    iscsi_target = models.CharField(max_length=240, blank=True)
+    iscsi_lun = models.PositiveBigIntegerField(null=True, blank=True)
+    domain = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=10, default=Status.UNKNOWN.value)
+    failing = models.BooleanField(default=False)
+    summary = models.CharField(max_length=500, blank=True)
+    smart_passed = models.BooleanField(null=True, blank=True)
+    reallocated_sectors = models.PositiveBigIntegerField(null=True, blank=True)
+    pending_sectors = models.PositiveBigIntegerField(null=True, blank=True)
+    offline_uncorrectable = models.PositiveBigIntegerField(null=True, blank=True)
+    grown_defects = models.PositiveBigIntegerField(null=True, blank=True)
+    uncorrected_errors = models.PositiveBigIntegerField(null=True, blank=True)
+    media_errors = models.PositiveBigIntegerField(null=True, blank=True)
+    percentage_used = models.PositiveBigIntegerField(null=True, blank=True)
+    temperature_c = models.PositiveIntegerField(null=True, blank=True)
+    power_on_hours = models.PositiveBigIntegerField(null=True, blank=True)
+    smart_text = models.TextField(blank=True, help_text="smartctl's last output, as sent.")
+    first_seen = models.DateTimeField(default=timezone.now)
+    last_read = models.DateTimeField(null=True, blank=True)
+    kept_at = models.DateTimeField(null=True, blank=True, help_text="Its last DiskReading.")
+
+    class Meta:
+        ordering = ["host", "device"]
+        constraints = [models.UniqueConstraint(fields=["host", "key"], name="raid_disk_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.host.name}:{self.device}"
+
+    @property
+    def status_enum(self) -> Status:
+        return Status(self.status)
+
+
+class DiskReading(models.Model):
+    """A disk's SMART counters at a time: kept when they change, and at least hourly."""
+
+    disk = models.ForeignKey(Disk, models.CASCADE, related_name="readings")
+    read_at = models.DateTimeField()
+    status = models.CharField(max_length=10)
+    smart_passed = models.BooleanField(null=True, blank=True)
+    reallocated_sectors = models.PositiveBigIntegerField(null=True, blank=True)
+    pending_sectors = models.PositiveBigIntegerField(null=True, blank=True)
+    offline_uncorrectable = models.PositiveBigIntegerField(null=True, blank=True)
+    grown_defects = models.PositiveBigIntegerField(null=True, blank=True)
+    uncorrected_errors = models.PositiveBigIntegerField(null=True, blank=True)
+    media_errors = models.PositiveBigIntegerField(null=True, blank=True)
+    percentage_used = models.PositiveBigIntegerField(null=True, blank=True)
+    temperature_c = models.PositiveIntegerField(null=True, blank=True)
+    power_on_hours = models.PositiveBigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["disk", "-read_at"]
+        indexes = [models.Index(fields=["disk", "read_at"]), models.Index(fields=["read_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.disk} at {self.read_at:%Y-%m-%d %H:%M}"
+
+
+#: The SMART counters a disk row and its readings share (``DiskReading`` keeps them over time).
+COUNTERS = (
+    "smart_passed",
+    "reallocated_sectors",
+    "pending_sectors",
+    "offline_uncorrectable",
+    "grown_defects",
+    "uncorrected_errors",
+    "media_errors",
+    "percentage_used",
+    "temperature_c",
+    "power_on_hours",
+)
 
 
 class Member(models.Model):
@@ -233,6 +347,9 @@ class Member(models.Model):
     state = models.CharField(max_length=100, blank=True)
     domain = models.CharField(max_length=200, blank=True)
     is_array = models.BooleanField(default=False)
+    disk = models.ForeignKey(
+        Disk, models.SET_NULL, null=True, blank=True, related_name="memberships"
+    )
 
     class Meta:
         ordering = ["array", "position"]

@@ -19,6 +19,11 @@ Beyond ``verdict.array_verdict``: when the host has failure-domain rules and an 
 was built to survive failures is otherwise ok but one failure domain alone would stop it
 (two mirror halves on the same storage server), it is a **warning** saying which domain.
 
+**Disks and scrubs** (``findings.py``): the smartctl texts of the disks under the arrays
+are read and judged (``disks.py``), a failing disk is named in its arrays' headroom and
+verdict, a failed or failing member gets its replacement advice, and, given ``now``, each
+array's checks are followed from what was remembered of them (``scrub.py``).
+
 Only the ``mdadm --detail`` texts of arrays that /proc/mdstat lists are read and kept. The
 whole judgement of one report (headroom of every array first, then the failure-domain
 searches) spends one ``bounds.Budget``: what does not fit is "too large to judge", with the
@@ -30,13 +35,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
 from typing import Any
 
 from apps.lib.status import Status, Verdict
-from apps.raid import bounds, parse_mdadm, parse_mdstat, parse_sysfs
+from apps.raid import bounds, findings, parse_devlinks, parse_mdadm, parse_mdstat, parse_sysfs
 from apps.raid.bounds import Budget, TooLarge
+from apps.raid.disks import DiskThresholds, LeafDisk, disk_name, leaf_disks
 from apps.raid.errors import ParseError, Refused, quoted
 from apps.raid.evidence import Evidence, reconcile
+from apps.raid.scrub import ScrubMemory, ScrubThresholds
 from apps.raid.topology import ArrayHeadroom, Topology, describe_domains, describe_headroom
 from apps.raid.verdict import TOO_LARGE, array_verdict, unjudged_verdict, unreadable_verdict
 
@@ -85,6 +93,15 @@ class ArrayFacts:
     domain_headroom_text: str
     members: tuple[MemberFacts, ...]
     verdict: Verdict
+    # scrubs (scrub.py): what this reading's sysfs says and what Vigil remembers
+    sysfs_sync_action: str = ""
+    last_sync_action: str = ""
+    mismatch_cnt: int | None = None
+    check_ended: datetime | None = None
+    check_action: str = ""
+    checks_watched_since: datetime | None = None
+    scrub_text: str = ""
+    advice: list[dict[str, Any]] = field(default_factory=list)  # advice.Advice, as JSON
 
 
 #: The facts an ``Array`` row copies from ``ArrayFacts`` (its columns of the same names): the
@@ -103,6 +120,8 @@ class Report:
     detail_problems: dict[str, str] = field(default_factory=dict)  # array -> why unreadable
     steps: int = 0  # what the judgement spent of its budget
     too_large: bool = False  # the budget ran out: some arrays were not fully judged
+    disks: dict[str, LeafDisk] = field(default_factory=dict)  # "sdc" -> the disk, report order
+    smart_texts: dict[str, str] = field(default_factory=dict)  # "sdc" -> smartctl's text, kept
 
 
 def _from(source: str, exc: ParseError) -> ParseError:
@@ -139,8 +158,18 @@ def assess(
     noun: str = "failure domain",
     budget: Budget | None = None,
     sysfs: str | None = None,
+    smart: Mapping[str, str] | None = None,
+    devlinks: str | None = None,
+    thresholds: DiskThresholds | None = None,
+    scrubs: Mapping[str, ScrubMemory] | None = None,
+    scrub_thresholds: ScrubThresholds | None = None,
+    now: datetime | None = None,
 ) -> Report:
-    """Read and judge one host's report; raise ParseError before anything else happens."""
+    """Read and judge one host's report; raise ParseError before anything else happens.
+
+    ``smart``: the disk name (``sdc``) -> ``smartctl --json -a`` text; ``devlinks``: the
+    by-id and by-path lines; ``scrubs``: what was remembered of each array's scrubs, followed
+    at ``now`` (the reading's time; without it, scrubs are not judged)."""
     try:
         read_mdstat = parse_mdstat.parse(mdstat_text)
     except ParseError as exc:
@@ -161,26 +190,55 @@ def assess(
             mapping = domain_map(sorted(leaves), rules)
         except TooLarge:
             mapping = None
+    order = [m.device for a in parsed.arrays for m in a.members if m.device not in known]
+    texts, readings, problems = findings.read_smart(smart, {disk_name(leaf) for leaf in order})
+    links = parse_devlinks.parse(devlinks)
+    disks = leaf_disks(
+        list(dict.fromkeys(order)),
+        readings,
+        problems,
+        links,
+        thresholds or DiskThresholds(),
+        smart is not None,
+    )
+    sysfs_states = parse_sysfs.parse(sysfs, known)
+    holders = {m.device: a.name for a in parsed.arrays for m in a.members}
     arrays = []
     for position, array in enumerate(parsed.arrays):
         verdict, headroom, topology, gap = judged[array.name]
-        arrays.append(
-            _array_facts(
-                position,
-                array,
-                found.get(array.name),
-                topology,
-                headroom,
-                verdict,
-                parents.get(array.name),
-                mapping,
-                bool(rules),
-                noun,
-                known,
-                evidence[array.name],
-                gap,
-            )
+        facts = _array_facts(
+            position,
+            array,
+            found.get(array.name),
+            topology,
+            headroom,
+            verdict,
+            parents.get(array.name),
+            mapping,
+            bool(rules),
+            noun,
+            known,
+            evidence[array.name],
+            gap,
         )
+        found_disks, said, advice = findings.disk_findings(
+            facts.name, facts.members, topology, headroom, disks, holders, links, noun
+        )
+        facts = replace(
+            facts,
+            verdict=findings.raised(facts.verdict, found_disks, REASON_TEXT),
+            headroom_text=_clip(facts.headroom_text + said, HEADROOM_TEXT),
+            advice=advice,
+        )
+        if now is not None:
+            memory = (scrubs or {}).get(array.name, ScrubMemory())
+            state = sysfs_states.get(array.name, parse_sysfs.SysfsState())
+            thresholds_now = scrub_thresholds or ScrubThresholds()
+            changes = findings.scrub_fields(
+                facts.verdict, memory, state, now, thresholds_now, REASON_TEXT
+            )
+            facts = replace(facts, **changes)
+        arrays.append(facts)
     return Report(
         mdstat=parsed,
         details=found,
@@ -193,6 +251,8 @@ def assess(
         steps=budget.spent,
         too_large=budget.exhausted,
         detail_problems=detail_problems,
+        disks=disks,
+        smart_texts=texts,
     )
 
 

@@ -1,11 +1,14 @@
-"""SSH adapter (asyncssh): read /proc/mdstat and ``mdadm --detail`` from a host.
+"""SSH adapter (asyncssh): read /proc/mdstat, ``mdadm --detail`` and the disks' SMART.
 
 The only place that talks SSH. It runs ``cat /proc/mdstat``, then
-``sudo -n mdadm --detail /dev/mdX`` for each array it lists, and one
+``sudo -n mdadm --detail /dev/mdX`` for each array it lists, one
 ``grep -s . /sys/block/mdX/md/array_state /sys/block/mdX/md/sync_action ...`` for all of them
-(world-readable, no sudo: grep names each file, and a RAID-0 has no sync_action), and returns
-the texts; parsing and judging happen elsewhere (``report.py``, ``parse_sysfs.py``). A detail
-or the sysfs words that cannot be had are a warning, and the arrays are judged without them.
+(world-readable, no sudo: grep names each file, and a RAID-0 has no sync_action),
+``sudo -n smartctl --json=c -a /dev/sdX`` for each disk under the arrays, and one
+``find /dev/disk/by-id /dev/disk/by-path … -printf '%p -> %l\\n'`` for the disks' stable
+names, and returns the texts; parsing and judging happen elsewhere (``report.py``). A detail,
+a disk or the sysfs words that cannot be had are a warning, and the arrays are judged without
+them.
 The host key is always verified: against the host's own known_hosts entry when it has one,
 else against a known_hosts file. Each step is bounded:
 the connection (TCP, key exchange and login) by ``connect_timeout``, each command by
@@ -30,6 +33,8 @@ from typing import TYPE_CHECKING
 
 from apps.lib import outbound
 from apps.lib.formats import iec_bytes
+from apps.raid.kernel import SYSFS_FILES
+from apps.raid.topology import disk_of
 
 if TYPE_CHECKING:  # asyncssh loads on the first collection, not with every worker and command
     import asyncssh
@@ -37,12 +42,26 @@ if TYPE_CHECKING:  # asyncssh loads on the first collection, not with every work
 __all__ = ["Collected", "SshError", "SshTarget", "collect", "known_hosts_from_text"]
 
 _ARRAY_LINE = re.compile(r"^\s*(md[A-Za-z0-9_]{1,30})\s*:", re.ASCII | re.MULTILINE)
+_MEMBER_LINE = re.compile(r"^\s*md[A-Za-z0-9_]{1,30}\s*:(.*)$", re.ASCII | re.MULTILINE)
+_MEMBER = re.compile(r"([A-Za-z0-9_-]{1,32})\[[0-9]{1,10}\]", re.ASCII)
 _KEY_TYPE = re.compile(r"^(ssh-|ecdsa-|sk-)", re.ASCII)
 MAX_OUTPUT = 1024 * 1024  # bytes a command may print (the push limit, VIGIL_PUSH_MAX_BYTES)
 MAX_ERROR_OUTPUT = 64 * 1024  # bytes a command may print on stderr
 DETAILS_AT_ONCE = 4  # sessions at a time on one connection (sshd allows 10 by default)
-SYSFS_FILES = ("array_state", "sync_action")  # of /sys/block/mdX/md/ (apps/raid/kernel.py)
 GREP_FOUND = frozenset({0, 1, 2})  # grep: lines found, none, or a file missing (no sync_action)
+FIND_DONE = frozenset({0, 1})  # find: done, or a folder missing (no by-path on some hosts)
+SMARTCTL_DONE = frozenset(range(256))  # its exit status is a bit mask of findings (smart.py)
+DEVLINKS_COMMAND = [
+    "find",
+    "/dev/disk/by-id",
+    "/dev/disk/by-path",
+    "-maxdepth",
+    "1",
+    "-type",
+    "l",
+    "-printf",
+    "%p -> %l\\n",
+]
 _PIECE = 64 * 1024
 
 
@@ -72,6 +91,8 @@ class Collected:
     details: dict[str, str]
     warnings: tuple[str, ...] = ()
     sysfs: str = ""  # "/sys/block/md0/md/array_state:clean" lines
+    smart: dict[str, str] = field(default_factory=dict)  # "sdc" -> smartctl --json -a text
+    devlinks: str = ""  # "/dev/disk/by-id/NAME -> ../../sdc" lines
 
 
 def known_hosts_from_text(text: str) -> asyncssh.SSHKnownHosts:
@@ -93,6 +114,24 @@ def known_hosts_from_text(text: str) -> asyncssh.SSHKnownHosts:
 def array_names(mdstat_text: str) -> list[str]:
     """The md device names a /proc/mdstat text lists (safe as a command argument)."""
     return _ARRAY_LINE.findall(mdstat_text)
+
+
+def leaf_disks(mdstat_text: str) -> list[str]:
+    """The whole disks under the arrays a /proc/mdstat text lists (``sdc1`` -> ``sdc``),
+    arrays left out; each safe as a command argument."""
+    arrays = set(array_names(mdstat_text))
+    disks: dict[str, None] = {}
+    for line in _MEMBER_LINE.findall(mdstat_text):
+        for member in _MEMBER.findall(line):
+            if member not in arrays:
+                disks[disk_of(member) or member] = None
+    return list(disks)
+
+
+def smartctl_command(disk: str) -> list[str]:
+    """``smartctl --json=c -a``: the JSON of ``--json -a`` without its indentation, a third
+    of the size (the report is bounded by VIGIL_PUSH_MAX_BYTES)."""
+    return ["sudo", "-n", "smartctl", "--json=c", "-a", f"/dev/{disk}"]
 
 
 def sysfs_command(names: Sequence[str]) -> list[str]:
@@ -182,9 +221,23 @@ async def _session(options: dict[str, object], target: SshTarget) -> Collected:
                 except SshError as exc:
                     return name, None, f"mdadm --detail /dev/{name}: {exc}"
 
+        async def smart(disk: str) -> tuple[str, str | None, str | None]:
+            command = smartctl_command(disk)
+            async with parallel:
+                try:
+                    output = await _run(
+                        conn, command, target.command_timeout, target.max_output, SMARTCTL_DONE
+                    )
+                except SshError as exc:
+                    return disk, None, str(exc).replace(f"/dev/{disk}", "/dev/…")
+            if not output.strip():  # sudo refused it, or smartctl is not installed
+                return disk, None, "printed nothing (the sudo rule? smartmontools 7 or later?)"
+            return disk, output, None
+
         names = array_names(mdstat)
         results = await asyncio.gather(*(detail(name) for name in names))
-        sysfs, sysfs_warning = "", None
+        disks = await asyncio.gather(*(smart(disk) for disk in leaf_disks(mdstat)))
+        sysfs, devlinks, problems = "", "", []
         if names:
             command = sysfs_command(names)
             try:
@@ -192,11 +245,38 @@ async def _session(options: dict[str, object], target: SshTarget) -> Collected:
                     conn, command, target.command_timeout, target.max_output, GREP_FOUND
                 )
             except SshError as exc:
-                sysfs_warning = f"array_state and sync_action: {exc}"
+                problems.append(f"the arrays' sysfs files: {exc}")
+        if disks:
+            try:
+                devlinks = await _run(
+                    conn, DEVLINKS_COMMAND, target.command_timeout, target.max_output, FIND_DONE
+                )
+            except SshError as exc:
+                problems.append(f"/dev/disk/by-id: {exc}")
     details = {name: text for name, text, _ in results if text is not None}
     warnings = tuple(warning for _, _, warning in results if warning)
-    warnings += (sysfs_warning,) if sysfs_warning else ()
-    return Collected(mdstat=mdstat, details=details, warnings=warnings, sysfs=sysfs)
+    warnings += _grouped(disks) + tuple(problems)
+    return Collected(
+        mdstat=mdstat,
+        details=details,
+        warnings=warnings,
+        sysfs=sysfs,
+        smart={disk: text for disk, text, _ in disks if text is not None},
+        devlinks=devlinks,
+    )
+
+
+def _grouped(disks: Sequence[tuple[str, str | None, str | None]]) -> tuple[str, ...]:
+    """One warning per way smartctl failed, naming the disks (a host without smartmontools
+    fails the same way for each of them)."""
+    failed: dict[str, list[str]] = {}
+    for disk, _, problem in disks:
+        if problem:
+            failed.setdefault(problem, []).append(disk)
+    return tuple(
+        f"smartctl on {', '.join(names[:5])}{' …' if len(names) > 5 else ''}: {problem}"
+        for problem, names in failed.items()
+    )
 
 
 async def _open_socket(target: SshTarget) -> socket.socket:

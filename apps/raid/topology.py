@@ -351,21 +351,34 @@ class Topology:
         """The fewest leaf failures that stop ``name`` (0 if it is not running)."""
         return self._kill(name)[0]
 
-    def _kill(self, name: str) -> tuple[int, frozenset[str]]:
-        """A cheapest set of leaves whose failure stops ``name``, and its size.
+    def _kill(self, name: str, lost: frozenset[str] = frozenset()) -> tuple[int, frozenset[str]]:
+        """A cheapest set of leaves whose failure stops ``name``, and its size; the leaves in
+        ``lost`` cost nothing (they are counted as gone).
 
         Exact when no leaf sits under two arrays, which /proc/mdstat guarantees.
         """
-        if name in self._kills:
+        if not lost and name in self._kills:
             return self._kills[name]
         found: list[tuple[int, frozenset[str]]] = []
         for step in self._plan(name):
-            found.append(self._kill_step(step, found))
-        self._kills[name] = found[-1]
+            found.append(self._kill_step(step, found, lost))
+        if not lost:
+            self._kills[name] = found[-1]
         return found[-1]
 
+    def headroom_if_lost(self, name: str, lost: frozenset[str]) -> int | None:
+        """Further leaf failures ``name`` survives once the leaves in ``lost`` (disks SMART
+        calls failing) have failed too; None when losing them would stop it."""
+        if not self.alive(name, lost):
+            return None
+        cost, _ = self._kill(name, lost)
+        return max(cost - 1, 0)
+
     def _kill_step(
-        self, step: _Step, found: list[tuple[int, frozenset[str]]]
+        self,
+        step: _Step,
+        found: list[tuple[int, frozenset[str]]],
+        lost: frozenset[str] = frozenset(),
     ) -> tuple[int, frozenset[str]]:
         node = self.nodes[step.name]
         self.budget.spend(len(step.parts) + 1)
@@ -377,6 +390,8 @@ class Topology:
                 part: tuple[int, frozenset[str]] = (0, frozenset())
             elif child >= 0:
                 part = found[child]
+            elif device in lost:
+                part = (0, frozenset())
             else:
                 part = (1, frozenset({device}))
             parts.setdefault(slot, []).append(part)

@@ -8,6 +8,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST, require_safe
@@ -19,9 +21,10 @@ from apps.lib.pages import subject_page
 from apps.lib.status import Status, worst
 from apps.regions.models import Region
 
-from .models import Array, Host
+from .models import Array, Disk, DiskReading, Host
 
 RECENT_TRANSITIONS = 30
+DISK_HISTORY = 48  # readings of each disk on the host page (the API has them all)
 
 
 @dataclass
@@ -81,9 +84,26 @@ def tree(arrays: list[Array]) -> list[Node]:
 AGENT = "vigil-raid-push"
 
 
-def host_context(host: Host) -> dict[str, Any]:
-    arrays = list(host.arrays.prefetch_related("members").order_by("position", "name"))
+def disk_history(disks: list[Disk]) -> list[tuple[Disk, list[DiskReading]]]:
+    """Each disk with its latest readings, newest first, in one query (not in the 30-second
+    poll)."""
+    newest_first = Window(RowNumber(), partition_by=F("disk_id"), order_by=F("read_at").desc())
+    rows = (
+        DiskReading.objects.filter(disk__in=disks)
+        .annotate(row=newest_first)
+        .filter(row__lte=DISK_HISTORY)
+        .order_by("disk_id", "-read_at")
+    )
+    by_disk: dict[int, list[DiskReading]] = {}
+    for reading in rows:
+        by_disk.setdefault(reading.disk_id, []).append(reading)
+    return [(disk, by_disk[disk.pk]) for disk in disks if disk.pk in by_disk]
+
+
+def host_context(host: Host, *, live_only: bool = False) -> dict[str, Any]:
+    arrays = list(host.arrays.prefetch_related("members__disk").order_by("position", "name"))
     present = [a for a in arrays if a.present]
+    disks = list(host.disks.order_by("-present", "device"))
     content_type = ContentType.objects.get_for_model(Array)
     transitions = Transition.objects.filter(
         content_type=content_type, object_id__in=[a.pk for a in arrays]
@@ -96,13 +116,17 @@ def host_context(host: Host) -> dict[str, Any]:
         "transitions": transitions,
         "details": sorted((host.details_text or {}).items()),
         "agent_files": agents.files(AGENT),
+        "disks": [d for d in disks if d.present],
+        "gone_disks": [d for d in disks if not d.present],
+        "disk_history": [] if live_only else disk_history([d for d in disks if d.present]),
+        "advice": [item for a in present for item in a.advice],
     }
 
 
 @require_safe
 def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
     host = get_object_or_404(Host.objects.select_related("region", "region__account"), pk=pk)
-    return subject_page(request, "raid/host.html", host_context(host))
+    return subject_page(request, "raid/host.html", host_context(host, live_only=bool(request.htmx)))
 
 
 @requires("raid.change_host")

@@ -40,3 +40,25 @@ def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, 
     screenshot(page, "raid-host-mobile.png")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390 + 1
+
+
+def test_the_demo_names_its_failing_disk_and_how_to_replace_it(
+    live_server, admin, demo_host, browser_page
+):
+    """The README's docs/raid-disks.png is a copy of test-output/readme/raid-disks.png."""
+    from tests.conftest import OUTPUT_DIR
+
+    name, region_id = demo_host
+    page = browser_page
+    page.set_viewport_size({"width": 1100, "height": 900})
+    log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/regions/{region_id}/")
+    page.locator(f"#raid-panel-{region_id}").get_by_role("link", name=name).click()
+    md3 = page.locator(".raid-array", has=page.locator("h3 code", has_text="md3"))
+    advice = md3.locator(".raid-advice")
+    assert "Replace sdd (serial ZBS04114) on storage server storage-a" in advice.inner_text()
+    assert "mdadm --manage /dev/md3 --remove" in advice.inner_text()
+    assert "sdd (serial ZBS04114) is failing SMART: pending sectors 24" in md3.inner_text()
+    readme = OUTPUT_DIR / "readme"
+    readme.mkdir(parents=True, exist_ok=True)
+    md3.screenshot(path=readme / "raid-disks.png")

@@ -54,13 +54,14 @@ def test_nothing_sent_is_nothing_known():
 def test_it_reads_at_most_its_bound_of_lines_in_one_pass():
     lines = [f"/sys/block/md{i}/md/array_state:clean" for i in range(MAX_LINES + 10)]
     found = parse("\n".join(lines) + "\n" + "x" * 1_000_000)
-    assert len(found) == MAX_LINES == 4 * bounds.MAX_ARRAYS
+    assert len(found) == MAX_LINES == 8 * bounds.MAX_ARRAYS  # two lines for each of 4 files
 
 
 @settings(max_examples=200)
-@given(st.text(alphabet=st.sampled_from(list("/sysblockmd0_:arrayte\n\r\x00 é-")), max_size=300))
+@given(st.text(alphabet=st.sampled_from(list("/sysblockmd0_:arrayte9\n\r\x00 é-")), max_size=300))
 def test_any_text_is_read_into_short_words_or_left_out(text):
     for name, state in parse(text).items():
         assert name.isascii() and 1 <= len(name) <= bounds.MAX_NAME
-        for word in (state.array_state, state.sync_action):
+        for word in (state.array_state, state.sync_action, state.last_sync_action):
             assert word is None or (word.isascii() and 1 <= len(word) <= 20 and word.islower())
+        assert state.mismatch_cnt is None or 0 <= state.mismatch_cnt <= bounds.MAX_BIGINT

@@ -241,3 +241,35 @@ def test_a_report_too_large_to_judge_is_answered_fast_unknown_and_says_so_on_the
     page = admin_client.get(f"/raid/hosts/{host.pk}/").content.decode()
     assert "md0: loss of storage servers too large to judge" in page
     assert Member.objects.filter(array__host=host).count() == 120 + 360
+
+
+def test_hostile_smartctl_texts_make_only_their_disk_unknown_and_are_kept_only_if_storable(host):
+    from apps.raid.models import Disk
+
+    smart = {
+        "sdb": "[" * 200_000,  # deeper than Python's parser
+        "sdc": '{"smartctl": {"exit_status": 0}, "serial_number": "a\\u0000b", "model_name": "'
+        + "x" * 5000
+        + '", "smart_status": {"passed": true}}',
+        "sdd": "\x00 not json",
+        "sde": '{"smartctl": {}, "ata_smart_attributes": {"table": [{"id": 197, "raw": '
+        '{"value": ' + "9" * 4000 + "}}]}}",
+        "sdzz": "a disk under no array: not read",
+    }
+    response = post(host.issue_token(), as_json({"mdstat": seed_layout_mdstat(), "smart": smart}))
+    assert response.status_code == 200, response.content
+    disks = {d.device: d for d in Disk.objects.filter(host=host)}
+    assert disks["sdb"].summary == "SMART not read: smartctl's JSON is nested too deep"
+    assert (disks["sdc"].status, disks["sdc"].serial, len(disks["sdc"].model)) == ("ok", "", 100)
+    assert disks["sdd"].smart_text == "" and disks["sdd"].status == "unknown"
+    assert disks["sde"].pending_sectors is None  # 4,000 digits: more than a column holds, left out
+    assert "sdzz" not in disks
+    assert {a.status for a in Array.objects.filter(host=host)} == {"ok"}
+
+
+def test_more_smartctl_texts_than_disks_a_report_may_hold_is_a_400(host):
+    smart = {f"sd{i}": "{}" for i in range(4097)}
+    response = post(host.issue_token(), as_json({"mdstat": seed_layout_mdstat(), "smart": smart}))
+    assert response.status_code == 400
+    assert response.json()["error"] == "'smart' must map disk names to smartctl --json -a texts"
+    assert_nothing_stored(host)

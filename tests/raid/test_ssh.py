@@ -9,8 +9,8 @@ from django.utils.html import escape
 from apps.alerts.models import Transition
 from apps.raid import ssh
 from apps.raid.collect import ssh_target
-from apps.raid.demo import seed_layout_mdstat
-from apps.raid.models import Array, Host
+from apps.raid.demo import seed_devlinks, seed_layout_mdstat
+from apps.raid.models import Array, Disk, Host
 from apps.raid.tasks import collect_host
 from tests.conftest import SHARED_FIXTURES
 from tests.services.sshd import SilentServer
@@ -25,11 +25,26 @@ def statuses(host: Host) -> dict[str, str]:
 def test_it_reads_mdstat_and_each_arrays_detail_over_ssh(ssh_host, sshd):
     text = (SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text()
     detail = (SHARED_FIXTURES / "mdadm-detail" / "einverne-raid1-clean-bitmap.txt").read_text()
-    sshd.reply(text, {"md2": detail})
+    smart = (SHARED_FIXTURES / "smartctl" / "scrutiny-sata-wdc-healthy.json").read_text()
+    disks = ssh.leaf_disks(text)
+    sshd.reply(text, {"md2": detail}, smart=dict.fromkeys(disks, smart))
     collected = ssh.collect(ssh_target(ssh_host))
     assert collected.mdstat == text
     assert collected.details == {"md2": detail}
+    assert collected.smart == dict.fromkeys(disks, smart)
     assert collected.warnings == ()
+
+
+def test_a_host_without_smartmontools_is_one_warning_and_its_arrays_are_judged(ssh_host, sshd):
+    text = (SHARED_FIXTURES / "mdstat" / "einverne-raid1-4disk-bitmap.txt").read_text()
+    sshd.reply(text)
+    collected = ssh.collect(ssh_target(ssh_host))
+    smartctl = [w for w in collected.warnings if w.startswith("smartctl on ")]
+    assert smartctl == [
+        f"smartctl on {', '.join(ssh.leaf_disks(text))}: printed nothing (the sudo rule? "
+        "smartmontools 7 or later?)"
+    ]
+    assert collected.smart == {}
 
 
 def test_collection_goes_end_to_end_into_statuses_and_transitions(ssh_host, sshd):
@@ -238,3 +253,24 @@ def test_a_detail_without_end_is_a_warning_and_the_rest_is_stored(ssh_host, sshd
         in (ssh_host.last_error)
     )
     assert set(statuses(ssh_host).values()) == {"ok"}
+
+
+def test_the_pull_reads_each_disks_smart_and_names_and_judges_the_failing_one(ssh_host, sshd):
+    smart = SHARED_FIXTURES / "smartctl"
+    healthy = (smart / "scrutiny-sata-wdc-healthy.json").read_text()
+    failing = (smart / "scrutiny-usb-jmicron-failing.json").read_text()
+    disks = ssh.leaf_disks(seed_layout_mdstat())
+    sshd.reply(
+        seed_layout_mdstat(),
+        smart=dict.fromkeys(disks, healthy) | {"sdi": failing},
+        devlinks=seed_devlinks(),
+        sysfs={"md2": {"sync_action": "check", "last_sync_action": "resync", "mismatch_cnt": "0"}},
+    )
+    collect_host(ssh_host.pk)
+    sdi = Disk.objects.get(host=ssh_host, device="sdi")
+    assert (sdi.serial, sdi.failing, sdi.domain) == ("MSK423Y20S3HBC", True, "storage-b")
+    assert sdi.iscsi_target == "iqn.2026-01.example.storage-b:disks"
+    md3 = Array.objects.get(host=ssh_host, name="md3")
+    assert md3.status == "warning"
+    assert md3.advice[0]["path"] == "md99 → md3 → sdi"
+    assert Array.objects.get(host=ssh_host, name="md2").scrub_text == "check running"

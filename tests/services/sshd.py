@@ -5,8 +5,10 @@ forced command into a temporary folder, and runs ``/usr/sbin/sshd -D -e -f sshd_
 child process (tracked by its PID, stopped by ``stop()``). The test user (``vigiltest``,
 created with ``useradd`` if missing; when the tests do not run as root, the user running
 them) may only run the forced command, which answers
-``cat /proc/mdstat`` and ``sudo -n mdadm --detail /dev/mdX`` with files from ``replies/`` that
-the test writes, and ``grep -s . /sys/block/mdX/md/...`` by running grep itself over
+``cat /proc/mdstat``, ``sudo -n mdadm --detail /dev/mdX``, ``sudo -n smartctl --json=c -a
+/dev/sdX`` (exit status 4, as smartctl with a finding; without a file, as a host without
+smartmontools) and the ``find`` of /dev/disk/by-id with files from ``replies/`` that the test
+writes, and ``grep -s . /sys/block/mdX/md/...`` by running grep itself over
 ``replies/sys`` (the test's copy of /sys), its file names printed as on a host;
 ``replies/delay`` makes it sleep first (for timeouts).
 """
@@ -41,6 +43,14 @@ case "$SSH_ORIGINAL_COMMAND" in
     case "$name" in *[!A-Za-z0-9_]*|"") echo "bad device" >&2; exit 2 ;; esac
     if [ -e "$replies/detail-$name" ]; then exec cat "$replies/detail-$name"; fi
     echo "mdadm: cannot open /dev/$name: No such file or directory" >&2; exit 1 ;;
+  "sudo -n smartctl --json=c -a /dev/"*)
+    name="${{SSH_ORIGINAL_COMMAND#sudo -n smartctl --json=c -a /dev/}}"
+    case "$name" in *[!A-Za-z0-9_-]*|"") echo "bad device" >&2; exit 2 ;; esac
+    if [ -e "$replies/smart-$name" ]; then cat "$replies/smart-$name"; exit 4; fi
+    echo "sudo: smartctl: command not found" >&2; exit 1 ;;
+  "find /dev/disk/by-id /dev/disk/by-path -maxdepth 1 -type l -printf '%p -> %l\\n'")
+    if [ -e "$replies/devlinks" ]; then exec cat "$replies/devlinks"; fi
+    exit 0 ;;
   "grep -s . /sys/block/"*)
     set -f
     # shellcheck disable=SC2086
@@ -158,15 +168,22 @@ class Sshd:
         details: dict[str, str] | None = None,
         delay: float = 0,
         sysfs: dict[str, dict[str, str]] | None = None,
+        smart: dict[str, str] | None = None,
+        devlinks: str = "",
     ) -> None:
         """What the next connections are answered: files the forced command prints;
-        ``sysfs`` is ``{"md0": {"array_state": "clean", ...}}`` under ``replies/sys``."""
+        ``sysfs`` is ``{"md0": {"array_state": "clean", ...}}`` under ``replies/sys``,
+        ``smart`` is ``{"sdc": "<smartctl's JSON>"}``, ``devlinks`` the find's lines."""
         shutil.rmtree(self.replies / "sys", ignore_errors=True)
         for old in self.replies.iterdir():
             old.unlink()
         (self.replies / "mdstat").write_text(mdstat)
         for name, text in (details or {}).items():
             (self.replies / f"detail-{name}").write_text(text)
+        for name, text in (smart or {}).items():
+            (self.replies / f"smart-{name}").write_text(text)
+        if devlinks:
+            (self.replies / "devlinks").write_text(devlinks)
         for name, words in (sysfs or {}).items():
             folder = self.replies / "sys" / "block" / name / "md"
             folder.mkdir(parents=True)
