@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import OuterRef, Q, Subquery
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import SUBJECT_FIELDS, track
@@ -106,6 +107,9 @@ class Target(Subject):
 
     def __str__(self) -> str:
         return self.name or self.url
+
+    def get_absolute_url(self) -> str:
+        return reverse("probes:target", args=[self.pk])
 
     def clean(self) -> None:
         low, high = self.expected_min_s, self.expected_max_s

@@ -132,6 +132,19 @@ def registered() -> list[Concern]:
     return list(_registry.values())
 
 
+def choices() -> list[tuple[str, str]]:
+    """``[(key, label), ...]`` in registration order: every field that names a concern (a
+    rule's, a silence's) offers these, with the labels the pages use ("Keep-alive", not
+    "probes")."""
+    return [(c.key, c.label) for c in _registry.values()]
+
+
+def label_of(key: str) -> str:
+    """A concern's label; the key itself, upper-cased, for a concern no longer installed."""
+    found = _registry.get(key)
+    return found.label if found else key.upper()
+
+
 def region_errors(region_ids: Iterable[int]) -> dict[int, list[str]]:
     """``{region_id: ["EFS: AccessDenied: ...", ...]}``, one query per concern that has any."""
     ids = list(region_ids)

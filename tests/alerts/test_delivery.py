@@ -28,7 +28,7 @@ def test_it_emails_a_status_change_with_a_subject_that_reads_on_a_phone(gadget, 
     assert message.to == ["oncall@example.com"]
     assert "burst credits exhausted; throughput capped" in message.body
     assert "credits: 0 B" in message.body  # units from the figure key, credits_bytes
-    assert "/regions/" in message.body
+    assert f"/gadgets/{gadget.pk}/" in message.body  # the subject's page
     html = message.alternatives[0][0]
     assert "Open in Vigil" in html
     assert Notification.objects.get().state == "sent"
