@@ -57,7 +57,10 @@ from datetime import datetime
 from typing import Any
 
 from django.apps import AppConfig
-from django.db.models import Count, QuerySet
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When, Window
+from django.db.models.functions import RowNumber
+
+from apps.lib.status import Status
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,67 @@ def status_counts(region_ids: Iterable[int]) -> dict[int, dict[str, Counter[str]
         for region_id, status, n in rows:
             counts[region_id].setdefault(concern.key, Counter())[status] += n
     return counts
+
+
+#: A subject's reason until its first collection judges it (``regions.models.Subject``).
+NOT_COLLECTED = "Not collected yet"
+
+
+@dataclass
+class Summary:
+    """One concern in one region, for its home tile: its subjects counted by status, how many
+    wait for their first collection, and the worst judged subject that is not ok (the worst
+    status, then the longest in it), whose reason says why."""
+
+    counts: Counter[str]
+    waiting: int = 0
+    worst: Any = None
+
+    @property
+    def collecting(self) -> bool:
+        """Every subject is waiting for its first collection (a fresh start)."""
+        return bool(self.waiting) and self.waiting == sum(self.counts.values())
+
+
+def summaries(region_ids: Iterable[int]) -> dict[int, dict[str, Summary]]:
+    """``{region_id: {concern_key: Summary}}``, two queries per concern: the counts, and the
+    worst subject of each region (a window function, whatever the number of subjects)."""
+    ids = list(region_ids)
+    out: dict[int, dict[str, Summary]] = defaultdict(dict)
+    waiting = Q(status="unknown", status_changed=None, reason=NOT_COLLECTED)
+    rank = Case(
+        *(When(status=s.value, then=Value(s.severity)) for s in Status),
+        output_field=IntegerField(),
+    )
+    for concern in registered():
+        subjects = concern.subjects()
+        rows = (
+            subjects.filter(region_id__in=ids)
+            .values_list("region_id", "status")
+            .annotate(n=Count("pk"), waiting=Count("pk", filter=waiting))
+            .order_by()
+        )
+        for region_id, status, n, waits in rows:
+            summary = out[region_id].setdefault(concern.key, Summary(Counter()))
+            summary.counts[status] += n
+            summary.waiting += waits
+        worst = (
+            subjects.filter(region_id__in=ids)
+            .exclude(status="ok")
+            .exclude(waiting)
+            .annotate(
+                place=Window(
+                    RowNumber(),
+                    partition_by=F("region_id"),
+                    order_by=[rank.desc(), F("status_changed").asc(nulls_last=True), "pk"],
+                )
+            )
+            .filter(place=1)
+            .select_related()
+        )
+        for subject in worst:
+            out[subject.region_id][concern.key].worst = subject
+    return out
 
 
 # --- what config/ reads ------------------------------------------------------------------------
