@@ -102,3 +102,4 @@ def test_it_publishes_the_openapi_schema_and_docs(logged_in_client):
     assert schema["components"]["securitySchemes"]["ApiKey"]["scheme"] == "bearer"
     docs = logged_in_client.get("/api/docs/")
     assert docs.status_code == 200 and b"swagger-ui" in docs.content
+    assert b'<nav class="back-to-vigil" aria-label="Vigil"><a href="/">Vigil</a>' in docs.content
