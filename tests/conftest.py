@@ -56,6 +56,7 @@ SERVICE_MODULES = {
     "tests/test_agents.py": "agents",
     "tests/probes/test_command.py": "workers",
     "tests/test_run.py": "workers",
+    "tests/test_first_hour.py": "workers",
 }
 SERVICE_MARKS = {"browser", "faults", "e2e", "deployment"}
 # Slow on their own, with no service (subprocesses, schema-wide fuzzing, the whole demo fleet on
