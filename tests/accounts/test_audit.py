@@ -129,6 +129,11 @@ def test_the_audit_page_and_list_are_for_admins(client, api_client, user, operat
     region.enabled = False
     region.save()
     page = client.get("/accounts/audit/?model=regions.region")
+    chooser = page.content.decode()
+    # Who and what kind are chosen from lists, by the names the pages use.
+    assert 'value="regions.region" selected>Region (Accounts and regions)</option>' in chooser
+    assert 'value="probes.target">Target (HTTP keep-alive probes)</option>' in chooser
+    assert f'value="{user.username}">{user.username}</option>' in chooser
     assert page.status_code == 200 and "eu-west-1" in page.content.decode()
     api_client.force_login(user)
     listed = api_client.get("/api/audit/?model=regions.region").json()["results"]
