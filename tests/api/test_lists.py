@@ -57,6 +57,12 @@ def test_it_refuses_an_ordering_it_cannot_make_naming_those_it_can(api_client, a
     assert api_client.get("/api/probes/targets/?ordering=-name", **auth).status_code == 200
 
 
+def test_it_refuses_a_concern_that_is_not_registered(api_client, auth):
+    assert api_client.get("/api/alerts/transitions/?concern=probes", **auth).status_code == 200
+    typed = api_client.get("/api/alerts/incidents/?concern=Keep-alive", **auth)
+    assert typed.status_code == 400 and "concern" in typed.json()["fields"]
+
+
 @pytest.mark.parametrize(
     "path", ["/api/regions/?region=eu-west-9", "/api/alerts/incidents/?ordering=-opened"]
 )
