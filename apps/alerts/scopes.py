@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db.models import Model, Q
 
 from apps.regions import concerns
@@ -75,7 +75,7 @@ def _searched(model: type[Model]) -> list[str]:
         first, _, rest = path.partition("__")
         try:
             field = model._meta.get_field(first)
-        except Exception:  # noqa: BLE001 - FieldDoesNotExist: this model has no such field
+        except FieldDoesNotExist:
             continue
         if rest and not field.is_relation:
             continue
