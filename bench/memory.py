@@ -1,12 +1,15 @@
-"""What ``make run`` holds in memory: each process's proportional set size, and the total.
+"""What ``make run`` holds in memory: each process's proportional set size (PSS) and resident
+set size (RSS, what ``ps`` and ``top`` show), and the totals.
 
 Starts ``python -m config.run`` in demo mode on free ports with a private var directory (its own
 SQLite, broker and beat schedule), waits until the web server answers and then ``--wait``
 seconds (a minute by default: a few collection cycles), reads ``Pss`` from
 ``/proc/<pid>/smaps_rollup`` for the starter and every process under it, and prints them. Then
 it presses Ctrl-C (SIGINT to the process group, as a terminal does) and says whether every
-process stopped. Proportional: a page shared by n processes counts 1/n in each, so the total is
-what the whole of ``make run`` costs the machine.
+process stopped, and how long that took. Proportional: a page shared by n processes counts 1/n
+in each, so the PSS total is what the whole of ``make run`` costs the machine; the RSS total
+counts shared pages (the interpreter, the libraries both processes load) once per process, so it
+is more than the machine gives, and is what a user adding up ``ps`` sees.
 
     .venv/bin/python bench/memory.py [--wait 60] [--tiny]
 
@@ -73,11 +76,14 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def pss_kb(pid: int) -> int:
+def memory_kb(pid: int) -> tuple[int, int]:
+    """(PSS, RSS) of ``pid`` in KiB, from /proc/<pid>/smaps_rollup."""
+    found = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        if line.startswith("Pss:"):
-            return int(line.split()[1])
-    return 0
+        name, _, rest = line.partition(":")
+        if name in ("Pss", "Rss"):
+            found[name] = int(rest.split()[0])
+    return found.get("Pss", 0), found.get("Rss", 0)
 
 
 def label(pid: int) -> str:
@@ -138,27 +144,37 @@ def main() -> None:
             rows = []
             for pid in descendants(process.pid):
                 try:
-                    rows.append((pss_kb(pid), pid, label(pid)))
+                    rows.append((*memory_kb(pid), pid, label(pid)))
                 except OSError:
                     continue
         finally:
+            pressed = time.monotonic()
             os.killpg(process.pid, signal.SIGINT)
             try:
                 process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+            stopped = time.monotonic() - pressed
             log.close()
             if args.log:
                 args.log.write_text((Path(var) / "run.log").read_text())
-        left = [pid for _, pid, _ in rows if Path(f"/proc/{pid}").exists()]
+        left = [pid for _, _, pid, _ in rows if Path(f"/proc/{pid}").exists()]
 
-    print(f"{'PSS MB':>7}  {'pid':>7}  process")
-    for kb, pid, name in rows:
-        print(f"{kb / 1024:7.1f}  {pid:7d}  {name}")
-    total = sum(kb for kb, _, _ in rows) / 1024
-    print(f"{total:7.1f}  total of {len(rows)} processes (goal ≤ {GOAL_MB} MB)")
-    print("Ctrl-C stopped every process" if not left else f"still running after Ctrl-C: {left}")
+    print(f"{'PSS MB':>7}  {'RSS MB':>7}  {'pid':>7}  process")
+    for pss, rss, pid, name in rows:
+        print(f"{pss / 1024:7.1f}  {rss / 1024:7.1f}  {pid:7d}  {name}")
+    pss_total = sum(row[0] for row in rows) / 1024
+    rss_total = sum(row[1] for row in rows) / 1024
+    print(
+        f"{pss_total:7.1f}  {rss_total:7.1f}  total of {len(rows)} processes "
+        f"(PSS goal ≤ {GOAL_MB} MB; RSS adds up the pages they share once per process)"
+    )
+    print(
+        f"Ctrl-C stopped every process in {stopped:.1f} s"
+        if not left
+        else f"still running after Ctrl-C: {left}"
+    )
 
 
 if __name__ == "__main__":

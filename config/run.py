@@ -3,7 +3,9 @@
 Migrates, creates the first admin, decides demo mode, then becomes the web server (Django's
 development server, in this process) with Celery beat as a thread beside it, and starts one
 Celery worker as a child (a thread pool of two: one process, not a prefork parent and its
-children). Ctrl-C stops both; when the worker stops on its own, so does the rest. The embedded
+children). Ctrl-C, ``kill -INT`` or ``kill -TERM`` stops both within seconds, whatever the
+signal state this process inherited (a script's background job starts with SIGINT ignored);
+when the worker stops on its own, so does the rest. The embedded
 defaults are SQLite and kombu's filesystem broker in ``var/`` (``VIGIL_VAR_DIR``). In demo mode
 this process also serves the embedded AWS stand-in on loopback, discovers the demo account's
 regions before the first page is served, and holds open the concerns' demo services (the
@@ -16,18 +18,75 @@ queue, one beat); this layout is for one machine, where each Python process cost
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import ExitStack, suppress
 
 import django
 
+#: How long the worker may take to finish the tasks under way once asked to stop (Celery's warm
+#: shutdown), then to stop without them (its cold shutdown), before it is killed. A keep-alive
+#: probe can hold a task for minutes: the stop does not wait for it (probe batches are not
+#: acknowledged until they end, and every task is safe to run twice).
+WARM_STOP_S = 2.0
+COLD_STOP_S = 2.0
+BEAT_JOIN_S = 1.0
+
+
+class Stop:
+    """Why ``make run`` is stopping: a signal (SIGINT or SIGTERM, from a terminal, a script or a
+    service manager), or the worker that stopped on its own."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self.by_signal: int | None = None
+        self.worker_gone = False  # the worker stopped on its own
+        self.hurry = threading.Event()  # a second signal: kill the worker without waiting
+        self.on_stop: list[Callable[[], object]] = []  # told at once, before anything waits
+
+    def handle(self, signum: int, frame: object) -> None:
+        """The handler of SIGINT and SIGTERM, in the main thread: the first one stops the web
+        server (Django's runserver ends on KeyboardInterrupt), a second one hurries the rest."""
+        if self.requested.is_set():
+            self.hurry.set()
+            return
+        self.requested.set()
+        if not self.worker_gone:
+            self.by_signal = signum
+        raise KeyboardInterrupt
+
+    def install(self) -> None:
+        # Whatever was inherited: a background job of a non-interactive shell starts with SIGINT
+        # ignored, and Python then never turns it into KeyboardInterrupt.
+        signal.signal(signal.SIGINT, self.handle)
+        signal.signal(signal.SIGTERM, self.handle)
+
 
 def main() -> None:
+    stop = Stop()
+    stop.install()
+    try:
+        code = run(stop)
+    except KeyboardInterrupt:  # a signal before the web server started
+        code = 0 if not stop.worker_gone else 1
+    if stop.by_signal is not None:
+        print(f"Vigil stopped ({signal.Signals(stop.by_signal).name}).", flush=True)
+    # Everything this process started has been stopped above; the interpreter's own teardown
+    # of the demo's in-memory AWS (moto's backends) took seconds more, for nothing.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def run(stop: Stop) -> int:
+    """Start everything, serve until a signal or the worker's end; the exit status."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     started = time.monotonic()
     django.setup()
@@ -58,55 +117,71 @@ def main() -> None:
                 if concern.demo_runtime is not None:
                     running.enter_context(concern.demo_runtime())
 
-        queues = ",".join(all_queues(settings.VIGIL_REGION_QUEUES))
-        worker = subprocess.Popen(
-            command("worker", "-l", "INFO")
-            + ["-Q", queues, "--pool", "threads", "--concurrency", "2", "-n", "vigil@%h"],
-            env=dict(os.environ),
-        )
-        stopping = threading.Event()
-        running.callback(_stop, worker, stopping)
-        threading.Thread(target=_stop_when_gone, args=(worker, stopping), daemon=True).start()
-
         from celery.beat import EmbeddedService
 
         beat = EmbeddedService(
             app, thread=True, schedule_filename=str(settings.VAR_DIR / "celerybeat-schedule")
         )
         beat.start()
-        running.callback(beat.stop)
+        # Beat sleeps until its next due entry (up to 30 s): told to stop when the stop begins,
+        # it is waited for last and briefly (a daemon thread; an entry sent twice is harmless).
+        running.callback(beat.join, BEAT_JOIN_S)
+        stop.on_stop.append(lambda: beat.service.stop(wait=False))
 
-        # SIGTERM (a service manager, a closed terminal) stops as cleanly as Ctrl-C does.
-        signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+        queues = ",".join(all_queues(settings.VIGIL_REGION_QUEUES))
+        worker = subprocess.Popen(
+            command("worker", "-l", "INFO")
+            + ["-Q", queues, "--pool", "threads", "--concurrency", "2", "-n", "vigil@%h"],
+            env=dict(os.environ),
+        )
+        running.callback(_stop, worker, stop)
+        threading.Thread(target=_stop_when_gone, args=(worker, stop), daemon=True).start()
+
         port = settings.VIGIL_WEB_PORT
         print(
             f"\nVigil is starting at http://127.0.0.1:{port}/ — {mode}; "
             f"ready steps took {time.monotonic() - started:.1f} s. Ctrl-C stops it.\n",
             flush=True,
         )
-        with suppress(SystemExit):  # the server's own exit on Ctrl-C
+        with suppress(SystemExit, KeyboardInterrupt):  # the server's own exit on a signal
             call_command("runserver", f"127.0.0.1:{port}", use_reloader=False)
-    sys.exit(worker.returncode or 0)
+    # Asked to stop, all is well (make prints no error); a worker that stopped on its own is not.
+    return 0 if stop.by_signal is not None else (worker.returncode or 1)
 
 
-def _stop_when_gone(worker: subprocess.Popen, stopping: threading.Event) -> None:
+def _stop_when_gone(worker: subprocess.Popen, stop: Stop) -> None:
     """A worker that stops on its own takes the web server and beat with it."""
     worker.wait()
-    if not stopping.is_set():
-        os.kill(os.getpid(), signal.SIGINT)
+    if not stop.requested.is_set():
+        stop.worker_gone = True
+        os.kill(os.getpid(), signal.SIGINT)  # to our own handler: runserver ends
 
 
-def _stop(worker: subprocess.Popen, stopping: threading.Event, grace: float = 30) -> None:
-    """Celery's warm shutdown: the tasks under way finish (Ctrl-C at a terminal has reached the
-    worker already, in the same process group; SIGTERM asks for the same, not a cold stop)."""
-    stopping.set()
-    if worker.poll() is None:
-        worker.terminate()
-    try:
-        worker.wait(grace)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()
+def _stop(worker: subprocess.Popen, stop: Stop) -> None:
+    """Stop the worker within seconds: Celery's warm shutdown (SIGTERM: the tasks under way may
+    finish; at a terminal Ctrl-C has reached it already, in the same process group), then its
+    cold shutdown (SIGQUIT), then SIGKILL; a second signal to this process skips the waits."""
+    stop.requested.set()
+    for tell in stop.on_stop:
+        tell()
+    for signum, grace in (
+        (signal.SIGTERM, WARM_STOP_S),
+        (signal.SIGQUIT, COLD_STOP_S),
+        (signal.SIGKILL, None),
+    ):
+        if worker.poll() is not None:
+            return
+        worker.send_signal(signum)
+        if grace is None:
+            worker.wait()
+            return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not stop.hurry.is_set():
+            try:
+                worker.wait(0.2)
+                return
+            except subprocess.TimeoutExpired:
+                continue
 
 
 def _start_demo_aws(port: int):

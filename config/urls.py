@@ -38,5 +38,6 @@ urlpatterns = [
     path("api/", include(("config.api", "api"))),
 ]
 
+handler403 = "apps.api.errors.permission_denied"
 handler404 = "apps.api.errors.not_found"
 handler500 = "apps.api.errors.server_error"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -57,6 +58,8 @@ SERVICE_MODULES = {
     "tests/raid/test_agent.py": "agents",
     "tests/test_agents.py": "agents",
     "tests/probes/test_command.py": "workers",
+    "tests/test_run.py": "workers",
+    "tests/test_first_hour.py": "workers",
 }
 SERVICE_MARKS = {"browser", "faults", "e2e", "deployment"}
 # Slow on their own, with no service (subprocesses, schema-wide fuzzing, the whole demo fleet on
@@ -124,6 +127,23 @@ def moto_server() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory) -> Path:
+    """A SQLite database file with every migration applied, for ``make run`` started by a test
+    (tests/services/make_run.py copies it into its var directory instead of migrating again)."""
+    from tests.services import vigil_env
+
+    var = tmp_path_factory.mktemp("migrated-var")
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
+        cwd=ROOT,
+        env=vigil_env(VIGIL_VAR_DIR=str(var), VIGIL_DEMO="false"),
+        check=True,
+        timeout=300,
+    )
+    return var / "vigil.sqlite3"
 
 
 @pytest.fixture

@@ -16,7 +16,9 @@ class AccountsConfig(AppConfig):
 
         track(
             get_user_model(),
-            exclude=["last_login"],
+            # date_joined is when the account was made, not a setting; the admin's form drops
+            # its microseconds on every save, which read as a change of it.
+            exclude=["last_login", "date_joined"],
             secrets=["password"],
             m2m=["groups", "user_permissions"],
         )

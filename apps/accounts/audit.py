@@ -23,6 +23,7 @@ people make, not the fleet's heartbeat.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from collections.abc import Iterable
 from typing import Any
@@ -33,7 +34,9 @@ from auditlog.models import LogEntry
 from auditlog.registry import auditlog
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
 from django.db.models import Model
+from django.db.models.signals import pre_save
 from django.http import HttpRequest
 
 MASK = "(hidden)"
@@ -57,13 +60,36 @@ def track(
 
     ``exclude``: fields workers write (a change to only those is not recorded);
     ``secrets``: fields recorded as changed but masked; ``m2m``: many-to-many fields.
+
+    Only the model's own columns are recorded (auditlog would list a new object's reverse
+    relations too, as "api_keys accounts.ApiKey.None"), and each value is first put in its
+    field's type, so that saving 15 where 15.0 was (a demo's set-up at every start) is no
+    change.
     """
+    excluded = set(exclude)
+    columns = [f.name for f in model._meta.concrete_fields if f.name not in excluded]
+    # Connected before auditlog's own pre_save receiver (in register()), so it runs first.
+    pre_save.connect(_as_stored, sender=model, dispatch_uid=f"vigil-audit-{model._meta.label}")
     auditlog.register(
         model,
+        include_fields=columns,
         exclude_fields=list(exclude),
         mask_fields=list(secrets),
         m2m_fields=set(m2m),
     )
+
+
+def _as_stored(sender: type[Model], instance: Model, **kwargs: Any) -> None:
+    """Each plain column's value in its field's Python type (15 -> 15.0 for a float), as the
+    database will give it back; a value the field cannot take is left to validation."""
+    for field in sender._meta.concrete_fields:
+        if field.is_relation:
+            continue
+        value = getattr(instance, field.attname)
+        if value is None:
+            continue
+        with contextlib.suppress(ValidationError):
+            setattr(instance, field.attname, field.to_python(value))
 
 
 def attribute_to(user: Any, via: str | None = None) -> None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from allauth.account.views import LoginView
 from auditlog.models import LogEntry
+from auditlog.registry import auditlog
+from django.apps import apps
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_not_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import capfirst
 from django.views.decorators.http import require_POST, require_safe
 
 from .audit import changes
@@ -87,11 +91,36 @@ def audit(request: HttpRequest) -> HttpResponse:
         entries = entries.filter(content_type__app_label=app_label, content_type__model=name)
     page = Paginator(entries, AUDIT_PAGE_ROWS).get_page(request.GET.get("page"))
     rows = [(entry, changes(entry)) for entry in page]
+    people = get_user_model().objects.order_by("username").values_list("username", flat=True)
     return render(
         request,
         "accounts/audit.html",
-        {"page": page, "rows": rows, "actor": actor, "model": model},
+        {
+            "page": page,
+            "rows": rows,
+            "actor": actor,
+            "model": model,
+            "kinds": audited_kinds(),
+            "people": list(people[:AUDIT_PEOPLE_LISTED]),
+        },
     )
+
+
+#: People offered by the audit page's "By" list (a bigger team types a name in the URL).
+AUDIT_PEOPLE_LISTED = 500
+
+
+def audited_kinds() -> list[tuple[str, str]]:
+    """``[("probes.target", "Probe target (Keep-alive)"), ...]``: what the trail records, for
+    the audit page's "Kind" list."""
+    kinds = []
+    for model in auditlog.get_models():
+        meta = model._meta
+        area = apps.get_app_config(meta.app_label).verbose_name
+        kinds.append(
+            (f"{meta.app_label}.{meta.model_name}", f"{capfirst(meta.verbose_name)} ({area})")
+        )
+    return sorted(kinds, key=lambda kind: kind[1].lower())
 
 
 @login_not_required

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from apps.api.conditional import AppendOnlyList, ConditionalGet, CreateListRetrieveDestroyViewSet
 from apps.api.lists import FilterBackend, FilterSet, IdFilter, KeysetPagination, SinceUntilFilterSet
 from apps.api.validation import ModelClean
+from apps.regions import concerns
 
 from .models import RULE_FIELDS, Channel, Incident, Rule, Silence, Transition
 
@@ -155,7 +156,14 @@ class RuleSerializer(ModelClean, serializers.ModelSerializer):
         read_only_fields = ["is_default"]
 
 
+def concern_filter() -> django_filters.ChoiceFilter:
+    """``?concern=`` by a registered concern's key: another value is a 400, not an empty list."""
+    return django_filters.ChoiceFilter(choices=concerns.choices, help_text="A concern's key")
+
+
 class TransitionFilter(SinceUntilFilterSet):
+    concern = concern_filter()
+
     class Meta:
         model = Transition
         fields = ["region", "old_status", "new_status", "concern", "content_type", "object_id"]
@@ -172,6 +180,7 @@ class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
 
 class IncidentFilter(SinceUntilFilterSet):
     time_field = "opened"
+    concern = concern_filter()
     open = django_filters.BooleanFilter(
         field_name="closed", lookup_expr="isnull", help_text="true: open; false: closed"
     )

@@ -19,7 +19,7 @@ WORDS = {"ok": "RECOVERED", "warning": "WARNING", "critical": "CRITICAL", "unkno
 
 
 def concern_label(key: str) -> str:
-    return next((c.label for c in concerns.registered() if c.key == key), key.upper())
+    return concerns.label_of(key)
 
 
 def subject_url(transition: Transition) -> str:
@@ -39,21 +39,31 @@ def headline(transition: Transition) -> str:
     return transition.reason.split(";")[0].strip()
 
 
-def summary_line(transition: Transition) -> str:
+def word(transition: Transition, kind: str = "") -> str:
+    """RECOVERED, WARNING, CRITICAL, UNKNOWN; TEST for a channel's test message."""
+    if kind == Notification.Kind.TEST:
+        return "TEST"
+    return WORDS.get(transition.new_status, transition.new_status.upper())
+
+
+def summary_line(transition: Transition, kind: str = "") -> str:
     """``CRITICAL eu-central-1 Galera prod-db: quorum lost``: one change on one line."""
-    word = WORDS.get(transition.new_status, transition.new_status.upper())
+    if kind == Notification.Kind.TEST:
+        return f"TEST Vigil channel {transition.subject_label}: {headline(transition)}"
     return (
-        f"{word} {transition.region.code} {concern_label(transition.concern)} "
+        f"{word(transition)} {transition.region.code} {concern_label(transition.concern)} "
         f"{transition.subject_label}: {headline(transition)}"
     )
 
 
 #: One short subject template per kind of email (``emails/subject-<name>.txt``).
-SUBJECTS = ("alert", "recovery", "reminder", "flapping", "grouped", "undeliverable")
+SUBJECTS = ("alert", "recovery", "reminder", "flapping", "grouped", "undeliverable", "test")
 
 
 def subject_name(kind: str, grouped: bool, new_status: str) -> str:
     """Which subject template an email uses."""
+    if kind == Notification.Kind.TEST:
+        return "test"
     if kind == Notification.Kind.UNDELIVERABLE:
         return "undeliverable"
     if grouped:
@@ -105,11 +115,13 @@ def figures(transition: Transition) -> list[tuple[str, str]]:
     ]
 
 
-def item(transition: Transition, earliest: Transition | None = None, changes: int = 1):
+def item(
+    transition: Transition, earliest: Transition | None = None, changes: int = 1, kind: str = ""
+):
     """One subject in an email: its latest transition, and how it got there since ``earliest``."""
     return {
         "transition": transition,
-        "word": WORDS.get(transition.new_status, transition.new_status.upper()),
+        "word": word(transition, kind),
         "concern": concern_label(transition.concern),
         "region": transition.region.code,
         "label": transition.subject_label,
@@ -136,7 +148,7 @@ def context(notifications: Sequence[Notification]) -> dict[str, Any]:
     for n in sorted(notifications, key=lambda n: (n.transition.created, n.transition.pk)):
         t = n.transition
         by_subject.setdefault((t.content_type_id, t.object_id), []).append(t)
-    items = [item(ts[-1], ts[0], len(ts)) for ts in by_subject.values()]
+    items = [item(ts[-1], ts[0], len(ts), first.kind) for ts in by_subject.values()]
     flap_minutes = settings.VIGIL_ALERT_FLAP_MINUTES
     changes = 0
     if first.kind == Notification.Kind.FLAPPING:

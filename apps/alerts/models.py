@@ -13,12 +13,16 @@ from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import track
 from apps.lib.keep import KeepsHistory
 from apps.lib.status import Status
+from apps.regions import concerns
 from apps.regions.models import STATUS_CHOICES, Region
+
+from .scopes import check_scope
 
 
 def severity(status: str) -> int:
@@ -153,6 +157,9 @@ class Channel(KeepsHistory, models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.get_kind_display()})"
 
+    def get_absolute_url(self) -> str:
+        return reverse("alerts:channel", args=[self.pk])
+
     def deletion_blockers(self) -> list[str]:
         sent = self.notifications.exclude(state=Notification.State.PENDING).count()
         pending = self.notifications.filter(state=Notification.State.PENDING).count()
@@ -183,14 +190,6 @@ class Channel(KeepsHistory, models.Model):
         ).exclude(state=Notification.State.PENDING)
 
 
-def check_subject_pair(scope: Rule | Silence) -> None:
-    """A rule or silence for one subject names both its type and its id (the form, the API)."""
-    if bool(scope.content_type_id) != bool(scope.object_id):
-        from django.core.exceptions import ValidationError
-
-        raise ValidationError("A subject needs both its type and its id.")
-
-
 #: What people set on a rule (the form; the API adds ``id`` and ``is_default``).
 RULE_FIELDS = (
     "name",
@@ -214,12 +213,12 @@ class Rule(models.Model):
 
     name = models.CharField(max_length=100)
     region = models.ForeignKey(Region, models.CASCADE, null=True, blank=True)
-    concern = models.CharField(max_length=20, blank=True)
+    concern = models.CharField(max_length=20, blank=True, choices=concerns.choices)
     content_type = models.ForeignKey(ContentType, models.CASCADE, null=True, blank=True)
     object_id = models.PositiveBigIntegerField(null=True, blank=True)
     min_severity = models.CharField(
         max_length=10,
-        choices=[(s.value, s.label) for s in (Status.WARNING, Status.UNKNOWN, Status.CRITICAL)],
+        choices=[(s.value, s.label) for s in Status.ranked() if s is not Status.OK],
         default=Status.WARNING.value,
     )
     channels = models.ManyToManyField(Channel, blank=True, related_name="rules")
@@ -238,7 +237,7 @@ class Rule(models.Model):
         return self.name
 
     def clean(self) -> None:
-        check_subject_pair(self)
+        check_scope(self)  # a rule that could never match is not saved
 
     def matches(self, transition: Transition) -> bool:
         if self.region_id and self.region_id != transition.region_id:
@@ -258,7 +257,7 @@ class Silence(models.Model):
     """Planned maintenance: matching transitions are recorded but not sent until ``ends``."""
 
     region = models.ForeignKey(Region, models.CASCADE, null=True, blank=True)
-    concern = models.CharField(max_length=20, blank=True)
+    concern = models.CharField(max_length=20, blank=True, choices=concerns.choices)
     content_type = models.ForeignKey(ContentType, models.CASCADE, null=True, blank=True)
     object_id = models.PositiveBigIntegerField(null=True, blank=True)
     starts = models.DateTimeField(default=timezone.now)
@@ -279,7 +278,7 @@ class Silence(models.Model):
         return f"silence until {self.ends:%Y-%m-%d %H:%M} by {self.author}"
 
     def clean(self) -> None:
-        check_subject_pair(self)
+        check_scope(self)
 
     def matches(self, ref: SubjectRef) -> bool:
         return (
@@ -300,6 +299,7 @@ class Notification(models.Model):
         REMINDER = "reminder", "Reminder"
         FLAPPING = "flapping", "Flapping summary"
         UNDELIVERABLE = "undeliverable", "Not delivered elsewhere"
+        TEST = "test", "Test message"  # a channel's "Send a test": never saved (alerts.trial)
 
     class Failure(models.TextChoices):
         RECIPIENT = "recipient", "The recipient refused it (not retried)"

@@ -95,7 +95,8 @@ def _flap_notice_sent_recently(transition: Transition) -> bool:
 
 
 def told_about(incident: Incident) -> list[Channel]:
-    """Channels that were sent (or are sending) something about ``incident``."""
+    """Channels that were sent (or are sending) something about ``incident``, or held a
+    change of it back because the subject flaps (they had the flapping summary)."""
     return list(
         Channel.objects.filter(
             disabled=False,
@@ -106,6 +107,7 @@ def told_about(incident: Incident) -> list[Channel]:
                 Notification.State.SENT,
                 Notification.State.PENDING,
                 Notification.State.FAILED,
+                Notification.State.SUPPRESSED,
             ],
         ).distinct()
     )
@@ -114,17 +116,18 @@ def told_about(incident: Incident) -> list[Channel]:
 def enqueue(transition: Transition, incident: Incident | None = None) -> list[Notification]:
     """The outbox rows this transition owes, one per channel.
 
-    A recovery also goes to every channel told about the incident it closes, whatever its
-    rules say of this last change (critical → warning → ok closes a PagerDuty incident too).
-    A subject of a hidden region (disabled, or a demo site out of demo mode) keeps its
-    history but pages nobody.
+    A recovery goes to exactly the channels told about the incident it closes, whatever the
+    rules say of this last change (critical → warning → ok closes a PagerDuty incident too),
+    and nowhere when none was: a first check that finds a subject ok, or the end of a
+    warning nobody was sent, is no news. A subject of a hidden region (disabled, or a demo
+    site out of demo mode) keeps its history but pages nobody.
     """
     if not Region.objects.shown().filter(pk=transition.region_id).exists():
         return []
-    channels = channels_for(transition)
-    if transition.is_recovery and incident is not None:
-        known = {c.pk for c in channels}
-        channels += [c for c in told_about(incident) if c.pk not in known]
+    if transition.is_recovery:
+        channels = told_about(incident) if incident is not None else []
+    else:
+        channels = channels_for(transition)
     if not channels:
         return []
     kind, state = Notification.Kind.TRANSITION, Notification.State.PENDING

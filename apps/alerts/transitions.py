@@ -16,11 +16,11 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.lib.status import Verdict, jsonable
+from apps.lib.status import Status, Verdict, jsonable
 from apps.regions.models import Subject
 
 from . import routing
-from .models import Transition
+from .models import Incident, Transition
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,12 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
         if subject.reason != verdict.reason:
             model.objects.filter(pk=subject.pk, status=old).update(reason=verdict.reason)
             subject.reason = verdict.reason
+            if old != Status.OK:  # an open incident says why as the subject does, not as it was
+                Incident.objects.filter(
+                    content_type=ContentType.objects.get_for_model(model),
+                    object_id=subject.pk,
+                    closed=None,
+                ).update(reason=verdict.reason)
         return None
     now = timezone.now()
     with transaction.atomic():
@@ -86,11 +92,22 @@ def record_many(judged: Iterable[tuple[Subject, Verdict]]) -> list[Transition]:
             )
             subject.reason = verdict.reason
     q = connection.ops.quote_name
+    incidents = Incident._meta
     for model, rows in reasons.items():
         sql = (
             f"UPDATE {q(model._meta.db_table)} SET {q('reason')} = %s "
             f"WHERE {q(model._meta.pk.column)} = %s AND {q('status')} = %s"
         )
+        # Open incidents follow (only subjects that are not ok can have one).
+        open_sql = (
+            f"UPDATE {q(incidents.db_table)} SET {q('reason')} = %s "
+            f"WHERE {q('content_type_id')} = %s AND {q('object_id')} = %s "
+            f"AND {q('closed')} IS NULL"
+        )
+        content_type = ContentType.objects.get_for_model(model).pk
+        troubled = [(r, content_type, pk) for r, pk, status in rows if status != Status.OK]
         with connection.cursor() as cursor:
             cursor.executemany(sql, rows)
+            if troubled:
+                cursor.executemany(open_sql, troubled)
     return [moved for subject, verdict in changed if (moved := record(subject, verdict))]

@@ -11,6 +11,7 @@ urlpatterns = [
     path("history/<int:content_type>/<int:object_id>/", views.history, name="history"),
     path("channels/", views.channels, name="channels"),
     path("channels/<int:pk>/", views.channel, name="channel"),
+    path("channels/<int:pk>/test/", views.test_channel, name="test-channel"),
     path(
         "channels/<int:pk>/resend/<int:notification>/",
         views.resend_notification,
@@ -18,6 +19,7 @@ urlpatterns = [
     ),
     path("rules/new/", views.edit_rule, name="new-rule"),
     path("rules/<int:pk>/", views.edit_rule, name="edit-rule"),
+    path("subjects/", views.subjects, name="subjects"),
     path("sent/", views.sent_messages, name="sent"),
     path("sent/<int:pk>/html/", views.sent_message_html, name="sent-html"),
     path("silences/new/", views.new_silence, name="new-silence"),

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from csp.decorators import csp
+from django import forms
+from django.contrib import messages
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
@@ -14,10 +18,10 @@ from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import refuse_unless, requires, writes_require
 from apps.lib import liveforms
-from apps.regions.models import Region
+from apps.regions.models import Region, Subject
 
-from . import content, routing
-from .forms import ChannelForm, RuleForm, SilenceForm
+from . import routing, scopes, trial
+from .forms import ChannelForm, RuleForm, SilenceForm, subject_options
 from .models import Channel, Incident, Notification, Rule, Silence, Transition
 from .transitions import wake_sender
 
@@ -42,17 +46,26 @@ def incidents_by_region(now=None) -> list[tuple[object, list[tuple[Incident, str
 def incidents(request: HttpRequest) -> HttpResponse:
     template = "alerts/incidents.html#incidents" if request.htmx else "alerts/incidents.html"
     now = timezone.now()
-    silences = Silence.objects.filter(ends__gt=now).select_related("region", "author")
+    silences = Silence.objects.select_related("region", "author")
+    ended = silences.filter(ends__lte=now, ends__gt=now - ENDED_SILENCES_SHOWN)
     return render(
         request,
         template,
         {
             "groups": incidents_by_region(now),
             "transitions": Transition.objects.select_related("region")[:30],
-            "silences": [(s, routing.held_by(s).count()) for s in silences.order_by("starts")],
+            "silences": [
+                (s, routing.held_by(s).count())
+                for s in silences.filter(ends__gt=now).order_by("starts")
+            ],
+            "ended_silences": ended.order_by("-ends")[:20],
             "now": now,
         },
     )
+
+
+#: How long an ended silence stays listed on the Alerts page (each keeps its own page).
+ENDED_SILENCES_SHOWN = timedelta(days=7)
 
 
 @requires("alerts.acknowledge_incident")
@@ -126,6 +139,20 @@ def channel(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+@requires("alerts.change_channel")
+@require_POST
+def test_channel(request: HttpRequest, pk: int) -> HttpResponse:
+    """Send a test message through the channel now, and say on its page what came back."""
+    channel = get_object_or_404(Channel, pk=pk)
+    for answer in trial.send_test(channel, request.user.get_username()):
+        to = "" if answer.recipient == channel.kind else f" to {answer.recipient}"
+        if answer.error:
+            messages.error(request, f"The test message{to} was not delivered: {answer.error}")
+        else:
+            messages.success(request, f"The test message{to} was delivered.")
+    return redirect("alerts:channel", pk=channel.pk)
+
+
 def resend(notifications) -> int:
     """Put failed notifications (or their refused recipients) back in the outbox."""
     count = notifications.update(
@@ -149,39 +176,66 @@ def resend_notification(request: HttpRequest, pk: int, notification: int) -> Htt
     return redirect("alerts:channel", pk=channel.pk)
 
 
+def _linked_subject(request: HttpRequest) -> Subject | None:
+    """The subject ``?content_type=&object_id=`` names (the incident and history pages link a
+    new rule or silence with them), or None."""
+    return scopes.subject_of(
+        request.GET.get("content_type", "")[:12], request.GET.get("object_id", "")[:20]
+    )
+
+
 def edit_rule(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     refuse_unless(request, "alerts.change_rule" if pk else "alerts.add_rule")
     rule = get_object_or_404(Rule, pk=pk) if pk else None
-    initial = {k: request.GET[k] for k in ("content_type", "object_id") if k in request.GET}
+    linked = _linked_subject(request) if rule is None else None
+    initial = {"subject": scopes.value_of(linked)} if linked is not None else {}
     form = RuleForm(request.POST or None, instance=rule, initial=initial)
     if liveforms.is_check(request):
         return liveforms.check(request, form)
     if request.method == "POST" and form.is_valid():
         form.save()
         return redirect("alerts:channels")
-    subject = _subject_label(form["content_type"].value(), form["object_id"].value())
-    return render(request, "alerts/rule.html", {"form": form, "rule": rule, "subject": subject})
+    context = {"form": form, "rule": rule, "subject": scopes.describe(linked) if linked else ""}
+    return render(request, "alerts/rule.html", context, status=400 if form.errors else 200)
 
 
 @requires("alerts.add_silence")
 def new_silence(request: HttpRequest) -> HttpResponse:
-    """``?content_type=&object_id=`` (the incident's and history page's links) picks a subject."""
-    initial = {k: request.GET[k] for k in ("content_type", "object_id") if k in request.GET}
-    form = SilenceForm(request.POST or None, initial=initial)
+    """``?content_type=&object_id=`` (the incident's and history page's links): a silence of
+    that one subject, which the page names and asks nothing else about."""
+    subject = _linked_subject(request)
+    form = SilenceForm(request.POST or None, fixed=subject)
+    if liveforms.is_check(request):
+        return liveforms.check(request, form)
     if request.method == "POST" and form.is_valid():
         form.save(author=request.user)
         return redirect("alerts:incidents")
-    subject = _subject_label(form["content_type"].value(), form["object_id"].value())
-    return render(request, "alerts/silence.html", {"form": form, "subject": subject})
+    context = {
+        "form": form,
+        "subject": subject,
+        "named": scopes.describe(subject) if subject else "",
+    }
+    return render(request, "alerts/silence.html", context, status=400 if form.errors else 200)
 
 
-def _subject_label(content_type: object, object_id: object) -> str:
-    if not content_type or not object_id:
-        return ""
-    latest = Transition.objects.filter(content_type=content_type, object_id=object_id).first()
-    if latest is None:
-        return f"subject {object_id}"
-    return f"{content.concern_label(latest.concern)} {latest.subject_label}"
+@require_safe
+def subjects(request: HttpRequest) -> HttpResponse:
+    """The subject ``<select>`` of a rule or silence form, its options narrowed to
+    ``?subject_search=``, ``concern`` and ``region`` (htmx, as the search box is typed in)."""
+    region = request.GET.get("region", "")
+    found = scopes.find(
+        request.GET.get("subject_search", ""),
+        concern=request.GET.get("concern", "")[:20],
+        region=int(region) if region.isdigit() and len(region) < 12 else None,
+        keep=request.GET.get("subject", "")[:40],
+    )
+    select = forms.Select(choices=subject_options(found))
+    html = select.render(
+        "subject",
+        request.GET.get("subject", "")[:40],
+        attrs={"id": "id_subject", "aria-describedby": "id_subject_helptext"},
+    )
+    return HttpResponse(html)
 
 
 @require_safe

@@ -41,10 +41,36 @@ def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
 
 
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A refusal says why: JSON for the API, else the app's own page (templates/403.html),
+    with its navigation and the reason (``apps.accounts.roles.refuse_unless``'s words)."""
+    if _is_api(request):
+        return JsonResponse({"error": str(exception) or "Forbidden"}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if _is_api(request):
-        return JsonResponse({"error": "Not found"}, status=404)
+        return JsonResponse({"error": "Not found (the API's paths: /api/docs/)"}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+class JsonNotFound:
+    """Middleware: an unknown path under /api/ answers JSON 404 also with ``DEBUG`` on (where
+    Django answers its 40 KB debug page listing every URL), as ``not_found`` does without it."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and _is_api(request)
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return JsonResponse({"error": "Not found (the API's paths: /api/docs/)"}, status=404)
+        return response
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

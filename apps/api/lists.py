@@ -29,6 +29,7 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.apps import apps
 from django.core import signing
 from django.db import models
 from django.db.models import Q, QuerySet
@@ -204,6 +205,27 @@ def _converter(field: serializers.Field) -> Any:
 
 
 class StableOrdering(OrderingFilter):
+    def remove_invalid_fields(
+        self, queryset: QuerySet, fields: list[str], view: Any, request: Request
+    ) -> list[str]:
+        """DRF drops what it cannot order by and answers as if nothing was asked: a 400 naming
+        the unknown terms and the ones there are."""
+        valid = super().remove_invalid_fields(queryset, fields, view, request)
+        unknown = [term for term in fields if term not in valid]
+        if unknown:
+            known = [
+                name for name, _ in self.get_valid_fields(queryset, view, {"request": request})
+            ]
+            raise ValidationError(
+                {
+                    self.ordering_param: [
+                        f"cannot order by {', '.join(map(repr, unknown))}: "
+                        f"one of {', '.join(known)}, or -field for descending"
+                    ]
+                }
+            )
+        return valid
+
     def get_ordering(self, request: Request, queryset: QuerySet, view: Any) -> list[str] | None:
         ordering = super().get_ordering(request, queryset, view)
         if not ordering:
@@ -224,13 +246,23 @@ class RegionFilter(django_filters.CharFilter):
         super().__init__(field_name=field_name, **kwargs)
 
     def filter(self, qs: QuerySet, value: str) -> QuerySet:
+        """A region that does not exist is a 400, not an empty list a script takes for "all
+        quiet" (``?region=eu-west-9``)."""
         if not value:
             return qs
+        regions = apps.get_model("regions", "Region").objects
         if value.isascii() and value.isdigit():
-            if int(value) > BIGGEST_ID:
-                return qs.none()
-            return qs.filter(**{self.field_name: int(value)})
-        return qs.filter(**{f"{self.field_name}__code": value})
+            found = int(value) <= BIGGEST_ID and regions.filter(pk=int(value)).exists()
+            where = {self.field_name: int(value)}
+        else:
+            found = regions.filter(code=value).exists()
+            where = {f"{self.field_name}__code": value}
+        if not found:
+            raise ValidationError(
+                {"region": [f"no region or site {value[:100]!r}: give an id or a code of "
+                            "/api/regions/"]}
+            )  # fmt: skip
+        return qs.filter(**where)
 
 
 class IdFilter(django_filters.NumberFilter):
@@ -272,9 +304,46 @@ class FilterSet(django_filters.FilterSet):
 
 
 class FilterBackend(DjangoFilterBackend):
-    """A view's ``filterset_fields`` are built on ``FilterSet`` (not django-filter's own)."""
+    """A view's ``filterset_fields`` are built on ``FilterSet`` (not django-filter's own), and a
+    list refuses a query parameter it does not know (a 400 naming it and those it takes),
+    rather than answering everything as if the misspelt filter had not been asked."""
 
     filterset_base = FilterSet
+
+    def filter_queryset(self, request: Request, queryset: QuerySet, view: Any) -> QuerySet:
+        if getattr(view, "action", None) == "list":
+            known = self._known_parameters(view, self.get_filterset_class(view, queryset))
+            unknown = sorted(set(request.query_params) - known)
+            if unknown:
+                raise ValidationError(
+                    {
+                        unknown[0]: [
+                            "not a parameter of this list: it takes "
+                            f"{', '.join(sorted(known - {api_settings.URL_FORMAT_OVERRIDE}))}"
+                        ]
+                    }
+                )
+        return super().filter_queryset(request, queryset, view)
+
+    @staticmethod
+    def _known_parameters(view: Any, filterset_class: Any) -> set[str]:
+        known = {api_settings.URL_FORMAT_OVERRIDE}
+        if filterset_class is not None:
+            known |= set(filterset_class.base_filters)
+        for backend in getattr(view, "filter_backends", ()):
+            if issubclass(backend, OrderingFilter):
+                known.add(backend.ordering_param)
+        paginator = getattr(view, "paginator", None)
+        for attribute in (
+            "limit_query_param",
+            "offset_query_param",
+            "cursor_query_param",
+            "page_query_param",
+            "page_size_query_param",
+        ):
+            if name := getattr(paginator, attribute, None):
+                known.add(name)
+        return known
 
 
 class SinceUntilFilterSet(FilterSet):

@@ -131,6 +131,7 @@ def node_facts(node: NodeView, read_at: datetime) -> dict[str, Any]:
         flow_control_recv=status.flow_control_recv,
         connected=status.connected,
         cert_failures=cert_failures(status.variables),
+        incoming_addresses=list(status.incoming_addresses or ()),  # the members it sees
         read_at=read_at.timestamp(),
         weight=node.weight,
         cluster_weight=status.cluster_weight,

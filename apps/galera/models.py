@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import SUBJECT_FIELDS, track
@@ -148,6 +149,9 @@ class Cluster(KeepsHistory, Subject):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("galera:cluster", args=[self.pk])
 
     def deletion_blockers(self) -> list[str]:
         from apps.alerts.models import subject_history

@@ -112,6 +112,18 @@ def node_rows(nodes: list[Node], latest: Snapshot | None) -> list[dict[str, Any]
     return rows
 
 
+def unlisted_members(nodes: list[Node], latest: Snapshot | None) -> list[str]:
+    """Members the cluster's view names (each polled node's ``wsrep_incoming_addresses``) that
+    are not nodes of Vigil's: a cluster of 4 data nodes with one added shows the other 3."""
+    known = {f"{node.host}:{node.port}" for node in nodes} | {node.label for node in nodes}
+    found: list[str] = []
+    for facts in (latest.nodes if latest else {}).values():
+        for address in facts.get("incoming_addresses") or ():
+            if address not in known and address not in found and address != "AUTO":
+                found.append(address)
+    return found
+
+
 def live_context(cluster: Cluster) -> dict[str, Any]:
     """What the page's live part (``cluster.html#live``, polled every 30 s) shows: the
     cluster's figures and its nodes with the latest snapshot's facts."""
@@ -123,6 +135,8 @@ def live_context(cluster: Cluster) -> dict[str, Any]:
         "latest": latest,
         "node_list": nodes,
         "nodes": node_rows(nodes, latest),
+        "unlisted": unlisted_members(nodes, latest),
+        "from_a_sample": any(node.recorded_sample for node in nodes),
         "headroom": headroom_words(cluster),
         "suspect_timeout_s": suspect if suspect is not None else DEFAULT_SUSPECT_TIMEOUT_S,
         "suspect_timeout_known": suspect is not None,

@@ -28,6 +28,12 @@ class Status(StrEnum):
         """Rank for "worst of": missing data outranks a warning, a critical outranks all."""
         return _SEVERITY[self]
 
+    @classmethod
+    def ranked(cls) -> list[Status]:
+        """Every status, least severe first: the one order the pages list severities in (a
+        rule's minimum, the counts of a tile read worst first, the reverse)."""
+        return sorted(cls, key=lambda s: s.severity)
+
 
 _SEVERITY = {Status.OK: 0, Status.WARNING: 1, Status.UNKNOWN: 2, Status.CRITICAL: 3}
 

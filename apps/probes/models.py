@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import OuterRef, Q, Subquery
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import SUBJECT_FIELDS, track
@@ -100,6 +101,10 @@ class Target(Subject):
                     expected_min_s__lte=models.F("expected_max_s"),
                 ),
                 name="probe_expected_range_complete_and_ordered",
+                violation_error_message=(
+                    "Give both ends of the expected keep-alive range, the first no later than "
+                    "the second, or neither."
+                ),
             ),
         ]
         indexes = [models.Index(fields=["enabled", "next_due"])]
@@ -107,12 +112,23 @@ class Target(Subject):
     def __str__(self) -> str:
         return self.name or self.url
 
+    def get_absolute_url(self) -> str:
+        return reverse("probes:target", args=[self.pk])
+
     def clean(self) -> None:
+        """The range in the form's words, on the end to change (which also spares the form the
+        database constraint's own message)."""
         low, high = self.expected_min_s, self.expected_max_s
         if (low is None) != (high is None):
-            raise ValidationError("Give both ends of the expected keep-alive range, or neither.")
+            missing = "expected_max_s" if high is None else "expected_min_s"
+            raise ValidationError(
+                {missing: "Give both ends of the expected keep-alive range, or neither."}
+            )
         if low is not None and high is not None and low > high:
-            raise ValidationError("The expected range starts after it ends.")
+            raise ValidationError(
+                {"expected_max_s": f"The expected range ends ({high:g} s) before it starts "
+                 f"({low:g} s)."}
+            )  # fmt: skip
 
     @property
     def expected_range(self) -> tuple[float, float] | None:

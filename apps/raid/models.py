@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import track
@@ -238,6 +239,10 @@ class Array(Subject):
 
     def __str__(self) -> str:
         return f"{self.host.name}:{self.name}"
+
+    def get_absolute_url(self) -> str:
+        """The host's page, at this array."""
+        return reverse("raid:host", args=[self.host_id]) + f"#array-{self.pk}"
 
 
 class Disk(models.Model):

@@ -68,7 +68,10 @@ from datetime import datetime
 from typing import Any
 
 from django.apps import AppConfig
-from django.db.models import Count, QuerySet
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When, Window
+from django.db.models.functions import RowNumber
+
+from apps.lib.status import Status
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,19 @@ def registered() -> list[Concern]:
     return list(_registry.values())
 
 
+def choices() -> list[tuple[str, str]]:
+    """``[(key, label), ...]`` in registration order: every field that names a concern (a
+    rule's, a silence's) offers these, with the labels the pages use ("Keep-alive", not
+    "probes")."""
+    return [(c.key, c.label) for c in _registry.values()]
+
+
+def label_of(key: str) -> str:
+    """A concern's label; the key itself, upper-cased, for a concern no longer installed."""
+    found = _registry.get(key)
+    return found.label if found else key.upper()
+
+
 def region_errors(region_ids: Iterable[int]) -> dict[int, list[str]]:
     """``{region_id: ["EFS: AccessDenied: ...", ...]}``, one query per concern that has any."""
     ids = list(region_ids)
@@ -209,6 +225,67 @@ def notes(obj: Any) -> dict[str, list[str]]:
             for part, texts in c.notes(obj).items():
                 merged[part].extend(texts)
     return dict(merged)
+
+
+#: A subject's reason until its first collection judges it (``regions.models.Subject``).
+NOT_COLLECTED = "Not collected yet"
+
+
+@dataclass
+class Summary:
+    """One concern in one region, for its home tile: its subjects counted by status, how many
+    wait for their first collection, and the worst judged subject that is not ok (the worst
+    status, then the longest in it), whose reason says why."""
+
+    counts: Counter[str]
+    waiting: int = 0
+    worst: Any = None
+
+    @property
+    def collecting(self) -> bool:
+        """Every subject is waiting for its first collection (a fresh start)."""
+        return bool(self.waiting) and self.waiting == sum(self.counts.values())
+
+
+def summaries(region_ids: Iterable[int]) -> dict[int, dict[str, Summary]]:
+    """``{region_id: {concern_key: Summary}}``, two queries per concern: the counts, and the
+    worst subject of each region (a window function, whatever the number of subjects)."""
+    ids = list(region_ids)
+    out: dict[int, dict[str, Summary]] = defaultdict(dict)
+    waiting = Q(status="unknown", status_changed=None, reason=NOT_COLLECTED)
+    rank = Case(
+        *(When(status=s.value, then=Value(s.severity)) for s in Status),
+        output_field=IntegerField(),
+    )
+    for concern in registered():
+        subjects = concern.subjects()
+        rows = (
+            subjects.filter(region_id__in=ids)
+            .values_list("region_id", "status")
+            .annotate(n=Count("pk"), waiting=Count("pk", filter=waiting))
+            .order_by()
+        )
+        for region_id, status, n, waits in rows:
+            summary = out[region_id].setdefault(concern.key, Summary(Counter()))
+            summary.counts[status] += n
+            summary.waiting += waits
+        worst = (
+            subjects.filter(region_id__in=ids)
+            .exclude(status="ok")
+            .exclude(waiting)
+            .annotate(
+                place=Window(
+                    RowNumber(),
+                    partition_by=F("region_id"),
+                    order_by=[rank.desc(), F("status_changed").asc(nulls_last=True), "pk"],
+                )
+            )
+            .filter(place=1)
+            .select_related()
+        )
+        for subject in worst:
+            out[subject.region_id][concern.key].worst = subject
+    return out
 
 
 # --- what config/ reads ------------------------------------------------------------------------

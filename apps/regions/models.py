@@ -17,6 +17,7 @@ from apps.lib.aws import AccountAccess
 from apps.lib.keep import KeepsHistory
 from apps.lib.status import Status
 
+from .concerns import NOT_COLLECTED
 from .ec2 import RegionInfo, region_name
 
 STATUS_CHOICES = [(s.value, s.label) for s in Status]
@@ -172,7 +173,7 @@ class Subject(models.Model):
 
     region = models.ForeignKey(Region, models.CASCADE, related_name="%(app_label)s_%(class)ss")
     status = models.CharField(max_length=10, choices=STATUS_CHOICES, default=Status.UNKNOWN.value)
-    reason = models.TextField(blank=True, default="Not collected yet")
+    reason = models.TextField(blank=True, default=NOT_COLLECTED)
     status_changed = models.DateTimeField(null=True, blank=True, editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
 

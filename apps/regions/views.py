@@ -24,6 +24,25 @@ from .models import Account, Region
 
 
 @dataclass
+class Row:
+    """One concern on a tile: its counts worst first, and its worst subject with the reason."""
+
+    label: str
+    counts: list[tuple[Status, int]]
+    summary: concerns.Summary
+
+    @property
+    def statuses(self) -> list[Status]:
+        """What the tile's colour reads: subjects waiting for their first collection are not
+        "unknown" yet (unless that is all there is)."""
+        if self.summary.collecting:
+            return [Status.UNKNOWN]
+        judged = Counter(self.summary.counts)
+        judged[Status.UNKNOWN.value] -= self.summary.waiting
+        return [Status(s) for s, n in judged.items() if n > 0]
+
+
+@dataclass
 class Tile:
     """One region (or site, or an account that has no region yet) on the home page."""
 
@@ -32,32 +51,39 @@ class Tile:
     region: Region | None = None
     account: Account | None = None
     error: str = ""
-    rows: list[tuple[str, list[tuple[Status, int]]]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
 
     @property
     def status(self) -> Status | None:
         """The worst status of what the region holds, and unknown while collection fails."""
-        statuses = [status for _, per_status in self.rows for status, _ in per_status]
+        statuses = [status for row in self.rows for status in row.statuses]
         return worst(statuses + [Status.UNKNOWN] if self.error else statuses)
 
+    @property
+    def collecting(self) -> bool:
+        """Everything here waits for its first collection (the first minute of a fresh start)."""
+        return bool(self.rows) and all(row.summary.collecting for row in self.rows)
 
-def _rows(counts: dict[str, Counter[str]]) -> list[tuple[str, list[tuple[Status, int]]]]:
+
+def _rows(summaries: dict[str, concerns.Summary]) -> list[Row]:
     """Per concern (in registration order), its subjects counted by status, worst first."""
     rows = []
     for concern in concerns.registered():
-        per_status = counts.get(concern.key)
-        if per_status:
+        summary = summaries.get(concern.key)
+        if summary and summary.counts:
+            judged = Counter(summary.counts)  # those waiting for a first collection apart
+            judged[Status.UNKNOWN.value] -= summary.waiting
             ranked = sorted(
-                ((Status(s), n) for s, n in per_status.items() if n),
+                ((Status(s), n) for s, n in judged.items() if n > 0),
                 key=lambda pair: -pair[0].severity,
             )
-            rows.append((concern.label, ranked))
+            rows.append(Row(concern.label, ranked, summary))
     return rows
 
 
 def overview() -> list[Tile]:
     regions = list(Region.objects.shown().select_related("account"))
-    counts = concerns.status_counts(r.pk for r in regions)
+    counts = concerns.summaries(r.pk for r in regions)
     failing = concerns.region_errors(r.pk for r in regions)
     tiles = []
     for region in regions:

@@ -180,6 +180,7 @@ check_unknown_variables(os.environ)
 
 MIDDLEWARE = [
     "apps.accounts.middleware.HealthzMiddleware",  # before host checks: probes use 127.0.0.1
+    "apps.api.errors.JsonNotFound",  # an unknown /api/ path is a JSON 404, DEBUG or not
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -88,10 +88,12 @@ def test_it_shows_a_new_api_key_once_and_revokes_it(api_client, api_key):
     assert api_client.get("/api/regions/", **bearer(created["key"])).status_code == 401
 
 
-def test_it_answers_json_404_for_unknown_api_paths(logged_in_client):
+@pytest.mark.parametrize("debug", [False, True])
+def test_it_answers_json_404_for_unknown_api_paths(logged_in_client, settings, debug):
+    settings.DEBUG = debug  # make run serves with DEBUG on: not Django's 40 KB URL list
     response = logged_in_client.get("/api/no-such-thing/")
     assert response.status_code == 404
-    assert response.json() == {"error": "Not found"}
+    assert response.json() == {"error": "Not found (the API's paths: /api/docs/)"}
 
 
 def test_it_publishes_the_openapi_schema_and_docs(logged_in_client):
@@ -100,3 +102,4 @@ def test_it_publishes_the_openapi_schema_and_docs(logged_in_client):
     assert schema["components"]["securitySchemes"]["ApiKey"]["scheme"] == "bearer"
     docs = logged_in_client.get("/api/docs/")
     assert docs.status_code == 200 and b"swagger-ui" in docs.content
+    assert b'<nav class="back-to-vigil" aria-label="Vigil"><a href="/">Vigil</a>' in docs.content

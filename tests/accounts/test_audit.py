@@ -129,6 +129,11 @@ def test_the_audit_page_and_list_are_for_admins(client, api_client, user, operat
     region.enabled = False
     region.save()
     page = client.get("/accounts/audit/?model=regions.region")
+    chooser = page.content.decode()
+    # Who and what kind are chosen from lists, by the names the pages use.
+    assert 'value="regions.region" selected>Region (Accounts and regions)</option>' in chooser
+    assert 'value="probes.target">Target (HTTP keep-alive probes)</option>' in chooser
+    assert f'value="{user.username}">{user.username}</option>' in chooser
     assert page.status_code == 200 and "eu-west-1" in page.content.decode()
     api_client.force_login(user)
     listed = api_client.get("/api/audit/?model=regions.region").json()["results"]
@@ -166,3 +171,48 @@ def test_only_admins_point_a_raid_host_elsewhere_and_the_trail_shows_who(
         "ssh_address": ["10.0.0.5", "10.0.0.99"],
         "ssh_user": ["vigil", "root"],
     }
+
+
+def test_a_new_object_s_entry_lists_its_own_fields_not_its_relations(user):
+    created = entries_for(user)[0]
+    assert created.action == LogEntry.Action.CREATE
+    assert "api_keys" not in created.changes_dict  # was "accounts.ApiKey.None"
+    assert not any(".None" in str(change) for change in created.changes_dict.values())
+    account = Account.objects.create(name="prod")
+    assert set(entries_for(account)[0].changes_dict) <= {
+        f.name for f in Account._meta.concrete_fields
+    }
+
+
+def test_saving_a_user_in_the_admin_records_only_what_a_person_changed(client, user, viewer):
+    client.force_login(user)
+    page = client.get(f"/admin/auth/user/{viewer.pk}/change/").content.decode()
+    assert "date_joined" in page  # the admin shows it to the second, and saves it so
+    joined = timezone.localtime(viewer.date_joined)
+    response = client.post(
+        f"/admin/auth/user/{viewer.pk}/change/",
+        {
+            "username": "viewer",
+            "email": "viewer@example.org",
+            "is_active": "on",
+            "date_joined_0": joined.strftime("%Y-%m-%d"),
+            "date_joined_1": joined.strftime("%H:%M:%S"),
+            "initial-date_joined_0": joined.strftime("%Y-%m-%d"),
+            "initial-date_joined_1": joined.strftime("%H:%M:%S"),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert entries_for(viewer)[-1].changes_dict == {
+        "email": ["viewer@example.com", "viewer@example.org"]
+    }
+
+
+def test_setting_the_demo_up_again_at_a_restart_records_nothing(settings):
+    from apps.demo import mode
+    from apps.probes import demo
+
+    mode.ensure_demo_account(True)
+    demo.set_up(base_port=41000)
+    before = LogEntry.objects.count()
+    demo.set_up(base_port=41000)  # the next start: 15 where the database holds 15.0
+    assert LogEntry.objects.count() == before

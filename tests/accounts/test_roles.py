@@ -190,7 +190,7 @@ def test_pages_show_each_role_only_what_it_may_do(client, viewer, operator, user
         client.force_login(who)
         seen[role_of(who)] = {
             "acknowledge": "Acknowledge</button>" in client.get("/alerts/").content.decode(),
-            "disable": "Disable</button>"
+            "disable": "Disable probing</button>"
             in client.get(f"/probes/targets/{target.pk}/").content.decode(),
             "add channel": "Add channel" in client.get("/alerts/channels/").content.decode(),
             "admin link": 'href="/admin/"' in client.get("/").content.decode(),

@@ -217,3 +217,52 @@ def test_the_rule_form_says_a_rule_without_channels_sends_nothing(logged_in_clie
     )
     assert "an enabled rule without one sends nothing" in response.content.decode()
     assert not Rule.objects.filter(name="db").exists()
+
+
+def test_send_a_test_goes_through_the_channel_now_and_writes_nothing(
+    logged_in_client, make_channel, receiver
+):
+    import hashlib
+    import hmac
+
+    secret = "s" * 32
+    channel = make_channel("webhook", f"{receiver.url}/hook", secret, name="Ops hook")
+    page = logged_in_client.get(f"/alerts/channels/{channel.pk}/").content.decode()
+    assert "Send a test</button>" in page
+
+    answer = logged_in_client.post(f"/alerts/channels/{channel.pk}/test/", follow=True)
+
+    assert "The test message was delivered." in answer.content.decode()
+    (request,) = receiver.requests
+    signed = hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
+    assert request.headers["X-Vigil-Signature"] == f"sha256={signed}"
+    (event,) = request.json["events"]
+    assert event["kind"] == "test" and event["word"] == "TEST"
+    assert event["summary"] == (
+        "TEST Vigil channel Ops hook: a test message sent by oncall, nothing changed"
+    )
+    assert event["subject"]["url"].endswith(f"/alerts/channels/{channel.pk}/")
+    assert not Notification.objects.exists()
+    channel.refresh_from_db()
+    assert channel.last_success is None and channel.last_error == ""
+
+
+def test_send_a_test_says_what_the_receiver_answered(logged_in_client, make_channel, receiver):
+    channel = make_channel("webhook", receiver.url, "s" * 32)
+    receiver.answers = [404]
+    answer = logged_in_client.post(f"/alerts/channels/{channel.pk}/test/", follow=True)
+    assert "The test message was not delivered: The webhook answered 404" in (
+        answer.content.decode()
+    )
+
+
+def test_send_a_test_emails_every_address_of_the_channel(logged_in_client, make_channel):
+    from django.core import mail
+
+    channel = make_channel("email", "a@example.com, b@example.com", name="On call")
+    logged_in_client.post(f"/alerts/channels/{channel.pk}/test/")
+    assert [m.to for m in mail.outbox] == [["a@example.com"], ["b@example.com"]]
+    assert mail.outbox[0].subject == (
+        "TEST Vigil channel On call: a test message sent by oncall, nothing changed"
+    )
+    assert "if you read this, it works" in mail.outbox[0].body

@@ -28,7 +28,7 @@ def test_it_emails_a_status_change_with_a_subject_that_reads_on_a_phone(gadget, 
     assert message.to == ["oncall@example.com"]
     assert "burst credits exhausted; throughput capped" in message.body
     assert "credits: 0 B" in message.body  # units from the figure key, credits_bytes
-    assert "/regions/" in message.body
+    assert f"/gadgets/{gadget.pk}/" in message.body  # the subject's page
     html = message.alternatives[0][0]
     assert "Open in Vigil" in html
     assert Notification.objects.get().state == "sent"
@@ -43,6 +43,21 @@ def test_it_sends_the_recovery_where_the_problem_went(gadget, oncall):
     delivery.send_due()
     assert mail.outbox[-1].subject == "RECOVERED lab Gadgets gadget g1: credits are building up"
     assert Incident.objects.get().closed is not None
+
+
+def test_a_first_check_that_finds_a_subject_ok_sends_nothing(gadget, oncall):
+    alerts.record(gadget, OK)  # unknown (never collected) -> ok
+    delivery.send_due()
+    assert mail.outbox == []
+    assert not Notification.objects.exists()
+
+
+def test_a_recovery_follows_only_an_alert_that_was_sent(gadget, oncall):
+    Rule.objects.filter(is_default=True).update(min_severity="critical")
+    for verdict in (Verdict(Status.WARNING, "a bit warm"), OK, CRITICAL, OK):
+        alerts.record(gadget, verdict)  # the warning is below the rule: never sent
+        delivery.send_due()
+    assert [m.subject.split()[0] for m in mail.outbox] == ["CRITICAL", "RECOVERED"]
 
 
 def test_it_sends_each_notification_once(gadget, oncall):

@@ -51,6 +51,7 @@ def test_a_webhook_gets_a_signed_json_body_with_the_transition(gadget, make_chan
     assert event["reason"] == "quorum lost; no node is Primary"
     assert event["summary"] == "CRITICAL lab Gadgets gadget g1: quorum lost"
     assert event["subject"]["key"] == f"vigil/gadgets.gadget/{gadget.pk}"
+    assert event["subject"]["url"] == f"http://127.0.0.1:8000/gadgets/{gadget.pk}/"  # its page
     assert event["transition_id"] == transition.pk and event["figures"] == {"size": 1}
     assert Notification.objects.get().state == "sent"
 
@@ -131,9 +132,7 @@ def test_slack_gets_a_readable_message_with_colour_reason_and_link(gadget, make_
     (attachment,) = message["attachments"]
     assert attachment["color"] == "#cf222e"
     assert attachment["text"] == "quorum lost; no node is Primary"
-    assert (
-        attachment["title_link"].startswith("http://") and "/regions/" in attachment["title_link"]
-    )
+    assert attachment["title_link"].endswith(f"/gadgets/{gadget.pk}/")
 
 
 def test_pagerduty_triggers_on_critical_and_resolves_on_recovery_with_the_subject_as_key(

@@ -5,7 +5,7 @@ from datetime import UTC
 import pytest
 
 from apps import alerts
-from apps.alerts.models import Transition
+from apps.alerts.models import Incident, Transition
 from apps.lib.status import Status, Verdict
 from apps.regions.models import Region
 from tests.concern_app.models import Gadget
@@ -35,6 +35,17 @@ def test_it_writes_nothing_while_the_status_stays_but_keeps_the_reason_fresh(gad
     gadget.refresh_from_db()
     assert gadget.reason == "warmer"
     assert Transition.objects.count() == 1
+
+
+def test_an_open_incident_gives_the_subject_s_current_reason(gadget):
+    alerts.record(gadget, Verdict(Status.WARNING, "md2: recovery 37.4 % done"))
+    alerts.record(gadget, Verdict(Status.WARNING, "md2: recovery 47.9 % done"))
+    assert Incident.objects.get(closed=None).reason == "md2: recovery 47.9 % done"
+    alerts.record_many([(gadget, Verdict(Status.WARNING, "md2: recovery 61.0 % done"))])
+    assert Incident.objects.get(closed=None).reason == "md2: recovery 61.0 % done"
+    alerts.record(gadget, Verdict(Status.OK, "md2 is clean"))
+    alerts.record(gadget, Verdict(Status.OK, "md2 is clean; checked"))
+    assert Incident.objects.get().reason == "md2 is clean"  # closed: as it ended
 
 
 def test_it_lets_only_one_of_two_racing_workers_write_the_transition(gadget):

@@ -41,7 +41,36 @@ def test_it_filters_by_region_id_or_code(api_client, auth, regions):
     for region in (str(lab.pk), "lab"):
         listed = api_client.get("/api/galera/clusters/", {"region": region}, **auth).json()
         assert [c["name"] for c in listed["results"]] == ["lab"]
-    assert api_client.get("/api/galera/clusters/?region=nowhere", **auth).json()["count"] == 0
+    nowhere = api_client.get("/api/galera/clusters/?region=eu-west-9", **auth)
+    assert nowhere.status_code == 400
+    assert nowhere.json()["fields"]["region"] == [
+        "no region or site 'eu-west-9': give an id or a code of /api/regions/"
+    ]
+    assert api_client.get("/api/galera/clusters/?region=999999", **auth).status_code == 400
+
+
+def test_it_refuses_an_ordering_it_cannot_make_naming_those_it_can(api_client, auth):
+    answer = api_client.get("/api/probes/targets/?ordering=nope", **auth)
+    assert answer.status_code == 400
+    (message,) = answer.json()["fields"]["ordering"]
+    assert message.startswith("cannot order by 'nope': one of ")
+    assert api_client.get("/api/probes/targets/?ordering=-name", **auth).status_code == 200
+
+
+def test_it_refuses_a_concern_that_is_not_registered(api_client, auth):
+    assert api_client.get("/api/alerts/transitions/?concern=probes", **auth).status_code == 200
+    typed = api_client.get("/api/alerts/incidents/?concern=Keep-alive", **auth)
+    assert typed.status_code == 400 and "concern" in typed.json()["fields"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/regions/?region=eu-west-9", "/api/alerts/incidents/?ordering=-opened"]
+)
+def test_it_refuses_a_parameter_the_list_does_not_take(api_client, auth, path):
+    answer = api_client.get(path, **auth)
+    assert answer.status_code == 400
+    ((name, (message,)),) = answer.json()["fields"].items()
+    assert name in path and message.startswith("not a parameter of this list: it takes ")
 
 
 def test_it_filters_file_systems_by_throughput_mode_and_hides_deleted_ones(
@@ -128,7 +157,7 @@ def test_it_documents_filters_ordering_and_pagination_in_the_schema(api_client, 
     [
         ("account=-58149273570870118530605719224320", 400),
         ("account=1e40", 400),
-        ("region=99999999999999999999999", 200),
+        ("region=99999999999999999999999", 400),
     ],
 )
 def test_it_answers_an_id_beyond_any_column_without_failing(api_client, auth, query, status):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.urls import reverse
 
 from apps.regions.models import Subject
 
@@ -11,3 +12,6 @@ class Gadget(Subject):
 
     def __str__(self) -> str:
         return f"gadget {self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("gadgets:detail", args=[self.pk])

@@ -58,6 +58,17 @@ def test_the_demo_cluster_page_is_labelled_as_a_recorded_sample(logged_in_client
     assert "unknown → ok" in page
 
 
+def test_the_demo_cluster_of_4_data_nodes_lists_all_4(logged_in_client, demo_clusters):
+    cluster = demo_clusters[0]
+    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+
+    assert "4 members of 4 expected (4 data\n      nodes)" in page
+    assert page.count('<tr class="galera-node ') == 4
+    for address in ("10.0.0.2:3306", "10.0.0.3:3306", "10.0.0.4:3306"):
+        assert f'<tr class="galera-node galera-node-unlisted"><td>{address}</td>' in page
+    assert "not\n      added to Vigil: the recorded sample is one node's" in page
+
+
 def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_client):
     site = Region.objects.create(code="dc1", name="DC 1", kind=Region.Kind.SITE)
     cluster = Cluster.objects.create(region=site, name="prod", expected_arbitrators=1)

@@ -49,7 +49,7 @@ def test_it_creates_reads_updates_and_deletes_a_target_with_a_read_write_key(wri
     [
         ({"url": "ftp://127.0.0.1/"}, "url"),
         ({"url": "http://127.0.0.1/", "expected_min_s": 60}, "both ends"),
-        ({"url": "http://127.0.0.1/", "expected_min_s": 75, "expected_max_s": 60}, "starts after"),
+        ({"url": "http://127.0.0.1/", "expected_min_s": 75, "expected_max_s": 60}, "before it"),
         ({"url": "http://127.0.0.1/", "cap_s": 7200}, "cap_s"),
     ],
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -79,3 +80,45 @@ def test_it_shows_the_probes_panel_and_draws_the_target_charts(
     page.goto(f"{live_server.url}/probes/presets/", wait_until="networkidle")
     assert page.locator("table tbody tr").count() == 7
     screenshot(page, "probes-presets.png")
+
+
+@pytest.fixture
+def new_target(admin, site) -> int:
+    """A target just added: one measurement, as a new user sees its page first."""
+    target = Target.objects.create(region=site, name="new", url="http://127.0.0.1:9/")
+    started = timezone.now() - timedelta(minutes=2)
+    Result.objects.create(
+        target=target,
+        started_at=started,
+        created=started,
+        cap_s=target.cap_s,
+        status_code=200,
+        idle_timeout_s=5.0,
+        closed_by="server",
+        dns_s=0.0002,
+        connect_s=0.0004,
+        first_byte_s=0.0011,
+        total_s=0.002,
+        status="ok",
+    )
+    return target.pk
+
+
+def test_a_new_target_s_chart_spans_an_hour_in_24_hour_iso_times(
+    live_server, new_target, browser_page
+):
+    page = browser_page
+    log_in(page, live_server.url, then=f"/probes/targets/{new_target}/")
+    page.wait_for_selector(".timeseries .uplot canvas")
+    axis = page.evaluate(
+        """() => { const u = document.querySelector('.timeseries')._uplot;
+                   return {span: u.scales.x.max - u.scales.x.min, ticks: u.axes[0]._values}; }"""
+    )
+    assert axis["span"] == 3600  # not "Jan 2027 … Jul 2029" around one point
+    assert axis["ticks"] and all("am" not in t and "pm" not in t for t in axis["ticks"])
+    assert any(":" in t for t in axis["ticks"])  # 24-hour HH:mm
+    box = page.locator(".timeseries .uplot .u-over").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    legend_time = page.locator(".timeseries .u-legend .u-series").first.inner_text()
+    assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", legend_time), legend_time
+    screenshot(page, "probes-new-target.png")

@@ -50,6 +50,27 @@ def test_the_metadata_service_is_refused_when_measured(client, operator, site):
     assert not Target.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("over", "said"),
+    [
+        ({"expected_min_s": 75, "expected_max_s": 60}, "The expected range ends (60 s) before"),
+        ({"expected_max_s": ""}, "Give both ends of the expected keep-alive range, or neither."),
+    ],
+)
+def test_a_wrong_range_is_said_in_the_form_s_words(client, operator, site, over, said):
+    client.force_login(operator)
+    page = client.post("/probes/targets/new/", form(site, "http://127.0.0.1:9/", **over))
+    html = page.content.decode()
+    assert page.status_code == 400 and said in html
+    assert "Constraint" not in html and "probe_expected_range" not in html
+    assert not Target.objects.exists()
+
+
 def test_a_viewer_may_not_add_a_target(client, viewer, site):
     client.force_login(viewer)
-    assert client.post("/probes/targets/new/", form(site, "http://x/")).status_code == 403
+    refused = client.post("/probes/targets/new/", form(site, "http://x/"))
+    assert refused.status_code == 403
+    html = refused.content.decode()
+    # In the app's page, with its navigation and the reason.
+    assert '<nav aria-label="Main">' in html
+    assert "Your role (viewer) may not do this: it needs probes.add_target." in html

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
     [
         ({"url": "ftp://127.0.0.1/"}, "url"),
         ({"expected_min_s": 60}, "both ends"),
-        ({"expected_min_s": 75, "expected_max_s": 60}, "starts after"),
+        ({"expected_min_s": 75, "expected_max_s": 60}, r"ends \(60 s\) before it starts"),
         ({"cap_s": 7200}, "cap_s"),
         ({"interval_s": 10}, "interval_s"),
     ],

@@ -199,3 +199,13 @@ def test_it_reads_the_probe_page_in_a_constant_number_of_queries(logged_in_clien
     assert queries(logged_in_client, "probe", **SMALL) == queries(
         logged_in_client, "probe", **BIGGER
     )
+
+
+def test_the_target_page_offers_one_edit_and_disabling_is_not_the_primary_button(
+    client, operator, site
+):
+    target = Target.objects.create(region=site, url="https://shop.example.com/")
+    client.force_login(operator)
+    page = client.get(f"/probes/targets/{target.pk}/").content.decode()
+    assert page.count(">Edit the target</a>") == 1 and "/admin/probes/target/" not in page
+    assert '<button type="submit" class="secondary">Disable probing</button>' in page

@@ -49,8 +49,9 @@ def test_it_counts_with_one_query_per_concern_whatever_the_fleet_size(
     # A fixed 11 queries (session, user, their groups for the role, regions, accounts, the
     # channels whose configuration is broken for the banner, the open incidents for the title
     # and icon; on a session's first page its user's preferences, kept in the session, which is
-    # then saved: three queries), then one or two per registered concern (not one per subject).
-    per_concern = sum(1 + (c.region_errors is not None) for c in concerns.registered())
+    # then saved: three queries), then two or three per registered concern (not one per
+    # subject): the counts, the worst subject of each region, and the failing regions.
+    per_concern = sum(2 + (c.region_errors is not None) for c in concerns.registered())
     with django_assert_max_num_queries(11 + per_concern):
         logged_in_client.get("/")
 

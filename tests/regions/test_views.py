@@ -144,3 +144,35 @@ def test_it_shares_one_rendering_of_the_tiles_and_panels_for_a_few_seconds(
     assert len(shared) < len(rendered)  # the panels' queries ran once
     cache.clear()  # as when the seconds are over
     assert "Annex" in logged_in_client.get("/").content.decode()
+
+
+def test_a_tile_names_the_worst_subject_of_each_concern_and_why(logged_in_client, site):
+    from apps import alerts
+    from apps.lib.status import Status, Verdict
+    from tests.concern_app.models import Gadget
+
+    worse, bad, fine = (Gadget.objects.create(region=site, name=n) for n in ("g1", "g2", "g3"))
+    alerts.record(bad, Verdict(Status.WARNING, "md5: recovery 37.4 % done"))
+    alerts.record(worse, Verdict(Status.CRITICAL, "md2: degraded, 2 of 3 members in sync"))
+    alerts.record(fine, Verdict(Status.OK, "clean"))
+    alerts.record(worse, Verdict(Status.CRITICAL, "md2: degraded; recovery 47.9 % done"))
+
+    page = logged_in_client.get("/").content.decode()
+
+    assert (
+        f'href="/gadgets/{worse.pk}/"\n            >gadget g1</a>: md2: degraded; recovery 47.9 % done'
+        in page
+    )
+    assert "md5" not in page  # one subject per concern: the worst
+    assert "1 critical" in page and "1 warning" in page and "1 ok" in page
+
+
+def test_a_fresh_start_says_the_first_collection_is_running(logged_in_client, site):
+    from tests.concern_app.models import Gadget
+
+    Gadget.objects.create(region=site, name="g1")  # never collected: unknown, as it starts
+
+    page = logged_in_client.get("/").content.decode()
+
+    assert "first collection running" in page and "Collecting</span>" in page
+    assert "1 unknown" not in page and "badge-unknown" not in page

@@ -21,13 +21,16 @@ def subject_key(transition: Transition) -> str:
 
 
 def event_id(notification: Notification) -> str:
-    """The same for every attempt at the same notification: receivers drop repeats by it."""
+    """The same for every attempt at the same notification: receivers drop repeats by it (a
+    channel's test message, kept nowhere, is named by when it was sent)."""
+    if notification.kind == Notification.Kind.TEST:
+        return f"vigil-test-{notification.channel_id}-{notification.created.timestamp():.6f}"
     return f"vigil-notification-{notification.pk}"
 
 
 def event(notification: Notification) -> dict[str, Any]:
     t = notification.transition
-    item = content.item(t)
+    item = content.item(t, kind=notification.kind)
     return {
         "id": event_id(notification),
         "kind": notification.kind,
@@ -43,7 +46,7 @@ def event(notification: Notification) -> dict[str, Any]:
         "status": t.new_status,
         "old_status": t.old_status,
         "word": item["word"],
-        "summary": content.summary_line(t),
+        "summary": content.summary_line(t, notification.kind),
         "reason": t.reason,
         "figures": t.figures,
         "changed_at": t.created.isoformat(),

@@ -26,7 +26,7 @@ def message(notifications: Sequence[Notification]) -> dict:
     latest = latest_per_subject(notifications)
     for n in latest[:MAX_ATTACHMENTS]:
         t = n.transition
-        item = content.item(t)
+        item = content.item(t, kind=n.kind)
         attachments.append(
             {
                 "color": COLOURS.get(t.new_status, COLOURS["unknown"]),
@@ -37,7 +37,7 @@ def message(notifications: Sequence[Notification]) -> dict:
                     {"title": name, "value": value, "short": True}
                     for name, value in item["figures"][:6]
                 ],
-                "fallback": content.summary_line(t),
+                "fallback": content.summary_line(t, n.kind),
             }
         )
     more = len(latest) - MAX_ATTACHMENTS

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from apps.alerts.integrations import http
 from apps.alerts.integrations.base import Transport
-from apps.alerts.integrations.events import SCHEMA_VERSION, event
+from apps.alerts.integrations.events import SCHEMA_VERSION, event, event_id
 from apps.alerts.models import Notification
 
 MIN_SECRET = 16
@@ -29,7 +29,7 @@ def signature(secret: str, body: bytes) -> str:
 
 
 def idempotency_key(notifications: Sequence[Notification]) -> str:
-    ids = ",".join(str(pk) for pk in sorted(n.pk for n in notifications))
+    ids = ",".join(sorted(event_id(n) for n in notifications))
     return "vigil-" + hashlib.sha256(ids.encode()).hexdigest()[:32]
 
 
