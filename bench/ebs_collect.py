@@ -36,6 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.environment import parse_args  # noqa: E402
+
+#: ``--tiny``: five volumes on one instance (and its root volume), one region.
+TINY = {"volumes": 5}
+
 REGIONS = ["us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1"]
 PROFILES = ["gp2-steady", "gp2-draining", "gp2-idle", "gp3-quiet", "gp3-at-limit", "io1-busy",
             "st1-baseline", "sc1-cold"]  # fmt: skip
@@ -239,7 +244,7 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--serve", nargs=2, type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, TINY)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     os.environ.update(

@@ -7,6 +7,7 @@ runs of spaces count as one), never a value or a time: speed is what the benchma
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -271,6 +272,17 @@ def test_it_runs_the_efs_collection_benchmark_tiny(bench_database):
         "naive GetMetricStatistics: {n} calls for {n} file systems in {n} s; {n} calls for the "
         "fleet (about {n} s at that rate, one call at a time) vs {n}",
     )
+
+
+@pytest.mark.slow
+@tiny("ebs_collect.py")
+def test_it_runs_the_ebs_collection_benchmark_tiny_at_the_call_floor(bench_database):
+    output = bench("ebs_collect.py", "--json", *bench_database)
+    figures = json.loads(output[output.index("{") :])
+    assert figures["volumes"] == 6  # and the instance's root volume
+    for cycle in figures["cycles"]:
+        assert cycle["calls"] == cycle["standin_calls"] == cycle["floor"] == 1
+        assert cycle["rows"] > 0 and cycle["statuses"]["unknown"] == 0
 
 
 @pytest.mark.slow

@@ -124,7 +124,7 @@ def test_the_channel_page_lists_failures_and_operators_send_again(
     notification.refresh_from_db()
     assert notification.state == "pending" and notification.refused == {}
     delivery.send_due()
-    assert [to_line(raw) for raw in sent_messages(aws)] == [
+    assert [to_line(raw) for raw in sent_messages()] == [
         "oncall@example.com",
         "bad@example.com",
     ]
@@ -188,7 +188,7 @@ def test_an_undeliverable_email_names_the_channel_it_could_not_reach(
     with time_machine.travel(timezone.now() + timedelta(hours=7)):
         routing.escalate_undeliverable(timezone.now())
         delivery.send_due()
-    (raw,) = sent_messages(aws)
+    (raw,) = sent_messages()
     message = email.message_from_string(raw)
     assert message["To"] == "oncall@example.com"
     assert message["Subject"] == "UNDELIVERED to Pager: CRITICAL lab Gadgets gadget g1"

@@ -85,19 +85,19 @@ def stack(tmp_path_factory, django_db_setup, django_db_blocker) -> Iterator[dict
         redis.stop()
 
 
-def subjects(endpoint: str) -> list[str]:
+def subjects() -> list[str]:
     """The subject of every email SES accepted, oldest first."""
     out = []
-    for raw in sent_messages(endpoint):
+    for raw in sent_messages():
         subject = email.message_from_string(raw)["Subject"]
         out.append(" ".join(str(make_header(decode_header(subject))).split()))
     return out
 
 
-def wait_for_email(endpoint: str, start: str, contains: str = "", before: int = 0) -> str:
+def wait_for_email(start: str, contains: str = "", before: int = 0) -> str:
     def found() -> str | None:
         return next(
-            (s for s in subjects(endpoint)[before:] if s.startswith(start) and contains in s),
+            (s for s in subjects()[before:] if s.startswith(start) and contains in s),
             None,
         )
 
@@ -140,7 +140,7 @@ def test_two_galera_nodes_killed_at_once_page_and_email_then_both_hear_the_recov
         galera.kill(galera.node("node2"))
         galera.kill(galera.node("node3"))
 
-        subject = wait_for_email(stack["aws"], "CRITICAL lab Galera prod-db", "quorum lost")
+        subject = wait_for_email("CRITICAL lab Galera prod-db", "quorum lost")
         assert subject.startswith("CRITICAL lab Galera prod-db: quorum lost")
 
         def events(action: str) -> list[dict]:
@@ -152,9 +152,9 @@ def test_two_galera_nodes_killed_at_once_page_and_email_then_both_hear_the_recov
         assert trigger["payload"]["severity"] == "critical"
         assert "quorum lost" in trigger["payload"]["summary"]
 
-        sent = len(subjects(stack["aws"]))
+        sent = len(subjects())
         galera.ensure_healthy()  # node1 bootstrapped, node2 and node3 rejoin
-        wait_for_email(stack["aws"], "RECOVERED lab Galera prod-db", before=sent)
+        wait_for_email("RECOVERED lab Galera prod-db", before=sent)
         (resolve,) = wait_for(lambda: events("resolve"), WAIT_S, "the PagerDuty resolve")
         assert resolve["dedup_key"] == dedup_key
     finally:
@@ -186,12 +186,12 @@ def test_an_efs_file_system_draining_its_credits_warns_ahead_then_pages_when_exh
     account = Account.objects.create(name="e2e")
     Region.objects.create(account=account, code="us-east-1", opt_in_status="opt-in-not-required")
 
-    warning = wait_for_email(stack["aws"], "WARNING us-east-1 EFS builds", "run out")
+    warning = wait_for_email("WARNING us-east-1 EFS builds", "run out")
     assert "credits run out in" in warning
 
     # Hours later in its day: the credits are gone.
     efs.tag_resource(ResourceId=fs_id, Tags=[{"Key": PHASE_TAG, "Value": phase(1260)}])
-    exhausted = wait_for_email(stack["aws"], "CRITICAL us-east-1 EFS builds")
+    exhausted = wait_for_email("CRITICAL us-east-1 EFS builds")
     assert "burst credits exhausted" in exhausted
 
 
@@ -235,7 +235,7 @@ def test_a_gp2_volume_draining_under_a_galera_node_warns_ahead_naming_the_node(
     account = Account.objects.create(name="e2e")
     Region.objects.create(account=account, code="us-east-1", opt_in_status="opt-in-not-required")
 
-    warning = wait_for_email(stack["aws"], "WARNING us-east-1 EBS node1-data", "run out")
+    warning = wait_for_email("WARNING us-east-1 EBS node1-data", "run out")
     assert "gp2 burst credits run out in ~" in warning
     assert f"(under Galera node {nodes[0].label} of prod-db)" in warning
 
@@ -254,7 +254,7 @@ def test_a_probe_target_whose_keep_alive_timeout_changes_warns_of_the_drift(
         nginx.sites = [Site("3s", port=served.port)]
         (nginx.directory / "nginx.conf").write_text(nginx.config())
         os.kill(nginx.process.pid, signal.SIGHUP)
-        drift = wait_for_email(stack["aws"], "WARNING lab Keep-alive shop", "changed")
+        drift = wait_for_email("WARNING lab Keep-alive shop", "changed")
         assert drift == "WARNING lab Keep-alive shop: idle timeout changed from 1.0 s to 3.0 s"
         assert ContentType.objects.get_for_model(Target)
     finally:

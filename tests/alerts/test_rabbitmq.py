@@ -19,7 +19,7 @@ from apps import alerts
 from apps.alerts.models import Notification
 from apps.lib.status import Status, Verdict
 from tests.services import wait_for
-from tests.services.ses_proxy import sent_raw, verify_sender
+from tests.services.ses_proxy import sent_messages, verify_sender
 from tests.services.workers import Worker, publishing_to, worker_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,5 +72,5 @@ def test_it_delivers_alerts_through_a_worker_on_rabbitmq(rabbitmq, aws, gadget, 
         )
     finally:
         worker.stop()
-    (raw,) = sent_raw(aws)
+    (raw,) = sent_messages()
     assert "sent over amqp" in raw

@@ -23,7 +23,7 @@ def test_it_sends_through_the_ses_api(ses, aws, gadget, oncall):
     verify_sender(aws)
     alerts.record(gadget, CRITICAL)
     delivery.send_due()
-    (raw,) = sent_messages(aws)
+    (raw,) = sent_messages()
     assert "Subject: CRITICAL lab Gadgets gadget g1: burst credits exhausted" in raw
     assert "oncall@example.com" in raw
     notification = Notification.objects.get()
@@ -39,7 +39,7 @@ def test_it_retries_throttling_and_server_errors_and_sends_once(ses, aws, gadget
     for minutes in (0, 1, 2):
         with time_machine.travel(now + timedelta(minutes=minutes)):
             delivery.send_due()
-    assert len(sent_messages(aws)) == 1
+    assert len(sent_messages()) == 1
     notification = Notification.objects.get()
     assert notification.state == "sent" and notification.attempts == 3
     oncall.refresh_from_db()
@@ -60,7 +60,7 @@ def test_a_rejection_caused_by_vigils_configuration_is_retried_and_sent_once_fix
     verify_sender(aws)  # an admin fixes it
     with time_machine.travel(timezone.now() + timedelta(minutes=1)):
         delivery.send_due()
-    assert len(sent_messages(aws)) == 2 and ses.sends_seen == 3
+    assert len(sent_messages()) == 2 and ses.sends_seen == 3
     notification.refresh_from_db()
     assert notification.state == "sent" and notification.attempts == 2
     oncall.refresh_from_db()
@@ -85,7 +85,7 @@ def test_one_bad_address_fails_alone(ses, aws, gadget, oncall, bad, fault, why):
     delivery.send_due()
     with time_machine.travel(timezone.now() + timedelta(hours=1)):
         delivery.send_due()
-    (raw,) = sent_messages(aws)
+    (raw,) = sent_messages()
     assert "To: oncall@example.com" in raw
     notification = Notification.objects.get()
     assert notification.state == "sent" and notification.delivered == ["oncall@example.com"]
@@ -104,6 +104,6 @@ def test_a_retry_skips_the_recipients_who_already_have_it(ses, aws, gadget, onca
     assert Notification.objects.get().delivered == ["a@example.com"]
     with time_machine.travel(timezone.now() + timedelta(minutes=1)):
         delivery.send_due()
-    raws = sent_messages(aws)
+    raws = sent_messages()
     assert len(raws) == 2 and "To: b@example.com" in raws[1]
     assert Notification.objects.get().state == "sent"

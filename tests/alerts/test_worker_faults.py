@@ -12,7 +12,7 @@ from apps import alerts
 from apps.alerts.models import Channel, Notification
 from apps.lib.status import Status, Verdict
 from tests.services import wait_for
-from tests.services.ses_proxy import SesFaultProxy, sent_raw, verify_sender
+from tests.services.ses_proxy import SesFaultProxy, sent_messages, verify_sender
 from tests.services.workers import Worker, publishing_to, worker_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -88,7 +88,7 @@ def test_a_worker_killed_after_claiming_leaves_the_alert_to_the_next_one(
         lambda: Notification.objects.get().state == "sent",
         "the second worker to deliver after the lease",
     )
-    (raw,) = sent_raw(aws)
+    (raw,) = sent_messages()
     # The worker runs without the test-only concern app: its label falls back to the key.
     assert "Subject: CRITICAL lab GADGETS gadget g1: array md3 degraded" in raw
     assert Notification.objects.get().attempts == 2
@@ -113,7 +113,7 @@ def test_every_transition_of_a_burst_is_delivered_once_across_a_redis_restart(
         "every notification to be sent",
     )
     assert Notification.objects.filter(state="sent").count() == 30
-    bodies = "".join(decoded_bodies(sent_raw(aws)))
+    bodies = "".join(decoded_bodies(sent_messages()))
     for i in range(30):
         assert bodies.count(f">burst {i}<") == 1, f"transition {i} not delivered exactly once"
 
@@ -127,7 +127,7 @@ def test_a_worker_retries_ses_throttling_and_sends_once(
     sweep_until(
         broker, lambda: Notification.objects.get().state == "sent", "delivery after throttling"
     )
-    assert len(sent_raw(aws)) == 1
+    assert len(sent_messages()) == 1
     notification = Notification.objects.get()
     assert notification.attempts == 3
     oncall.refresh_from_db()
@@ -146,7 +146,7 @@ def test_a_worker_stops_at_an_address_ses_refuses_and_shows_it_on_the_channel(
     sweep(broker)
     sweep(broker)
     time.sleep(2)  # give the worker the chance to (wrongly) try again
-    assert ses_proxy.sends_seen == 1 and sent_raw(aws) == []
+    assert ses_proxy.sends_seen == 1 and sent_messages() == []
     oncall.refresh_from_db()
     assert "BadRequestException: Illegal address" in oncall.last_error
 
@@ -165,7 +165,7 @@ def test_a_worker_retries_a_rejection_caused_by_vigils_configuration_until_it_go
     assert Notification.objects.get().state == "pending"
     # Fixed (the proxy now passes sends on): the retry after the backoff goes through.
     sweep_until(broker, lambda: Notification.objects.get().state == "sent", "the retry sent")
-    assert ses_proxy.sends_seen == 2 and len(sent_raw(aws)) == 1
+    assert ses_proxy.sends_seen == 2 and len(sent_messages()) == 1
     assert Channel.objects.get(pk=oncall.pk).config_error == ""
 
 
@@ -187,7 +187,7 @@ def test_a_flapping_storm_arrives_as_a_few_emails_and_held_ones_need_no_sweep(
         )
 
     assert Notification.objects.filter(state="sent").count() == 20 * 6
-    emails = sent_raw(aws)
+    emails = sent_messages()
     # News goes out within a second; the same subjects changing again wait 5 s: the first
     # email, the rest of the subjects, their further changes, the flap summary.
     assert 2 <= len(emails) <= 5, len(emails)
