@@ -340,11 +340,11 @@ def test_it_runs_the_memory_benchmark_tiny():
     assert_prints(
         bench("memory.py"),
         "web answered {n} s after the start; waiting {n} s",
-        "PSS MB pid process",
-        "{n} {n} python -m config.run",
-        "{n} {n} python -m celery -A config worker {*}",
-        "{n} total of {n} processes (goal ≤ 500 MB)",
-        "Ctrl-C stopped every process",
+        "PSS MB RSS MB pid process",
+        "{n} {n} {n} python -m config.run",
+        "{n} {n} {n} python -m celery -A config worker {*}",
+        "{n} {n} total of {n} processes (PSS goal ≤ 500 MB; {*})",
+        "Ctrl-C stopped every process in {n} s",
     )
 
 
