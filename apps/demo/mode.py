@@ -1,12 +1,12 @@
-"""Whether Vigil runs in demo mode, and the demo account it watches."""
+"""The demo account that Vigil watches in demo mode, its regions and its fleet (whether demo mode
+is on: ``apps.lib.demomode``)."""
 
 from __future__ import annotations
 
-from apps.lib.demomode import demo_enabled
+# Re-exported for the callers not yet moved to apps.lib.demomode (alerts, raid, tests).
+from apps.lib.demomode import demo_enabled as demo_enabled
 from apps.regions import concerns
 from apps.regions.models import Account, Region
-
-__all__ = ["demo_enabled"]  # its home is apps.lib.demomode; callers here are moved in turn
 
 DEMO_ACCOUNT_NAME = "Demo account"
 #: The demo AWS region that holds the full picture: EFS beside a Galera cluster, the seed's RAID
