@@ -39,6 +39,8 @@ from django.db.models import Model
 from django.db.models.signals import pre_save
 from django.http import HttpRequest
 
+from apps.lib.clientip import client_ip
+
 MASK = "(hidden)"
 #: Fields every monitored subject has, written by workers (the status contract).
 SUBJECT_FIELDS = ("status", "reason", "status_changed", "lease_until")
@@ -166,8 +168,6 @@ class AuditMiddleware(AuditlogMiddleware):
 
     @staticmethod
     def _get_remote_addr(request: HttpRequest) -> str | None:
-        from .middleware import client_ip
-
         return _address(client_ip(request))
 
     @staticmethod

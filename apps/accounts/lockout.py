@@ -15,7 +15,8 @@ from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from .middleware import client_ip
+from apps.lib.clientip import client_ip
+
 from .signin import lockout_address as group_address
 
 

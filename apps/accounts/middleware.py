@@ -1,7 +1,6 @@
 """Login required for every page; API views authenticate themselves (API key or session).
 
-Also the client's address (``client_ip``), and two-factor where ``VIGIL_MFA_REQUIRED`` asks
-for it (``TwoFactorRequiredMiddleware``).
+Also two-factor where ``VIGIL_MFA_REQUIRED`` asks for it (``TwoFactorRequiredMiddleware``).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from rest_framework.views import APIView
 
 from .remote import METHOD_KEY, OIDC
 from .roles import ADMIN, role_of
+from .views import healthz
 
 
 class LoginRequiredMiddleware(middleware.LoginRequiredMiddleware):
@@ -43,27 +43,8 @@ class HealthzMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path_info == "/healthz":
-            from .views import healthz
-
             return healthz(request)
         return self.get_response(request)
-
-
-def client_ip(request: HttpRequest) -> str:
-    """The client's address, for login lockouts: the peer, or what the outermost proxy saw.
-
-    With ``VIGIL_PROXY_COUNT`` proxies in front, each appends the address it received from to
-    ``X-Forwarded-For``, so the client is the count-th entry from the right; entries further
-    left were sent by the client and cannot be trusted (anyone could dodge a lockout by
-    sending a new one each time). A header shorter than the count falls back to the peer.
-    """
-    count = settings.VIGIL_PROXY_COUNT
-    peer = request.META.get("REMOTE_ADDR", "")
-    if count <= 0:
-        return peer
-    forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-    forwarded = [a for a in forwarded if a]
-    return forwarded[-count] if len(forwarded) >= count else peer
 
 
 class TwoFactorRequiredMiddleware:

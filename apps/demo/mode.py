@@ -1,10 +1,12 @@
-"""Whether Vigil runs in demo mode, and the demo account it watches."""
+"""The demo account that Vigil watches in demo mode, its regions and its fleet (whether demo mode
+is on: ``apps.lib.demomode``)."""
 
 from __future__ import annotations
 
-from functools import cache
-
-from django.conf import settings
+# Re-exported for the callers not yet moved to apps.lib.demomode (alerts, raid, tests).
+from apps.lib.demomode import demo_enabled as demo_enabled
+from apps.regions import concerns
+from apps.regions.models import Account, Region
 
 DEMO_ACCOUNT_NAME = "Demo account"
 #: The demo AWS region that holds the full picture: EFS beside a Galera cluster, the seed's RAID
@@ -17,33 +19,8 @@ OUTSIDE_SITE_NAME = "Demo site: on-premises (outside AWS)"
 FORMER_DEMO_SITES = ("demo-galera", "demo-storage")
 
 
-def has_configured_credentials() -> bool:
-    """Whether boto3's chain finds credentials, without asking the instance metadata service.
-
-    Only environment variables, shared config/credential files, SSO and processes are looked
-    at: probing 169.254.169.254 off EC2 hangs or leaves the machine. On EC2 or ECS with an
-    instance or task role, set VIGIL_DEMO=false.
-    """
-    import botocore.session
-
-    session = botocore.session.get_session()
-    resolver = session.get_component("credential_provider")
-    for name in ("iam-role", "container-role"):
-        resolver.remove(name)
-    return resolver.load_credentials() is not None
-
-
-@cache
-def demo_enabled() -> bool:
-    if settings.VIGIL_DEMO == "auto":
-        return not has_configured_credentials()
-    return settings.VIGIL_DEMO == "true"
-
-
 def ensure_demo_account(enabled: bool) -> None:
     """Create the demo account in demo mode; hide it (keeping its history) otherwise."""
-    from apps.regions.models import Account
-
     if enabled:
         account = Account.objects.filter(is_demo=True).first()
         if account is None:
@@ -56,8 +33,6 @@ def ensure_demo_account(enabled: bool) -> None:
 
 def set_up_demo_fleet() -> None:
     """Let each concern add its demo subjects to the demo account's regions (idempotent)."""
-    from apps.regions import concerns
-
     for concern in concerns.registered():
         if concern.demo_setup is not None:
             concern.demo_setup()
@@ -67,8 +42,6 @@ def set_up_demo_fleet() -> None:
 def remove_former_demo_sites() -> None:
     """Delete the demo account's former per-concern sites once no subject is left in them
     (hide them instead while their status history is kept)."""
-    from apps.regions.models import Region
-
     for site in Region.objects.filter(
         account__is_demo=True, kind=Region.Kind.SITE, code__in=FORMER_DEMO_SITES
     ):
@@ -81,8 +54,6 @@ def remove_former_demo_sites() -> None:
 
 
 def _holds_subjects(region) -> bool:
-    from apps.regions import concerns
-
     return any(c.subjects().filter(region=region).exists() for c in concerns.registered())
 
 
@@ -92,8 +63,6 @@ def demo_region(fallback_code: str = OUTSIDE_SITE_CODE, fallback_name: str = OUT
     Before the demo account's regions are discovered (in tests that set up one concern alone),
     the subjects go to a demo site instead, as in a version without regions.
     """
-    from apps.regions.models import Region
-
     region = Region.objects.filter(
         account__is_demo=True, kind=Region.Kind.AWS, code=DEMO_REGION, enabled=True
     ).first()
@@ -106,8 +75,6 @@ def demo_site(code: str, name: str):
     Owned sites are shown and collected only while their account is enabled, so leaving demo
     mode hides the demo sites with the demo account, history kept.
     """
-    from apps.regions.models import Account, Region
-
     ensure_demo_account(True)
     account = Account.objects.get(is_demo=True)
     region, _ = Region.objects.update_or_create(

@@ -17,7 +17,7 @@ class EfsConfig(AppConfig):
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
-        from . import standin
+        from . import elasticfilesystem, standin
         from .models import FileSystem, RegionCollection
 
         concerns.register_app(
@@ -29,6 +29,9 @@ class EfsConfig(AppConfig):
                 .exclude(last_error="")
                 .values_list("region_id", "last_error")
             ),
+            seen_in_region=lambda code, access: [
+                fs.name or fs.id for fs in elasticfilesystem.describe_file_systems(code, access)
+            ],
         )
         if standin.install not in demo_standin.START_HOOKS:
             demo_standin.START_HOOKS.append(standin.install)

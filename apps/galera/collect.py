@@ -20,7 +20,7 @@ from apps import alerts
 from apps.lib.status import Status, Verdict
 from apps.regions import concerns
 
-from . import demo, mysql
+from . import mysql, recorded
 from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
 from .parse_push import pushed_result
 from .rates import (
@@ -83,7 +83,7 @@ def read_nodes(cluster: Cluster, now: datetime | None = None) -> list[NodeResult
     addresses: dict[int, mysql.NodeAddress] = {}
     for node in nodes:
         if cluster.is_demo or node.recorded_sample:
-            results[node.pk] = demo.sample_result(node)
+            results[node.pk] = recorded.sample_result(node)
             continue
         if node.mode == Node.Mode.PUSH:
             results[node.pk] = push_result(node, now)

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from apps.accounts.roles import refuse_unless
 from apps.lib import liveforms
+from apps.regions import editing
 from apps.regions.models import Region
 
 from .admin import NodeForm
@@ -29,7 +30,7 @@ class ClusterForm(forms.ModelForm):
 
 
 def edit_cluster(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    cluster, form = liveforms.subject_form(request, ClusterForm, pk)
+    cluster, form = editing.subject_form(request, ClusterForm, pk)
     if liveforms.is_check(request):
         return liveforms.check(request, form)
     if request.method == "POST" and form.is_valid():

@@ -3,23 +3,17 @@
 ``set_up()`` (idempotent) adds two clusters, one node each: the MariaDB one in the demo AWS
 region (beside its EFS file systems, RAID host and probes), the Percona one on the demo site
 outside AWS, whose status is the
-published sample named by ``Node.recorded_sample`` (see ``demo_samples/README.md``). The
+published sample named by ``Node.recorded_sample`` (``recorded.py``). The
 poll task reads the sample instead of connecting: no network connection is attempted for a
 demo cluster. The other members show up through ``wsrep_incoming_addresses``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from apps.demo.mode import OUTSIDE_SITE_CODE, OUTSIDE_SITE_NAME, demo_region, demo_site
 
 from .models import Cluster, Node
-from .parse_wsrep import ParseError, parse_status
-from .verdict import NodeResult
-
-SAMPLES = Path(__file__).resolve().parent / "demo_samples"
-RECORDED = "recorded sample"
+from .tasks import poll_cluster
 
 # (cluster name, expected data nodes, arbitrators, node host, sample file, in the demo region)
 DEMO_CLUSTERS = (
@@ -40,15 +34,6 @@ DEMO_CLUSTERS = (
         False,
     ),
 )
-
-
-def sample_result(node: Node) -> NodeResult:
-    """The node's recorded sample as if it had just been polled."""
-    try:
-        text = (SAMPLES / Path(node.recorded_sample).name).read_text()
-        return NodeResult(node.label, status=parse_status(text))
-    except (OSError, ParseError) as error:
-        return NodeResult(node.label, error=f"{RECORDED} {node.recorded_sample}: {error}")
 
 
 def set_up() -> list[Cluster]:
@@ -79,7 +64,5 @@ def set_up() -> list[Cluster]:
         )
         clusters.append(cluster)
         if cluster.polled_at is None:
-            from .tasks import poll_cluster  # tasks imports this module
-
             poll_cluster(cluster.pk)
     return clusters

@@ -16,10 +16,10 @@ from apps.lib import agents
 from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
-from .demo import RECORDED
 from .documented import EVS_SUSPECT_TIMEOUT_S
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
+from .recorded import RECORDED
 from .verdict import NodeState
 
 DEFAULT_SUSPECT_TIMEOUT_S = EVS_SUSPECT_TIMEOUT_S

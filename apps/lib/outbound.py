@@ -31,6 +31,13 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+from .demomode import demo_enabled
+from .idn import to_ascii
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -63,12 +70,8 @@ class Policy:
 
     @classmethod
     def from_settings(cls) -> Policy:
-        from django.conf import settings
-
         loopback = settings.VIGIL_OUTBOUND_ALLOW_LOOPBACK
         if loopback == "auto":
-            from apps.demo.mode import demo_enabled
-
             loopback = demo_enabled()
         return cls(
             allow_loopback=bool(loopback),
@@ -238,8 +241,6 @@ def check_host(host: str, policy: Policy | None = None) -> None:
 def validate_host(value: str) -> None:
     """A Django field validator (models, so the admin, the pages and the API alike): a host
     the guard refuses now is a ``ValidationError`` naming the address and the rule."""
-    from django.core.exceptions import ValidationError
-
     host = (value or "").strip()
     if not host:
         return
@@ -251,15 +252,11 @@ def validate_host(value: str) -> None:
 
 def validate_url_host(value: str) -> None:
     """``validate_host`` for the host of an http(s) URL."""
-    from urllib.parse import urlsplit
-
     try:
         host = urlsplit(value).hostname
     except ValueError:
         return  # not a URL: the URL validator says so
     if host:
-        from apps.lib.idn import to_ascii
-
         try:
             host = to_ascii(host)  # the name the probe will resolve (IDNA 2008, as browsers)
         except ValueError:

@@ -12,7 +12,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from apps.lib import liveforms, outbound
+from apps.lib import outbound
+from apps.regions import editing
 from apps.regions.models import Region
 
 from .keepalive import Measurement, measure
@@ -68,7 +69,7 @@ def try_once(target: Target) -> tuple[Measurement, Any]:
 
 
 def edit_target(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    return liveforms.edit_page(request, TargetForm, pk, trial=_trial)
+    return editing.edit_page(request, TargetForm, pk, trial=_trial)
 
 
 def _trial(target: Target) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 from rest_framework import exceptions
 
 from apps.accounts.authentication import ApiKeyAuthentication
-from apps.accounts.middleware import client_ip
+from apps.lib.clientip import client_ip
 
 from .access import address_allowed, networks
 from .collector import render

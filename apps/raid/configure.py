@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.http import HttpRequest, HttpResponse
 
-from apps.lib import liveforms
+from apps.regions import editing
 from apps.regions.models import Region
 
 from . import ssh
@@ -54,4 +54,4 @@ def try_ssh(host: Host) -> dict[str, Any]:
 
 
 def edit_host(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    return liveforms.edit_page(request, HostForm, pk, trial=try_ssh)
+    return editing.edit_page(request, HostForm, pk, trial=try_ssh)

@@ -46,6 +46,9 @@ read from here (docs/architecture.md, "The concern contract")::
   hourly with the others by the beat's ``expire-history``;
 - ``aws_actions`` are the IAM actions its adapters call in a watched account (``(action,
   where)``): the policy shown at onboarding (``apps.regions.iam``) is the union of all;
+- ``seen_in_region(code, access)`` names what the concern finds in an AWS region with an
+  account's access (EFS: its file systems), for the first run's "Test access"
+  (``apps.regions.firstrun``); it may raise botocore's errors;
 - where concerns meet: ``aside_context(obj)`` says what the concern knows of another concern's
   object (a Galera cluster, a RAID host): a dict, or None when nothing, rendered with
   ``aside_template`` on that object's page by ``{% asides obj %}`` (``apps/regions/templatetags/
@@ -65,11 +68,15 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
+from importlib import import_module
+from importlib.util import find_spec
 from typing import Any
 
 from django.apps import AppConfig
+from django.core.checks import Error
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When, Window
 from django.db.models.functions import RowNumber
+from django.urls import include, path
 
 from apps.lib.status import Status
 
@@ -97,6 +104,7 @@ class Concern:
     add_links: tuple[AddLink, ...] = ()
     history: tuple[Any, ...] = ()  # apps.lib.retention.History of its grow-only tables
     aws_actions: tuple[tuple[str, str], ...] = ()  # (IAM action, where the call is made)
+    seen_in_region: Callable[[str, Any], list[str]] | None = None  # (code, AccountAccess) -> names
     aside_template: str = ""
     aside_context: Callable[[Any], dict[str, Any] | None] | None = None
     notes: Callable[[Any], dict[str, list[str]]] | None = None
@@ -293,8 +301,6 @@ def summaries(region_ids: Iterable[int]) -> dict[int, dict[str, Summary]]:
 
 def url_patterns() -> list[Any]:
     """``/<key>/`` -> each concern's ``urls.py`` (namespace: the key), for ``config/urls.py``."""
-    from django.urls import include, path
-
     return [path(f"{c.key}/", include(c.urls_module)) for c in registered() if _has(c.urls_module)]
 
 
@@ -324,15 +330,11 @@ def task_queues() -> dict[str, str]:
 
 
 def _module(name: str) -> Any:
-    from importlib import import_module
-
     return import_module(name)
 
 
 def _has(name: str) -> bool:
     """Whether the module exists (a missing piece is the start-up check's to report)."""
-    from importlib.util import find_spec
-
     return find_spec(name) is not None
 
 
@@ -349,8 +351,6 @@ def check(app_configs: Any = None, **kwargs: Any) -> list[Any]:
     the key, its dispatcher ``<app>.tasks.dispatch_due``, its ``api.py`` must list ``ROUTES``,
     and its ``conf.py`` (if any) must name only ``VIGIL_<KEY>_*`` variables.
     """
-    from django.core.checks import Error
-
     errors: list[Any] = []
 
     def fail(concern: Concern, message: str, code: int) -> None:

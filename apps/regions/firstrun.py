@@ -1,6 +1,7 @@
 """First run: with no AWS account yet (and demo mode off), the home page walks an admin through
 adding one: the IAM policy to copy, the role ARN and external id, and "Test access", which lists
-the regions and file systems Vigil can see with them before anything is saved."""
+the regions and what Vigil's concerns see in them (EFS: file systems) before anything is
+saved."""
 
 from __future__ import annotations
 
@@ -43,23 +44,25 @@ class AccessReport:
     identity: str = ""
     error: str = ""
     regions: list[tuple[str, str, list[str], str]] = field(default_factory=list)
-    # (code, opt-in status, file system names, error)
+    # (code, opt-in status, names of what the concerns see there, error)
     skipped: int = 0
 
 
-def _file_systems(code: str, access: aws.AccountAccess) -> tuple[list[str], str]:
-    from apps.efs.elasticfilesystem import describe_file_systems
-
+def _seen(code: str, access: aws.AccountAccess) -> tuple[list[str], str]:
+    """What every concern finds in the region (``Concern.seen_in_region``), or the error."""
+    names: list[str] = []
     try:
-        found = describe_file_systems(code, access)
+        for concern in concerns.registered():
+            if concern.seen_in_region is not None:
+                names += concern.seen_in_region(code, access)
     except (ClientError, BotoCoreError) as exc:
-        return [], aws.describe_error(exc)
-    return [fs.name or fs.id for fs in found], ""
+        return names, aws.describe_error(exc)
+    return names, ""
 
 
 def try_access(account: Account) -> AccessReport:
-    """What Vigil sees with the account's access: its own identity, the regions, and the file
-    systems in each usable region (at most ``MAX_REGIONS``). Errors are said in words."""
+    """What Vigil sees with the account's access: its own identity, the regions, and what the
+    concerns see in each usable region (at most ``MAX_REGIONS``). Errors are said in words."""
     report = AccessReport()
     access = account.access
     try:
@@ -77,7 +80,7 @@ def try_access(account: Account) -> AccessReport:
     report.skipped = max(0, len(usable) - MAX_REGIONS)
     usable = usable[:MAX_REGIONS]
     with ThreadPoolExecutor(PARALLEL) as pool:
-        seen = list(pool.map(lambda r: _file_systems(r.code, access), usable))
+        seen = list(pool.map(lambda r: _seen(r.code, access), usable))
     report.regions = [
         (r.code, r.opt_in_status, names, error)
         for r, (names, error) in zip(usable, seen, strict=True)
@@ -105,5 +108,6 @@ def first_account(request: HttpRequest) -> HttpResponse:
         "permissions_policy": iam.permissions_policy(concerns.aws_actions()),
         "trust_policy": iam.trust_policy(report.identity if report else "", external_id),
         "actions": iam.actions(concerns.aws_actions()),
+        "seen_by": ", ".join(c.label for c in concerns.registered() if c.seen_in_region),
     }
     return render(request, "regions/first_run.html", context, status=400 if form.errors else 200)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import RequestFactory
 
-from apps.accounts.middleware import client_ip
 from apps.accounts.signin import lockout_address
+from apps.lib.clientip import client_ip
 
 pytestmark = pytest.mark.django_db
 

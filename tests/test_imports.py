@@ -1,0 +1,131 @@
+"""The import graph of ``apps/`` points one way (docs/architecture.md, "Layers"): no module
+reaches itself again through its imports, and ``apps/lib``, the ground floor, imports no app.
+
+Every ``import`` statement counts, at module level or inside a function, so a circle cannot hide
+in a function body. Read with ``ast`` from the files, nothing imported. import-linter's contract
+for circles (``acyclic_siblings``) judges sibling packages as wholes, so it would also refuse the
+loops between apps that no module circle makes (``apps.accounts`` and ``apps.api``, the concerns
+and ``apps.demo``): those wait for the layering between apps (issue 33).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+APPS = ROOT / "apps"
+
+#: Imports that still close a circle, each with why; strike a line when its import goes.
+KNOWN_CIRCLES = {
+    # history_held counts a region's status changes and pending emails: the region asks up.
+    ("apps.regions.models", "apps.alerts.models"),
+    # Channel.clean asks the channel's kind (an integration) to check its target and secret.
+    ("apps.alerts.models", "apps.alerts.integrations"),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(APPS.rglob("*.py"))}
+
+
+def imported(module: str, path: Path) -> Iterator[str]:
+    """The modules of ``apps/`` that ``module`` imports, anywhere in the file."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            names = [f"{base}.{alias.name}" for alias in node.names]  # a submodule, or a name
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                yield name
+
+
+GRAPH = {module: set(imported(module, path)) for module, path in MODULES.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def without(imports: set[tuple[str, str]]) -> dict[str, set[str]]:
+    return {m: targets - {t for s, t in imports if s == m} for m, targets in GRAPH.items()}
+
+
+def test_no_module_of_apps_imports_itself_back():
+    assert circles(without(KNOWN_CIRCLES)) == []
+
+
+def test_every_known_circle_is_still_there_to_strike():
+    for known in KNOWN_CIRCLES:
+        assert circles(without(KNOWN_CIRCLES - {known})), f"{known} closes no circle now"
+
+
+def test_the_ground_floor_imports_no_app():
+    upward = {
+        (module, target)
+        for module, targets in GRAPH.items()
+        if f"{module}.".startswith("apps.lib.")
+        for target in targets
+        if not f"{target}.".startswith("apps.lib.")
+    }
+    assert upward == set()
+
+
+def test_it_sees_a_circle_and_an_import_inside_a_function():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert "apps.demo.mode" in GRAPH["apps.galera.demo"]  # module level
+    assert "apps.alerts.integrations" in GRAPH["apps.alerts.models"]  # inside Channel.clean
