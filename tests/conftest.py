@@ -13,6 +13,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests judge what they find, not how fast the machine is: on two cores shared with a
+# Galera cluster and a browser, drawing an input can take a second (a too_slow health check failed
+# test_parse_wsrep.py's mutations so), and one example can outlast hypothesis's 200 ms deadline.
+settings.register_profile("vigil", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("vigil")
 
 ROOT = Path(__file__).resolve().parents[1]
 # The project's shared samples (real published mdstat, mdadm --detail, wsrep outputs and the EFS
