@@ -61,6 +61,16 @@ def stale_clusters(now: datetime) -> list[Cluster]:
     ]
 
 
+def stopped_words(grastate: dict[str, Any]) -> str:
+    """A stopped node's report in words, as its error."""
+    words = f"mysqld is not running; grastate.dat seqno {grastate.get('seqno')}"
+    if grastate.get("safe_to_bootstrap"):
+        words += ", safe_to_bootstrap: 1"
+    if grastate.get("recovered_seqno") is not None:
+        words += f"; recovered position {grastate['recovered_seqno']} ({grastate['recovered_by']})"
+    return words
+
+
 def push_result(node: Node, now: datetime) -> NodeResult:
     """A pushing node's last report, or silence when it is missing or too old."""
     stale_after = timedelta(minutes=settings.VIGIL_GALERA_PUSH_STALE_MINUTES)
@@ -69,6 +79,10 @@ def push_result(node: Node, now: datetime) -> NodeResult:
     if now - node.reported_at > stale_after:
         when = f"{node.reported_at:%Y-%m-%d %H:%M} UTC"
         return NodeResult(node.label, error=f"no report since {when}", silent=True)
+    if node.grastate:
+        return NodeResult(
+            node.label, error=stopped_words(node.grastate), read_at=node.reported_at.timestamp()
+        )
     return pushed_result(
         node.label, node.report_status, node.report_options, node.reported_at.timestamp()
     )
@@ -115,6 +129,8 @@ def node_facts(node: NodeView, read_at: datetime) -> dict[str, Any]:
         return facts
     facts.update(
         local_state_comment=status.local_state_comment,
+        last_committed=status.last_committed,
+        cluster_size=status.cluster_size,
         cluster_status=status.cluster_status,
         cluster_conf_id=status.cluster_conf_id,
         ready=status.ready,

@@ -172,10 +172,13 @@ def advise(positions: Iterable[Position], cluster_uuid: str | None = None) -> Ad
         )
     unknown = [n for n in nodes if n.running is None]
     if unknown:
+        blocked = [n for n in nodes if n.running is None or n.position is None]
         return _waiting(
-            unknown,
-            "Vigil has no word from it, and it may still be running (even Primary) or hold "
-            "the most recent transactions.",
+            blocked,
+            "Vigil has no word from "
+            + _names(n.name for n in unknown)
+            + ", which may still be running (even Primary) or hold the most recent "
+            "transactions.",
         )
     running = [n for n in nodes if n.running]
     if running:

@@ -84,7 +84,7 @@ def test_it_waits_for_a_node_it_has_no_word_from():
     advice = advise([stopped("node1", 30, safe=True), Position("node2"), stopped("node3", 29)])
     assert advice.situation == "waiting"
     assert advice.waiting_for == ("node2",)
-    assert "may still be running" in advice.summary
+    assert "no word from node2, which may still be running" in advice.summary
 
 
 def test_it_leaves_out_a_node_of_another_cluster_uuid_and_names_it():
