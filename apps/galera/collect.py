@@ -21,6 +21,7 @@ from apps.lib.status import Status, Verdict
 from apps.regions import concerns
 
 from . import demo, mysql
+from .advice import cluster_advice
 from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
 from .parse_push import pushed_result
 from .rates import (
@@ -281,5 +282,20 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
             if node.label in seen:
                 state, detail = str(seen[node.label].state), storable(seen[node.label].detail)
                 Node.objects.filter(pk=node.pk).update(state=state, detail=detail)
+    if results and not view.primary:
+        verdict = with_recovery(cluster, verdict)
     alerts.record(cluster, verdict)
     return verdict
+
+
+def with_recovery(cluster: Cluster, verdict: Verdict) -> Verdict:
+    """The verdict with the recovery advice among its figures, so that the quorum-loss email
+    says what to do (``advice``: from the snapshot just saved and the stopped nodes' reports)."""
+    advice, _ = cluster_advice(cluster)
+    steps = [f"{step.node}: {step.command}" for step in advice.steps]
+    extra = {"recovery": advice.summary, "recovery_steps": steps}
+    if advice.loses:
+        extra["recovery_loses"] = advice.loses
+    if advice.warnings:
+        extra["recovery_warnings"] = list(advice.warnings)
+    return replace(verdict, figures={**verdict.figures, **extra})

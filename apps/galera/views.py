@@ -16,6 +16,7 @@ from apps.lib import agents
 from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
+from .advice import cluster_advice
 from .demo import RECORDED
 from .documented import EVS_SUSPECT_TIMEOUT_S
 from .models import Cluster, Node, Snapshot
@@ -130,7 +131,11 @@ def live_context(cluster: Cluster) -> dict[str, Any]:
     nodes = list(cluster.nodes.all())
     latest = cluster.snapshots.order_by("-created", "-pk").first()
     suspect = cluster.suspect_timeout_s
+    recovery = None
+    if cluster.polled_at is not None and not cluster.primary and nodes:
+        recovery = cluster_advice(cluster)[0]
     return {
+        "recovery": recovery,
         "cluster": cluster,
         "latest": latest,
         "node_list": nodes,

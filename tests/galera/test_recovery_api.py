@@ -139,3 +139,25 @@ def test_the_advice_needs_a_key_or_a_session(api_client, client, viewer, cluster
     client.force_login(viewer)
     assert client.get(url).status_code == 200
     assert api_client.get("/api/galera/clusters/999999/recovery/").status_code in (401, 403)
+
+
+def test_the_quorum_loss_email_and_the_page_say_what_to_do(api_client, cluster, logged_in_client):
+    from django.core import mail
+
+    from apps.alerts import delivery
+    from apps.alerts.models import Channel, Rule
+
+    channel = Channel.objects.create(name="On call", target="oncall@example.com")
+    rule, _ = Rule.objects.get_or_create(is_default=True, defaults={"name": "Default"})
+    rule.channels.add(channel)
+    for name, seqno, safe in (("db1", 30, 0), ("db2", 31, 1), ("db3", 29, 0)):
+        push(api_client, cluster.nodes.get(name=name), grastate(seqno, safe=safe))
+    assert tasks.poll_cluster(cluster.pk) == "critical"
+    delivery.send_due()
+    (message,) = mail.outbox
+    assert "recovery: Every node is stopped: bootstrap db2 (seqno 31)" in message.body
+    assert f"recovery steps: db2: {BOOTSTRAP_CLEAN}, db1: {START}, db3: {START}" in message.body
+    page = logged_in_client.get(cluster.get_absolute_url()).content.decode()
+    assert "Recovery advice" in page
+    assert f"<code>{BOOTSTRAP_CLEAN}</code>" in page
+    assert "never starts, stops or bootstraps a node" in page
