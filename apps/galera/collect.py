@@ -28,7 +28,9 @@ from .rates import (
     CERT_FAILURES,
     FLOW_CONTROL_PAUSED,
     FLOW_CONTROL_SENT,
+    LAST_COMMITTED,
     cert_failures,
+    count,
     interval_since,
     since_previous,
 )
@@ -131,6 +133,7 @@ def node_facts(node: NodeView, read_at: datetime) -> dict[str, Any]:
     facts.update(
         local_state_comment=status.local_state_comment,
         last_committed=status.last_committed,
+        local_cached_downto=count(status.variables, "wsrep_local_cached_downto"),
         cluster_size=status.cluster_size,
         cluster_status=status.cluster_status,
         cluster_conf_id=status.cluster_conf_id,
@@ -184,6 +187,9 @@ def between(
             status.flow_control_paused_ns, *args, counter=FLOW_CONTROL_PAUSED
         ),
         FLOW_CONTROL_SENT.rate_key: sent,
+        LAST_COMMITTED.rate_key: since_previous(
+            status.last_committed, *args, counter=LAST_COMMITTED
+        ),
     }
 
 

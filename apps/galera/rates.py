@@ -47,6 +47,12 @@ def per_minute(previous: Reading | None, current: Reading | None) -> float | Non
     return None if grown is None else grown[0] * 60.0 / grown[1]
 
 
+def per_second(previous: Reading | None, current: Reading | None) -> float | None:
+    """The counter's increase per second between two readings."""
+    grown = increase(previous, current)
+    return None if grown is None else grown[0] / grown[1]
+
+
 def paused_share(previous: Reading | None, current: Reading | None) -> float | None:
     """The share (0..1) of the time between two readings of a nanosecond counter that it
     counted: for ``wsrep_flow_control_paused_ns``, the share of the interval paused. Readings
@@ -80,6 +86,8 @@ class Counter:
 CERT_FAILURES = Counter("cert_failures", "cert_failures_per_minute", per_minute)
 FLOW_CONTROL_PAUSED = Counter("flow_control_paused_ns", "flow_control_paused_share", paused_share)
 FLOW_CONTROL_SENT = Counter("flow_control_sent", "flow_control_sent_per_minute", per_minute)
+# wsrep_last_committed only grows (a restart goes on from the node's position): commits a second.
+LAST_COMMITTED = Counter("last_committed", "commits_per_s", per_second)
 
 
 def since_previous(

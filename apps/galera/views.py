@@ -19,8 +19,10 @@ from apps.regions.models import Region
 from .advice import cluster_advice
 from .demo import RECORDED
 from .documented import EVS_SUSPECT_TIMEOUT_S
+from .downtime import Downtime, downtime_before_sst
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
+from .rates import LAST_COMMITTED
 from .verdict import NodeState
 
 DEFAULT_SUSPECT_TIMEOUT_S = EVS_SUSPECT_TIMEOUT_S
@@ -125,6 +127,21 @@ def unlisted_members(nodes: list[Node], latest: Snapshot | None) -> list[str]:
     return found
 
 
+def downtimes(latest: Snapshot | None) -> list[Downtime]:
+    """Each Synced node's downtime before SST, from the others' gcache in ``latest`` and the
+    cluster's commit rate over its last interval (``downtime``)."""
+    facts = (latest.nodes if latest else {}).items()
+    synced = {
+        name: (seen.get("local_cached_downto"), seen.get("last_committed"))
+        for name, seen in facts
+        if seen.get("state") == "primary" and seen.get("local_state_comment") == "Synced"
+    }
+    rates = [seen.get(LAST_COMMITTED.rate_key) for _, seen in facts]
+    rate = max((r for r in rates if r is not None), default=None)
+    found = (downtime_before_sst(name, synced, rate) for name in sorted(synced))
+    return [d for d in found if d is not None]
+
+
 def live_context(cluster: Cluster) -> dict[str, Any]:
     """What the page's live part (``cluster.html#live``, polled every 30 s) shows: the
     cluster's figures and its nodes with the latest snapshot's facts."""
@@ -136,6 +153,7 @@ def live_context(cluster: Cluster) -> dict[str, Any]:
         recovery = cluster_advice(cluster)[0]
     return {
         "recovery": recovery,
+        "downtimes": downtimes(latest) if cluster.primary else [],
         "cluster": cluster,
         "latest": latest,
         "node_list": nodes,

@@ -152,9 +152,12 @@ def insert(node, first: int, last: int) -> None:
     """Rows ``first``..``last`` in one committed transaction (the harness's execute does not
     commit)."""
     with node.admin() as connection, connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {TABLE} (id) SELECT seq FROM vigil_recovery.seq_{first}_to_{last}"
-        )
+        if first == last:
+            cursor.execute(f"INSERT INTO {TABLE} (id) VALUES ({first})")
+        else:
+            cursor.execute(
+                f"INSERT INTO {TABLE} (id) SELECT seq FROM vigil_recovery.seq_{first}_to_{last}"
+            )
         connection.commit()
 
 
@@ -295,3 +298,24 @@ def test_in_a_partition_it_promotes_the_survivor_and_following_it_makes_the_clus
     for node in galera.nodes:
         assert ids_on(node) == set(range(1, 101))
     print(f"partition and recovery: {time.monotonic() - started:.1f} s")
+
+
+def test_the_real_cluster_shows_how_long_each_node_may_be_down_before_sst(
+    galera, watch_galera, logged_in_client
+):
+    """Two polls with commits between them: the gcache's range and the commit rate, read
+    from the real nodes (wsrep_local_cached_downto is not among the parser's typed facts)."""
+    cluster = watch_galera("downtime")
+    create_table(galera)
+    assert tasks.poll_cluster(cluster.pk) == "ok"
+    time.sleep(1)  # a measurable interval between the two polls
+    insert(galera.nodes[0], 1, 50)
+    for i in range(51, 81):  # write-sets one by one: a commit rate above 0
+        insert(galera.nodes[0], i, i)
+    assert tasks.poll_cluster(cluster.pk) == "ok"
+    facts = cluster.snapshots.first().nodes["node1"]
+    assert 0 < facts["local_cached_downto"] <= facts["last_committed"]
+    assert facts["commits_per_s"] > 0
+    page = logged_in_client.get(cluster.get_absolute_url()).content.decode()
+    for name in ("Node1", "Node2", "Node3"):
+        assert f"{name} may be down ~" in page
