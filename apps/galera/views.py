@@ -23,11 +23,14 @@ from .downtime import Downtime, downtime_before_sst
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
 from .rates import LAST_COMMITTED
+from .transfers import Transfer, transfers
 from .verdict import NodeState
 
 DEFAULT_SUSPECT_TIMEOUT_S = EVS_SUSPECT_TIMEOUT_S
 CHART_SNAPSHOTS = 720
 TRANSITIONS = 20
+TRANSFER_SNAPSHOTS = 720  # the polls searched for state transfers (12 h at 60 s)
+TRANSFERS = 10
 AGENT = "vigil-galera-push"
 
 
@@ -169,6 +172,16 @@ def live_context(cluster: Cluster) -> dict[str, Any]:
     }
 
 
+def recent_transfers(cluster: Cluster) -> list[Transfer]:
+    """State transfers in the last polls (``transfers``), the most recent first."""
+    rows = cluster.snapshots.order_by("-created", "-pk").values_list("created", "nodes")
+    history = [
+        (created, {name: seen.get("local_state_comment") for name, seen in nodes.items()})
+        for created, nodes in list(rows[:TRANSFER_SNAPSHOTS])[::-1]
+    ]
+    return transfers(history)[:TRANSFERS]
+
+
 def cluster_context(cluster: Cluster) -> dict[str, Any]:
     context = live_context(cluster)
     nodes = context["node_list"]
@@ -181,6 +194,7 @@ def cluster_context(cluster: Cluster) -> dict[str, Any]:
             content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
         ).order_by("-created")[:TRANSITIONS],
         "push_nodes": [node for node in nodes if node.mode == Node.Mode.PUSH],
+        "transfers": recent_transfers(cluster),
         "agent_files": agents.files(AGENT),
         "vigil_url": settings.VIGIL_BASE_URL,
         "push_stale_minutes": settings.VIGIL_GALERA_PUSH_STALE_MINUTES,
