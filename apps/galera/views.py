@@ -95,6 +95,46 @@ def size_chart(rows: list[tuple], cluster: Cluster) -> dict[str, Any]:
     }
 
 
+#: The replication charts' columns of a snapshot.
+REPLICATION_COLUMNS = (
+    "created",
+    "flow_control_paused_share",
+    "cert_failures_per_minute",
+    "recv_queue",
+    "send_queue",
+)
+
+
+def replication_charts(rows: list[tuple]) -> dict[str, dict[str, Any]]:
+    """Flow control (share of each interval paused, worst node, in %) with certification
+    failures a minute, and the longest queues, from snapshots' ``REPLICATION_COLUMNS`` in time
+    order; gaps stay gaps."""
+    created, paused, cert, recv, send = (
+        map(list, zip(*rows, strict=True)) if rows else ([], [], [], [], [])
+    )
+    x = [int(t.timestamp()) for t in created]
+    return {
+        "flow": {
+            "x": x,
+            "series": [
+                {
+                    "label": "Paused by flow control",
+                    "unit": "%",
+                    "values": [None if p is None else round(100 * p, 2) for p in paused],
+                },
+                {"label": "Certification failures a minute", "unit": "", "values": cert},
+            ],
+        },
+        "queues": {
+            "x": x,
+            "series": [
+                {"label": "Longest receive queue", "unit": "", "values": recv},
+                {"label": "Longest send queue", "unit": "", "values": send},
+            ],
+        },
+    }
+
+
 def node_rows(nodes: list[Node], latest: Snapshot | None) -> list[dict[str, Any]]:
     facts = latest.nodes if latest else {}
     rows = []
@@ -190,6 +230,16 @@ def cluster_context(cluster: Cluster) -> dict[str, Any]:
     return context | {
         "samples": sorted({n.recorded_sample for n in nodes if n.recorded_sample}),
         "size_chart": size_chart(list(recent[:CHART_SNAPSHOTS])[::-1], cluster),
+        **{
+            f"{key}_chart": chart
+            for key, chart in replication_charts(
+                list(
+                    cluster.snapshots.order_by("-created", "-pk").values_list(*REPLICATION_COLUMNS)[
+                        :CHART_SNAPSHOTS
+                    ]
+                )[::-1]
+            ).items()
+        },
         "transitions": Transition.objects.filter(
             content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
         ).order_by("-created")[:TRANSITIONS],
@@ -207,7 +257,11 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:  # the 30-second poll: no chart, no history
         return render(request, "galera/cluster.html#live", live_context(cluster))
     context = cluster_context(cluster)
-    charts = {"size": context["size_chart"]}
+    charts = {
+        "size": context["size_chart"],
+        "flow": context["flow_chart"],
+        "queues": context["queues_chart"],
+    }
     return subject_page(request, "galera/cluster.html", context, charts, f"galera-{pk}")
 
 

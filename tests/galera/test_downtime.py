@@ -72,3 +72,25 @@ def test_the_cluster_page_shows_each_nodes_downtime_beside_the_headroom(logged_i
     # db1 leaving: db2's gcache holds 6,800 write-sets; db2 leaving: db1's holds 10,800
     assert "Db1 may be down ~113 min before it needs a full state transfer" in page
     assert "Db2 may be down ~3 h before it needs a full state transfer" in page
+
+
+@pytest.mark.django_db
+def test_the_replication_history_downloads_as_csv(logged_in_client, site):
+    cluster = Cluster.objects.create(region=site, name="prod-db")
+    for minute, share in enumerate((0.05, 0.5)):
+        Snapshot.objects.create(
+            cluster=cluster,
+            created=f"2026-11-26T03:0{minute}Z",
+            status="ok",
+            flow_control_paused_share=share,
+            cert_failures_per_minute=2.0,
+            recv_queue=3,
+            send_queue=0,
+        )
+    page = logged_in_client.get(cluster.get_absolute_url()).content.decode()
+    assert 'data-source="galera-flow"' in page and 'data-source="galera-queues"' in page
+    flow = logged_in_client.get(cluster.get_absolute_url() + "?chart=flow&format=csv")
+    text = flow.content.decode()
+    assert "Paused by flow control" in text and "50" in text
+    queues = logged_in_client.get(cluster.get_absolute_url() + "?chart=queues&format=csv")
+    assert "Longest receive queue" in queues.content.decode()
