@@ -24,6 +24,7 @@ from apps.accounts.models import ApiKey
 from apps.galera import tasks
 from apps.galera.models import Cluster, Node
 from apps.galera.recovery import BOOTSTRAP_CLEAN, PC_BOOTSTRAP, SET_SAFE, START
+from apps.galera.views import downtimes
 from tests.conftest import ROOT, bearer
 from tests.services.galera import PROVIDER
 
@@ -31,6 +32,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.galera]
 
 AGENT = ROOT / "agents" / "vigil-galera-push"
 TABLE = "vigil_recovery.rows_written"
+PAD = "vigil_recovery.padding"
 
 
 def recover_command(node, address: str) -> str:
@@ -319,3 +321,75 @@ def test_the_real_cluster_shows_how_long_each_node_may_be_down_before_sst(
     page = logged_in_client.get(cluster.get_absolute_url()).content.decode()
     for name in ("Node1", "Node2", "Node3"):
         assert f"{name} may be down ~" in page
+
+
+def pad(node, rows: int) -> None:
+    """One write-set of ``rows`` rows of 1 KB."""
+    with node.admin() as connection, connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {PAD} (pad) SELECT REPEAT('x', 1000) FROM vigil_recovery.seq_1_to_{rows}"
+        )
+        connection.commit()
+
+
+def status_int(node, name: str) -> int:
+    return int(node.status()[name])
+
+
+def log_since(node, offset: int) -> str:
+    return (node.datadir / "error.log").read_bytes()[offset:].decode(errors="replace")
+
+
+def test_a_node_down_within_the_figure_rejoins_by_ist_and_past_it_needs_a_full_transfer(
+    galera, watch_galera
+):
+    """The figure in write-sets (what the others' gcache holds when node3 leaves; the page
+    divides it by the commit rate): fewer write-sets than that while node3 is down, and it
+    rejoins by IST; more, until the donors' gcache no longer holds where node3 left, and it
+    needs an SST. The joiner's error log says which (seen here: the donors' gcache held only
+    what came since they last started, a dozen write-sets, the figure low as it says)."""
+    started = time.monotonic()
+    cluster = watch_galera("window")
+    first = galera.nodes[0]
+    first.execute("CREATE DATABASE IF NOT EXISTS vigil_recovery")
+    first.execute(f"CREATE TABLE IF NOT EXISTS {PAD} (id INT AUTO_INCREMENT PRIMARY KEY, pad TEXT)")
+    assert tasks.poll_cluster(cluster.pk) == "ok"
+    time.sleep(1)
+    for _ in range(5):
+        pad(first, 1)
+    assert tasks.poll_cluster(cluster.pk) == "ok"
+    figure = {d.node: d for d in downtimes(cluster.snapshots.first())}["node3"]
+    assert figure.commits_per_s > 0
+
+    node3 = galera.node("node3")
+    galera.stop(node3)
+    galera.wait_size(3)
+    within = 5
+    assert within < figure.held
+    for _ in range(within):
+        pad(first, 1)
+    offset = (node3.datadir / "error.log").stat().st_size
+    galera.rejoin(node3)
+    joined = log_since(node3, offset)
+    # MariaDB's rsync script runs on the joiner either way; it says which it did.
+    assert "rsync IST completed on joiner" in joined, joined[-3000:]
+    assert "rsync SST completed" not in joined
+
+    left = status_int(node3, "wsrep_last_committed")
+    galera.stop(node3)
+    galera.wait_size(3)
+    donors = [galera.node("node1"), galera.node("node2")]
+    for _ in range(3000):  # 100 KB write-sets until no donor's gcache holds node3's next one
+        if all(status_int(d, "wsrep_local_cached_downto") > left + 1 for d in donors):
+            break
+        pad(first, 100)
+    else:
+        raise AssertionError("the gcache still holds where node3 left")
+    assert status_int(first, "wsrep_last_committed") - left > figure.held
+    offset = (node3.datadir / "error.log").stat().st_size
+    galera.rejoin(node3)
+    joined = log_since(node3, offset)
+    assert "rsync SST completed on joiner" in joined, joined[-3000:]
+    assert "rsync IST completed" not in joined
+    first.execute(f"DROP TABLE {PAD}")
+    print(f"IST within, SST past the figure ({figure.words}): {time.monotonic() - started:.1f} s")
