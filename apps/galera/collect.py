@@ -32,6 +32,7 @@ from .rates import (
     cert_failures,
     count,
     interval_since,
+    repl_latency_s,
     since_previous,
 )
 from .replication import Paused, Thresholds
@@ -134,6 +135,7 @@ def node_facts(node: NodeView, read_at: datetime) -> dict[str, Any]:
         local_state_comment=status.local_state_comment,
         last_committed=status.last_committed,
         local_cached_downto=count(status.variables, "wsrep_local_cached_downto"),
+        repl_latency_s=repl_latency_s(status.variables),
         cluster_size=status.cluster_size,
         cluster_status=status.cluster_status,
         cluster_conf_id=status.cluster_conf_id,

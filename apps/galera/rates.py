@@ -12,6 +12,7 @@ Pure module: no Django, no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,21 @@ def count(variables: Mapping[str, str], name: str) -> int | None:
     """A counter as an int, or None when missing or not a plain count."""
     text = variables.get(name) or ""
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
+def repl_latency_s(variables: Mapping[str, str]) -> float | None:
+    """The average of ``wsrep_evs_repl_latency`` (min/avg/max/stddev/samples, in seconds), or
+    None when missing, unreadable, not finite, over an hour, or with no samples."""
+    parts = (variables.get("wsrep_evs_repl_latency") or "").split("/")
+    if len(parts) != 5 or len(variables["wsrep_evs_repl_latency"]) > 200:
+        return None
+    try:
+        average, samples = float(parts[1]), int(parts[4])
+    except ValueError:
+        return None
+    if samples <= 0 or not math.isfinite(average) or not 0 <= average <= 3600:
+        return None
+    return average
 
 
 def cert_failures(variables: Mapping[str, str]) -> int | None:

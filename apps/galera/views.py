@@ -102,6 +102,7 @@ REPLICATION_COLUMNS = (
     "cert_failures_per_minute",
     "recv_queue",
     "send_queue",
+    "nodes",
 )
 
 
@@ -109,10 +110,15 @@ def replication_charts(rows: list[tuple]) -> dict[str, dict[str, Any]]:
     """Flow control (share of each interval paused, worst node, in %) with certification
     failures a minute, and the longest queues, from snapshots' ``REPLICATION_COLUMNS`` in time
     order; gaps stay gaps."""
-    created, paused, cert, recv, send = (
-        map(list, zip(*rows, strict=True)) if rows else ([], [], [], [], [])
+    created, paused, cert, recv, send, nodes = (
+        map(list, zip(*rows, strict=True)) if rows else ([], [], [], [], [], [])
     )
     x = [int(t.timestamp()) for t in created]
+    latencies = []
+    for facts in nodes:
+        known = [f.get("repl_latency_s") for f in facts.values()]
+        worst = max((v for v in known if v is not None), default=None)
+        latencies.append(None if worst is None else round(worst * 1000, 3))
     return {
         "flow": {
             "x": x,
@@ -130,6 +136,16 @@ def replication_charts(rows: list[tuple]) -> dict[str, dict[str, Any]]:
             "series": [
                 {"label": "Longest receive queue", "unit": "", "values": recv},
                 {"label": "Longest send queue", "unit": "", "values": send},
+            ],
+        },
+        "latency": {
+            "x": x,
+            "series": [
+                {
+                    "label": "Replication latency (average, worst node)",
+                    "unit": "ms",
+                    "values": latencies,
+                }
             ],
         },
     }
@@ -261,6 +277,7 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "size": context["size_chart"],
         "flow": context["flow_chart"],
         "queues": context["queues_chart"],
+        "latency": context["latency_chart"],
     }
     return subject_page(request, "galera/cluster.html", context, charts, f"galera-{pk}")
 

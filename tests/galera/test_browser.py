@@ -71,7 +71,7 @@ def test_the_cluster_pages_show_headroom_nodes_and_the_size_history(
     assert "paused 5 % of the time between the last two readings" in page.inner_text(
         ".galera-flow-control"
     )
-    assert page.locator(".timeseries .uplot canvas").count() == 3  # size, flow, queues
+    assert page.locator(".timeseries .uplot canvas").count() == 4  # size, flow, latency, queues
     assert "Paused by flow control" in page.inner_text("main")
     screenshot(page, "browser/galera-cluster.png")
 

@@ -86,6 +86,7 @@ def test_the_replication_history_downloads_as_csv(logged_in_client, site):
             cert_failures_per_minute=2.0,
             recv_queue=3,
             send_queue=0,
+            nodes={"db1": {"repl_latency_s": 0.0005}, "db2": {"repl_latency_s": None}},
         )
     page = logged_in_client.get(cluster.get_absolute_url()).content.decode()
     assert 'data-source="galera-flow"' in page and 'data-source="galera-queues"' in page
@@ -94,3 +95,5 @@ def test_the_replication_history_downloads_as_csv(logged_in_client, site):
     assert "Paused by flow control" in text and "50" in text
     queues = logged_in_client.get(cluster.get_absolute_url() + "?chart=queues&format=csv")
     assert "Longest receive queue" in queues.content.decode()
+    latency = logged_in_client.get(cluster.get_absolute_url() + "?chart=latency&format=csv")
+    assert "0.5" in latency.content.decode()  # ms, the worst node

@@ -318,6 +318,7 @@ def test_the_real_cluster_shows_how_long_each_node_may_be_down_before_sst(
     facts = cluster.snapshots.first().nodes["node1"]
     assert 0 < facts["local_cached_downto"] <= facts["last_committed"]
     assert facts["commits_per_s"] > 0
+    assert "repl_latency_s" in facts  # None until the node has samples
     page = logged_in_client.get(cluster.get_absolute_url()).content.decode()
     for name in ("Node1", "Node2", "Node3"):
         assert f"{name} may be down ~" in page
