@@ -20,8 +20,9 @@ from typing import Any
 from django.conf import settings
 from django.urls import re_path
 from django.utils import timezone
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,7 +34,11 @@ from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
 from apps.regions.models import Region
 
+from .advice import cluster_advice
+from .collect import stopped_words
 from .models import CLUSTER_FIELDS, POLLED_FIELDS, SUMMARY_FIELDS, Cluster, Node, Snapshot
+from .parse_grastate import HEADER as GRASTATE_HEADER
+from .parse_grastate import looks_like_grastate, parse_grastate
 from .parse_push import read_report
 from .parse_wsrep import ParseError
 from .verdict import NodeResult, classify, storable
@@ -65,9 +70,16 @@ class CanPushNodeReport(CanPush):
 
 
 def _report_fields(data: object) -> tuple[str, str]:
-    """The texts of a report; ValueError saying what is wrong with its shape."""
+    """The texts of a report; ValueError saying what is wrong with its shape. A stopped node's
+    report (``grastate``, or a text that begins as grastate.dat does) comes back as the status
+    text, told apart by ``looks_like_grastate``."""
     if not isinstance(data, dict):
         raise ValueError("Send a JSON object with 'status' and optional 'provider_options'")
+    grastate = data.get("grastate")
+    if grastate is not None:
+        if not isinstance(grastate, str) or not looks_like_grastate(grastate):
+            raise ValueError(f"'grastate' must be the text of grastate.dat ({GRASTATE_HEADER})")
+        return grastate, ""
     status = data.get("status")
     if not isinstance(status, str) or not status.strip():
         raise ValueError("'status' must be the text of SHOW GLOBAL STATUS LIKE 'wsrep_%'")
@@ -89,6 +101,12 @@ def _report_fields(data: object) -> tuple[str, str]:
             "provider_options": serializers.CharField(
                 required=False, help_text="wsrep_provider_options, unless a row of 'status'"
             ),
+            "grastate": serializers.CharField(
+                required=False,
+                help_text="A stopped node: grastate.dat, then vigil_recovered_by and "
+                "vigil_recovered lines when its seqno is -1 (instead of 'status'; as "
+                "text/plain, a body that begins '# GALERA saved state')",
+            ),
         },
     ),
     accepted=inline_serializer(
@@ -104,7 +122,9 @@ def _report_fields(data: object) -> tuple[str, str]:
     description="Push a Galera node's wsrep status (what agents/vigil-galera-push sends). "
     "Authenticate with the node's token (Bearer vgn_…) or a read-write API key of an admin "
     "(galera.change_node). The node must be in push mode. An unreadable text is answered 400 "
-    "naming the line; nothing is stored then. The cluster is judged on its next tick.",
+    "naming the line; nothing is stored then. The cluster is judged on its next tick. "
+    "A stopped node sends its grastate.dat (and the position galera_recovery or "
+    "mysqld --wsrep-recover found when its seqno is -1) for the recovery advice.",
 )
 def report(request: Request, pk: int) -> Response:
     node = Node.objects.select_related("cluster").filter(pk=pk).first()
@@ -117,18 +137,22 @@ def report(request: Request, pk: int) -> Response:
     try:
         payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES, text_field="status")
         status_text, options_text = _report_fields(payload)
-        status, options = read_report(status_text, options_text)
     except BodyRefused as exc:
         return Response({"error": str(exc)}, status=exc.status)
-    except ParseError as exc:
-        return Response({"error": f"unreadable wsrep status: {storable(str(exc), 500)}"}, 400)
     except ValueError as exc:
         return Response({"error": str(exc)}, status=400)
+    if looks_like_grastate(status_text):
+        return _stopped_report(node, status_text)
+    try:
+        status, options = read_report(status_text, options_text)
+    except ParseError as exc:
+        return Response({"error": f"unreadable wsrep status: {storable(str(exc), 500)}"}, 400)
     seen = classify(NodeResult(node.label, status=status, options=options))
     Node.objects.filter(pk=node.pk).update(
         reported_at=timezone.now(),
         report_status=status_text,
         report_options=options_text,
+        grastate={},
         state=str(seen.state),
         detail=storable(seen.detail),
     )
@@ -139,6 +163,26 @@ def report(request: Request, pk: int) -> Response:
         "detail": seen.detail,
     }
     return Response(body)
+
+
+def _stopped_report(node: Node, text: str) -> Response:
+    """A stopped node's grastate.dat (and recovered position), kept for the recovery advice."""
+    try:
+        grastate = parse_grastate(text)
+    except ParseError as exc:
+        return Response({"error": f"unreadable grastate.dat: {storable(str(exc), 500)}"}, 400)
+    detail = stopped_words(grastate.as_dict())
+    Node.objects.filter(pk=node.pk).update(
+        reported_at=timezone.now(),
+        report_status="",
+        report_options="",
+        grastate=grastate.as_dict(),
+        state="stopped",
+        detail=storable(detail),
+    )
+    return Response(
+        {"node": node.pk, "cluster": node.cluster_id, "state": "stopped", "detail": detail}
+    )
 
 
 # --- read and configure ----------------------------------------------------------------------
@@ -246,6 +290,44 @@ class NodeSerializer(ModelClean, serializers.ModelSerializer):
         return super().update(instance, validated_data)
 
 
+class RecoveryStepSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    command = serializers.CharField(help_text="What to run on that node (Vigil never runs it)")
+    why = serializers.CharField()
+
+
+class RecoveryNodeSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    running = serializers.BooleanField(allow_null=True, help_text="null: no word from it")
+    position = serializers.IntegerField(allow_null=True, help_text="Last seqno it holds")
+    source = serializers.CharField(
+        allow_null=True,
+        help_text="wsrep_last_committed, grastate.dat, galera_recovery or mysqld --wsrep-recover",
+    )
+    safe_to_bootstrap = serializers.BooleanField(allow_null=True)
+    uuid = serializers.CharField(allow_null=True)
+    mode = serializers.CharField()
+
+
+class RecoverySerializer(serializers.Serializer):
+    cluster = serializers.IntegerField()
+    situation = serializers.ChoiceField(["primary", "all_stopped", "partition", "waiting"])
+    summary = serializers.CharField()
+    chosen = serializers.CharField(allow_null=True, help_text="The node to start from")
+    steps = RecoveryStepSerializer(many=True)
+    waiting_for = serializers.ListField(child=serializers.CharField())
+    left_out = serializers.ListField(
+        child=serializers.CharField(), help_text="Nodes of another cluster state uuid"
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="Ties and contradictions"
+    )
+    loses = serializers.CharField(help_text="Partition: what the other side loses")
+    reasons = serializers.ListField(child=serializers.CharField())
+    polled_at = serializers.DateTimeField(allow_null=True)
+    nodes = RecoveryNodeSerializer(many=True)
+
+
 class ClusterViewSet(ConditionalGet, viewsets.ModelViewSet):
     """Galera clusters; ``status``, ``reason`` and the size figures come from the last poll."""
 
@@ -254,6 +336,17 @@ class ClusterViewSet(ConditionalGet, viewsets.ModelViewSet):
     filterset_fields = ["name", "region", "status", "enabled", "primary"]
     ordering_fields = ["id", "name", "status", "status_changed", "polled_at", "created"]
     ordering = ["pk"]
+
+    @extend_schema(responses=RecoverySerializer)
+    @action(detail=True)
+    def recovery(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """What to do when the cluster lost its Primary component, with the reason: every
+        node stopped (galera_new_cluster on the most advanced), a partition (pc.bootstrap=YES
+        on the most advanced of the heaviest component), or waiting for a node's position.
+        Read-only: Vigil never runs any of it."""
+        cluster = self.get_object()
+        advice, basis = cluster_advice(cluster)
+        return Response({"cluster": cluster.pk, **advice.as_dict(), **basis})
 
 
 class NodeFilter(FilterSet):

@@ -21,14 +21,18 @@ from apps.lib.status import Status, Verdict
 from apps.regions import concerns
 
 from . import mysql, recorded
+from .advice import cluster_advice
 from .models import POLL_LEASE, Cluster, Node, PasswordUnavailable, Snapshot
 from .parse_push import pushed_result
 from .rates import (
     CERT_FAILURES,
     FLOW_CONTROL_PAUSED,
     FLOW_CONTROL_SENT,
+    LAST_COMMITTED,
     cert_failures,
+    count,
     interval_since,
+    repl_latency_s,
     since_previous,
 )
 from .replication import Paused, Thresholds
@@ -61,6 +65,16 @@ def stale_clusters(now: datetime) -> list[Cluster]:
     ]
 
 
+def stopped_words(grastate: dict[str, Any]) -> str:
+    """A stopped node's report in words, as its error."""
+    words = f"mysqld is not running; grastate.dat seqno {grastate.get('seqno')}"
+    if grastate.get("safe_to_bootstrap"):
+        words += ", safe_to_bootstrap: 1"
+    if grastate.get("recovered_seqno") is not None:
+        words += f"; recovered position {grastate['recovered_seqno']} ({grastate['recovered_by']})"
+    return words
+
+
 def push_result(node: Node, now: datetime) -> NodeResult:
     """A pushing node's last report, or silence when it is missing or too old."""
     stale_after = timedelta(minutes=settings.VIGIL_GALERA_PUSH_STALE_MINUTES)
@@ -69,6 +83,10 @@ def push_result(node: Node, now: datetime) -> NodeResult:
     if now - node.reported_at > stale_after:
         when = f"{node.reported_at:%Y-%m-%d %H:%M} UTC"
         return NodeResult(node.label, error=f"no report since {when}", silent=True)
+    if node.grastate:
+        return NodeResult(
+            node.label, error=stopped_words(node.grastate), read_at=node.reported_at.timestamp()
+        )
     return pushed_result(
         node.label, node.report_status, node.report_options, node.reported_at.timestamp()
     )
@@ -115,6 +133,10 @@ def node_facts(node: NodeView, read_at: datetime) -> dict[str, Any]:
         return facts
     facts.update(
         local_state_comment=status.local_state_comment,
+        last_committed=status.last_committed,
+        local_cached_downto=count(status.variables, "wsrep_local_cached_downto"),
+        repl_latency_s=repl_latency_s(status.variables),
+        cluster_size=status.cluster_size,
         cluster_status=status.cluster_status,
         cluster_conf_id=status.cluster_conf_id,
         ready=status.ready,
@@ -167,6 +189,9 @@ def between(
             status.flow_control_paused_ns, *args, counter=FLOW_CONTROL_PAUSED
         ),
         FLOW_CONTROL_SENT.rate_key: sent,
+        LAST_COMMITTED.rate_key: since_previous(
+            status.last_committed, *args, counter=LAST_COMMITTED
+        ),
     }
 
 
@@ -265,5 +290,20 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
             if node.label in seen:
                 state, detail = str(seen[node.label].state), storable(seen[node.label].detail)
                 Node.objects.filter(pk=node.pk).update(state=state, detail=detail)
+    if results and not view.primary:
+        verdict = with_recovery(cluster, verdict)
     alerts.record(cluster, verdict)
     return verdict
+
+
+def with_recovery(cluster: Cluster, verdict: Verdict) -> Verdict:
+    """The verdict with the recovery advice among its figures, so that the quorum-loss email
+    says what to do (``advice``: from the snapshot just saved and the stopped nodes' reports)."""
+    advice, _ = cluster_advice(cluster)
+    steps = [f"{step.node}: {step.command}" for step in advice.steps]
+    extra = {"recovery": advice.summary, "recovery_steps": steps}
+    if advice.loses:
+        extra["recovery_loses"] = advice.loses
+    if advice.warnings:
+        extra["recovery_warnings"] = list(advice.warnings)
+    return replace(verdict, figures={**verdict.figures, **extra})

@@ -17,6 +17,15 @@ CODERSHIP_MONITORING = "https://galeracluster.com/library/documentation/monitori
 CODERSHIP_PARAMETERS = "https://galeracluster.com/library/documentation/galera-parameters.html"
 CODERSHIP_QUORUM = "https://galeracluster.com/library/documentation/weighted-quorum.html"
 MARIADB_STATUS = "https://mariadb.com/docs/galera-cluster/reference/galera-cluster-status-variables"
+# Recovery after the Primary component is lost (apps/galera/recovery.py), read on READ_ON.
+MARIADB_QUORUM_RESET = "https://mariadb.com/docs/galera-cluster/high-availability/resetting-the-quorum-cluster-bootstrap"
+MARIADB_BOOTSTRAP = "https://mariadb.com/docs/service-management/operations/start-stop-status/bootstrap-galera-cluster/"
+CODERSHIP_CRASH_RECOVERY = "https://galeracluster.com/library/documentation/crash-recovery.html"
+CODERSHIP_RESTARTING = "https://galeracluster.com/documentation-webpages/restartingcluster.html"
+#: The replication window (how long a node may be down and still rejoin by IST), read on READ_ON.
+SEVERALNINES_WINDOW = (
+    "https://severalnines.com/blog/using-galera-replication-window-advisor-avoid-sst"
+)
 # Galera 26.4.18, the 4.x branch as published (2024-03-22); MariaDB 10.11 here ships 26.4.23.
 GALERA_SOURCE = "https://github.com/codership/galera/blob/0bc393fb70f7a3462d512b642dd6395b9e8a7325"
 

@@ -219,6 +219,9 @@ class Node(PushTokenHolder):
     reported_at = models.DateTimeField(null=True, blank=True, editable=False)
     report_status = models.TextField(blank=True, editable=False)
     report_options = models.TextField(blank=True, editable=False)
+    # A stopped node's last push (parse_grastate.Grastate.as_dict): grastate.dat and the
+    # recovered position; {} once it reports wsrep status again.
+    grastate = models.JSONField(default=dict, blank=True, editable=False)
 
     class Meta:
         ordering = ["cluster", "pk"]
@@ -359,6 +362,6 @@ track(
 # password_env / password_file name where the password is, they are not it: recorded as they are.
 track(
     Node,
-    exclude=["state", "detail", "reported_at", "report_status", "report_options"],
+    exclude=["state", "detail", "reported_at", "report_status", "report_options", "grastate"],
     secrets=["token_hash"],
 )

@@ -12,6 +12,7 @@ Pure module: no Django, no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,12 @@ def per_minute(previous: Reading | None, current: Reading | None) -> float | Non
     return None if grown is None else grown[0] * 60.0 / grown[1]
 
 
+def per_second(previous: Reading | None, current: Reading | None) -> float | None:
+    """The counter's increase per second between two readings."""
+    grown = increase(previous, current)
+    return None if grown is None else grown[0] / grown[1]
+
+
 def paused_share(previous: Reading | None, current: Reading | None) -> float | None:
     """The share (0..1) of the time between two readings of a nanosecond counter that it
     counted: for ``wsrep_flow_control_paused_ns``, the share of the interval paused. Readings
@@ -60,6 +67,21 @@ def count(variables: Mapping[str, str], name: str) -> int | None:
     """A counter as an int, or None when missing or not a plain count."""
     text = variables.get(name) or ""
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
+def repl_latency_s(variables: Mapping[str, str]) -> float | None:
+    """The average of ``wsrep_evs_repl_latency`` (min/avg/max/stddev/samples, in seconds), or
+    None when missing, unreadable, not finite, over an hour, or with no samples."""
+    parts = (variables.get("wsrep_evs_repl_latency") or "").split("/")
+    if len(parts) != 5 or len(variables["wsrep_evs_repl_latency"]) > 200:
+        return None
+    try:
+        average, samples = float(parts[1]), int(parts[4])
+    except ValueError:
+        return None
+    if samples <= 0 or not math.isfinite(average) or not 0 <= average <= 3600:
+        return None
+    return average
 
 
 def cert_failures(variables: Mapping[str, str]) -> int | None:
@@ -80,6 +102,8 @@ class Counter:
 CERT_FAILURES = Counter("cert_failures", "cert_failures_per_minute", per_minute)
 FLOW_CONTROL_PAUSED = Counter("flow_control_paused_ns", "flow_control_paused_share", paused_share)
 FLOW_CONTROL_SENT = Counter("flow_control_sent", "flow_control_sent_per_minute", per_minute)
+# wsrep_last_committed only grows (a restart goes on from the node's position): commits a second.
+LAST_COMMITTED = Counter("last_committed", "commits_per_s", per_second)
 
 
 def since_previous(

@@ -16,15 +16,21 @@ from apps.lib import agents
 from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
+from .advice import cluster_advice
 from .documented import EVS_SUSPECT_TIMEOUT_S
+from .downtime import Downtime, downtime_before_sst
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
+from .rates import LAST_COMMITTED
 from .recorded import RECORDED
+from .transfers import Transfer, transfers
 from .verdict import NodeState
 
 DEFAULT_SUSPECT_TIMEOUT_S = EVS_SUSPECT_TIMEOUT_S
 CHART_SNAPSHOTS = 720
 TRANSITIONS = 20
+TRANSFER_SNAPSHOTS = 720  # the polls searched for state transfers (12 h at 60 s)
+TRANSFERS = 10
 AGENT = "vigil-galera-push"
 
 
@@ -89,6 +95,62 @@ def size_chart(rows: list[tuple], cluster: Cluster) -> dict[str, Any]:
     }
 
 
+#: The replication charts' columns of a snapshot.
+REPLICATION_COLUMNS = (
+    "created",
+    "flow_control_paused_share",
+    "cert_failures_per_minute",
+    "recv_queue",
+    "send_queue",
+    "nodes",
+)
+
+
+def replication_charts(rows: list[tuple]) -> dict[str, dict[str, Any]]:
+    """Flow control (share of each interval paused, worst node, in %) with certification
+    failures a minute, and the longest queues, from snapshots' ``REPLICATION_COLUMNS`` in time
+    order; gaps stay gaps."""
+    created, paused, cert, recv, send, nodes = (
+        map(list, zip(*rows, strict=True)) if rows else ([], [], [], [], [], [])
+    )
+    x = [int(t.timestamp()) for t in created]
+    latencies = []
+    for facts in nodes:
+        known = [f.get("repl_latency_s") for f in facts.values()]
+        worst = max((v for v in known if v is not None), default=None)
+        latencies.append(None if worst is None else round(worst * 1000, 3))
+    return {
+        "flow": {
+            "x": x,
+            "series": [
+                {
+                    "label": "Paused by flow control",
+                    "unit": "%",
+                    "values": [None if p is None else round(100 * p, 2) for p in paused],
+                },
+                {"label": "Certification failures a minute", "unit": "", "values": cert},
+            ],
+        },
+        "queues": {
+            "x": x,
+            "series": [
+                {"label": "Longest receive queue", "unit": "", "values": recv},
+                {"label": "Longest send queue", "unit": "", "values": send},
+            ],
+        },
+        "latency": {
+            "x": x,
+            "series": [
+                {
+                    "label": "Replication latency (average, worst node)",
+                    "unit": "ms",
+                    "values": latencies,
+                }
+            ],
+        },
+    }
+
+
 def node_rows(nodes: list[Node], latest: Snapshot | None) -> list[dict[str, Any]]:
     facts = latest.nodes if latest else {}
     rows = []
@@ -124,13 +186,33 @@ def unlisted_members(nodes: list[Node], latest: Snapshot | None) -> list[str]:
     return found
 
 
+def downtimes(latest: Snapshot | None) -> list[Downtime]:
+    """Each Synced node's downtime before SST, from the others' gcache in ``latest`` and the
+    cluster's commit rate over its last interval (``downtime``)."""
+    facts = (latest.nodes if latest else {}).items()
+    synced = {
+        name: (seen.get("local_cached_downto"), seen.get("last_committed"))
+        for name, seen in facts
+        if seen.get("state") == "primary" and seen.get("local_state_comment") == "Synced"
+    }
+    rates = [seen.get(LAST_COMMITTED.rate_key) for _, seen in facts]
+    rate = max((r for r in rates if r is not None), default=None)
+    found = (downtime_before_sst(name, synced, rate) for name in sorted(synced))
+    return [d for d in found if d is not None]
+
+
 def live_context(cluster: Cluster) -> dict[str, Any]:
     """What the page's live part (``cluster.html#live``, polled every 30 s) shows: the
     cluster's figures and its nodes with the latest snapshot's facts."""
     nodes = list(cluster.nodes.all())
     latest = cluster.snapshots.order_by("-created", "-pk").first()
     suspect = cluster.suspect_timeout_s
+    recovery = None
+    if cluster.polled_at is not None and not cluster.primary and nodes:
+        recovery = cluster_advice(cluster)[0]
     return {
+        "recovery": recovery,
+        "downtimes": downtimes(latest) if cluster.primary else [],
         "cluster": cluster,
         "latest": latest,
         "node_list": nodes,
@@ -146,6 +228,16 @@ def live_context(cluster: Cluster) -> dict[str, Any]:
     }
 
 
+def recent_transfers(cluster: Cluster) -> list[Transfer]:
+    """State transfers in the last polls (``transfers``), the most recent first."""
+    rows = cluster.snapshots.order_by("-created", "-pk").values_list("created", "nodes")
+    history = [
+        (created, {name: seen.get("local_state_comment") for name, seen in nodes.items()})
+        for created, nodes in list(rows[:TRANSFER_SNAPSHOTS])[::-1]
+    ]
+    return transfers(history)[:TRANSFERS]
+
+
 def cluster_context(cluster: Cluster) -> dict[str, Any]:
     context = live_context(cluster)
     nodes = context["node_list"]
@@ -154,10 +246,21 @@ def cluster_context(cluster: Cluster) -> dict[str, Any]:
     return context | {
         "samples": sorted({n.recorded_sample for n in nodes if n.recorded_sample}),
         "size_chart": size_chart(list(recent[:CHART_SNAPSHOTS])[::-1], cluster),
+        **{
+            f"{key}_chart": chart
+            for key, chart in replication_charts(
+                list(
+                    cluster.snapshots.order_by("-created", "-pk").values_list(*REPLICATION_COLUMNS)[
+                        :CHART_SNAPSHOTS
+                    ]
+                )[::-1]
+            ).items()
+        },
         "transitions": Transition.objects.filter(
             content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
         ).order_by("-created")[:TRANSITIONS],
         "push_nodes": [node for node in nodes if node.mode == Node.Mode.PUSH],
+        "transfers": recent_transfers(cluster),
         "agent_files": agents.files(AGENT),
         "vigil_url": settings.VIGIL_BASE_URL,
         "push_stale_minutes": settings.VIGIL_GALERA_PUSH_STALE_MINUTES,
@@ -170,7 +273,12 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:  # the 30-second poll: no chart, no history
         return render(request, "galera/cluster.html#live", live_context(cluster))
     context = cluster_context(cluster)
-    charts = {"size": context["size_chart"]}
+    charts = {
+        "size": context["size_chart"],
+        "flow": context["flow_chart"],
+        "queues": context["queues_chart"],
+        "latency": context["latency_chart"],
+    }
     return subject_page(request, "galera/cluster.html", context, charts, f"galera-{pk}")
 
 

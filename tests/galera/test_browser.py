@@ -7,12 +7,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.galera import collect, demo
+from apps.galera import collect, demo, tasks
 from apps.galera.models import Cluster, Node
 from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
-from tests.conftest import log_in, screenshot
+from tests.conftest import OUTPUT_DIR, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -71,6 +71,8 @@ def test_the_cluster_pages_show_headroom_nodes_and_the_size_history(
     assert "paused 5 % of the time between the last two readings" in page.inner_text(
         ".galera-flow-control"
     )
+    assert page.locator(".timeseries .uplot canvas").count() == 4  # size, flow, latency, queues
+    assert "Paused by flow control" in page.inner_text("main")
     screenshot(page, "browser/galera-cluster.png")
 
     page.goto(f"{live_server.url}/galera/clusters/{clusters['demo']}/")
@@ -80,3 +82,55 @@ def test_the_cluster_pages_show_headroom_nodes_and_the_size_history(
     page.goto(f"{live_server.url}/regions/{clusters['site']}/")
     page.wait_for_selector(".galera-clusters")
     screenshot(page, "browser/galera-region.png")
+
+
+@pytest.fixture
+def crashed(django_user_model) -> int:
+    """A cluster whose three pushing nodes crashed: each sent its grastate.dat (seqno -1) and the
+    position galera_recovery found (as the real cluster's test sends them)."""
+    django_user_model.objects.create_user("oncall", "oncall@example.com", "correct horse")
+    site = Region.objects.create(code="dc1", name="Data centre 1", kind=Region.Kind.SITE)
+    prod = Cluster.objects.create(region=site, name="prod", expected_arbitrators=1)
+    uuid = "b9f2a2b4-ffde-11ef-bcd1-a3710702a9fb"
+    for i, (name, recovered) in enumerate((("db1", 227), ("db2", 329), ("db3", 125))):
+        Node.objects.create(
+            cluster=prod,
+            name=name,
+            host="10.0.0.1",
+            port=3306 + i,
+            mode=Node.Mode.PUSH,
+            reported_at=timezone.now(),
+            state="stopped",
+            grastate={
+                "uuid": uuid,
+                "seqno": -1,
+                "safe_to_bootstrap": False,
+                "recovered_uuid": uuid,
+                "recovered_seqno": recovered,
+                "recovered_by": "galera_recovery",
+            },
+        )
+    tasks.poll_cluster(prod.pk)
+    return prod.pk
+
+
+def test_the_cluster_page_says_which_node_to_bootstrap_after_a_crash(
+    live_server, crashed, browser_page
+):
+    page = browser_page
+    log_in(page, live_server.url, username="oncall", password="correct horse")
+    page.set_viewport_size({"width": 1100, "height": 900})
+    page.goto(f"{live_server.url}/galera/clusters/{crashed}/")
+    advice = page.inner_text(".galera-recovery")
+    assert "bootstrap db2 (seqno 329) with galera_new_cluster" in advice
+    steps = page.locator(".galera-recovery-steps li").all_inner_texts()
+    assert [step.split(":", 1)[0] for step in steps] == [
+        "On db2",
+        "On db2",
+        "On db1",
+        "On db3",
+    ]
+    assert "Vigil only advises" in advice
+    readme = OUTPUT_DIR / "readme"
+    readme.mkdir(parents=True, exist_ok=True)
+    page.locator(".galera-recovery").screenshot(path=readme / "galera-recovery.png")

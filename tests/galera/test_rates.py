@@ -11,6 +11,7 @@ from apps.galera.rates import (
     interval_since,
     paused_share,
     per_minute,
+    repl_latency_s,
     since_previous,
 )
 
@@ -97,3 +98,20 @@ def test_it_keeps_a_pushed_nodes_share_until_it_reports_again():
     assert interval_since(1000.0, before, 1001.0) == 60.0
     # A snapshot from before the counter was kept: nothing to compare with yet.
     assert since_previous(1, 1060.0, {"cert_failures": 1}, 1000.0, FLOW_CONTROL_PAUSED) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("0.000331546/0.000557895/0.0013431/0.000359543/6", 0.000557895),  # MariaDB 10.11
+        ("0.000163025/0.250166/0.500169/0.250003/2", 0.250166),
+        ("0/0/0/0/0", None),  # no samples yet (Galera 25.3)
+        ("1/nan/1/0/3", None),
+        ("1/2/3", None),
+        ("0/99999/0/0/1", None),
+        (None, None),
+    ],
+)
+def test_it_reads_the_average_replication_latency(value, seconds):
+    variables = {} if value is None else {"wsrep_evs_repl_latency": value}
+    assert repl_latency_s(variables) == seconds
