@@ -12,6 +12,7 @@ class EfsConfig(AppConfig):
     def ready(self) -> None:
         from apps.demo import standin as demo_standin
         from apps.lib import partitions
+        from apps.lib.retention import History
         from apps.regions import concerns
 
         # After every migrate: the minute rows' day partitions for the days ahead.
@@ -24,6 +25,7 @@ class EfsConfig(AppConfig):
             self,
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
+            history=(History("efs.NfsSample", "time", "VIGIL_EFS_CLIENT_RETENTION_DAYS"),),
             region_errors=lambda ids: dict(
                 RegionCollection.objects.filter(region_id__in=ids)
                 .exclude(last_error="")

@@ -69,4 +69,11 @@ SETTINGS = (
     Setting("VIGIL_EFS_REPLICATION_CRITICAL_MINUTES", "int", 60),
     # Dollars per MiB/s of provisioned throughput per month, in every region; empty: the table's.
     Setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", default="", check=_price_per_mibps),
+    # NFS clients (agents/vigil-nfs-push): a client that has not pushed for this many minutes is
+    # named as stale on its file systems' pages; their pushes' increases are kept this long.
+    Setting("VIGIL_EFS_CLIENT_STALE_MINUTES", "int", 5),
+    Setting("VIGIL_EFS_CLIENT_RETENTION_DAYS", "int", 8),
+    # A reverse or forward lookup of an NFS server slower than this (seconds) warns: statd and
+    # lockd resolve their peers, and locking hangs while reads and writes work.
+    Setting("VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS", "float", 1.0),
 )

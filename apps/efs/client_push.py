@@ -1,0 +1,220 @@
+"""Glue for an NFS client's push (agents/vigil-nfs-push): check its fields, parse its
+mountstats, tie each mount to an EFS file system, turn its counters into increases since its
+last push and store them (docs/architecture.md, "EFS from the clients' side").
+
+The push's fields are outside text: bounded and checked here before anything is stored; a push
+that cannot be read changes nothing (``PushRefused``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from . import clients
+from .models import ClientKey, FileSystem, NfsClient, NfsMount, NfsSample
+from .parse_mountstats import Mount, ParseError, parse
+
+MAX_LOOKUPS = 64  # servers a client may report lookups of
+MAX_LOCKS = 64
+_HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,252})$")
+_INSTANCE = re.compile(r"^i-[0-9a-f]{8,17}$")
+_ADDRESS = re.compile(r"^[0-9A-Fa-f:.]{2,45}$")
+
+
+class PushRefused(ValueError):
+    """A push that cannot be stored; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    client: NfsClient
+    mounts: int
+    attributed: int
+    samples: int
+
+
+def _text(data: dict, name: str, limit: int, pattern: re.Pattern | None = None) -> str:
+    value = data.get(name) or ""
+    if not isinstance(value, str) or len(value) > limit:
+        raise PushRefused(f"'{name}' must be text of at most {limit} characters")
+    value = value.strip()
+    if value and pattern is not None and not pattern.match(value):
+        raise PushRefused(f"'{name}' is not a valid {name.replace('_', ' ')}: {value[:64]!r}")
+    return value
+
+
+def _number(item: dict, name: str) -> float | None:
+    value = item.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
+        raise PushRefused(f"'{name}' must be seconds between 0 and 3600")
+    return float(value)
+
+
+def _lookups(data: Any) -> list[dict]:
+    """The agent's timed lookups: [{"server", "address", "reverse_seconds", "reverse_name",
+    "forward_seconds", "forward_ok"}], checked and cut to what is kept."""
+    if data in (None, ""):
+        return []
+    if not isinstance(data, list) or len(data) > MAX_LOOKUPS:
+        raise PushRefused(f"'lookups' must be a list of at most {MAX_LOOKUPS} objects")
+    out = []
+    for item in data:
+        if not isinstance(item, dict):
+            raise PushRefused("each of 'lookups' must be an object")
+        address = _text(item, "address", 45, _ADDRESS)
+        out.append(
+            {
+                "server": _text(item, "server", 253, _HOSTNAME),
+                "address": address,
+                "reverse_seconds": _number(item, "reverse_seconds"),
+                "reverse_name": _text(item, "reverse_name", 253),
+                "forward_seconds": _number(item, "forward_seconds"),
+                "forward_ok": bool(item.get("forward_ok")),
+            }
+        )
+    return out
+
+
+def _locks(data: Any) -> list[dict]:
+    """The opt-in lock tries: [{"mountpoint", "seconds", "ok"}]."""
+    if data in (None, ""):
+        return []
+    if not isinstance(data, list) or len(data) > MAX_LOCKS:
+        raise PushRefused(f"'locks' must be a list of at most {MAX_LOCKS} objects")
+    out = []
+    for item in data:
+        if not isinstance(item, dict):
+            raise PushRefused("each of 'locks' must be an object")
+        out.append(
+            {
+                "mountpoint": _text(item, "mountpoint", 1024),
+                "seconds": _number(item, "seconds"),
+                "ok": bool(item.get("ok")),
+            }
+        )
+    return out
+
+
+def read_push(data: Any) -> tuple[str, str, tuple[Mount, ...], list[dict], list[dict]]:
+    """(hostname, instance id, NFS mounts, lookups, locks) of a push; ``PushRefused``."""
+    if not isinstance(data, dict):
+        raise PushRefused("Send a JSON object with 'hostname' and 'mountstats'")
+    hostname = _text(data, "hostname", 253, _HOSTNAME)
+    instance_id = _text(data, "instance_id", 32, _INSTANCE)
+    if not hostname and not instance_id:
+        raise PushRefused("'hostname' or 'instance_id' is needed to name the client")
+    text = data.get("mountstats")
+    if not isinstance(text, str):
+        raise PushRefused("'mountstats' must be the text of /proc/self/mountstats")
+    try:
+        mounts = parse(text)
+    except ParseError as exc:
+        raise PushRefused(f"unreadable mountstats: {exc}") from None
+    return hostname, instance_id, mounts, _lookups(data.get("lookups")), _locks(data.get("locks"))
+
+
+def _filesystems(mounts: tuple[Mount, ...]) -> dict[str, FileSystem]:
+    """The known file systems the mounts name, by id (one query)."""
+    ids = {a.filesystem_id for m in mounts if (a := clients.attribute(m.server))}
+    if not ids:
+        return {}
+    rows = FileSystem.objects.filter(filesystem_id__in=ids, deleted__isnull=True)
+    return {fs.filesystem_id: fs for fs in rows.select_related("region")}
+
+
+def _op_table(mount: Mount) -> dict[str, list[int]]:
+    return {
+        op.name: [op.ops, max(op.transmissions - op.ops, 0), op.timeouts, op.rtt_ms, op.execute_ms]
+        for op in mount.ops
+        if op.ops
+    }
+
+
+def _op_increase(previous: dict, current: dict[str, list[int]]) -> dict[str, list[int]]:
+    out = {}
+    for name, now in current.items():
+        before = previous.get(name) or [0] * len(now)
+        grown = [a - b for a, b in zip(now, before, strict=False)]
+        if any(g < 0 for g in grown):  # restarted: counted since then
+            grown = list(now)
+        if grown[0] > 0:
+            out[name] = grown
+    return out
+
+
+def store(
+    hostname: str,
+    instance_id: str,
+    mounts: tuple[Mount, ...],
+    lookups: list[dict],
+    locks: list[dict],
+    now: datetime,
+    key: ClientKey | None = None,
+) -> Stored:
+    """Saves a client's push: the client, its mounts as of now, and each mount's increase since
+    its previous push (none at its first). A mount no longer listed is kept as it was (its
+    increases stay in the history; its ``last_push`` says since when it is gone). Safe to run twice: a second push at the same moment
+    finds no time between the two and adds no increase."""
+    identity = instance_id or hostname
+    known = _filesystems(mounts)
+    samples: list[NfsSample] = []
+    attributed = 0
+    with transaction.atomic():
+        client, _ = NfsClient.objects.select_for_update().get_or_create(
+            identity=identity, defaults={"last_push": now}
+        )
+        client.hostname, client.instance_id = hostname, instance_id
+        client.lookups, client.locks, client.last_push = lookups, locks, now
+        if key is not None:
+            client.key = key
+        client.save()
+        existing = {(m.mountpoint, m.device): m for m in client.mounts.all()}
+        seen = set()
+        for mount in mounts:
+            where = (mount.mountpoint, mount.device)
+            if where in seen:
+                continue  # the same mount listed twice (bind mounts): counted once
+            seen.add(where)
+            attribution = clients.attribute(mount.server)
+            fs = known.get(attribution.filesystem_id) if attribution else None
+            attributed += fs is not None
+            row = existing.get(where) or NfsMount(client=client, device=mount.device)
+            now_counters = clients.counters(mount)
+            ops = _op_table(mount)
+            grown = None
+            if row.pk and now_counters is not None and row.counters:
+                seconds = (now - row.last_push).total_seconds()
+                grown = clients.increase(
+                    row.counters, row.age_seconds, now_counters, mount.age_seconds, seconds
+                )
+                if grown is not None:
+                    row.ops_increase = _op_increase(row.ops or {}, ops)
+                    samples.append(
+                        NfsSample(
+                            mount=row,
+                            client=client,
+                            filesystem=fs,
+                            time=now,
+                            seconds=seconds,
+                            **grown,
+                        )
+                    )
+            row.filesystem = fs
+            row.attributed_by = attribution.by if fs is not None and attribution else ""
+            row.server, row.export = mount.server, mount.export
+            row.mountpoint, row.version = mount.mountpoint, mount.version
+            row.options = mount.option_map
+            row.age_seconds, row.error = mount.age_seconds, mount.error
+            if now_counters is not None:
+                row.counters, row.ops = now_counters, ops
+            row.last_push = now
+            row.save()
+        NfsSample.objects.bulk_create(samples)
+    return Stored(client, len(seen), attributed, len(samples))
