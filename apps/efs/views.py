@@ -16,7 +16,7 @@ from django.views.decorators.http import require_safe
 from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
-from . import charts, documented, history, limits, pricing
+from . import charts, client_history, documented, history, limits, pricing
 from .metrics import GIB, op_sizes
 from .models import FileSystem, RegionCollection
 from .verdict import credit_forecast, credit_points
@@ -168,6 +168,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "comparison": comparison,
         "provision": provision,
         "price": price,
+        "clients": client_history.client_shares(fs, start, now, now),
     }
     name = f"{fs.filesystem_id}-{range_key}"
     return subject_page(request, "efs/filesystem.html", context, context["charts"], name)
