@@ -6,16 +6,19 @@ machine's is changed, no outside DNS server is asked)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 
 from apps.efs.models import ClientKey, FileSystem, NfsClient, NfsMount, NfsSample
 from tests.conftest import ROOT
 from tests.efs.builders import mountstats
+from tests.services.slow_dns import slow_reverse_dns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,10 +58,15 @@ def agent(tmp_path: Path, live_server):
         "VIGIL_IMDS": "none",
         "VIGIL_HOSTNAME": "web-7",
     }
-    # nothing answers DNS on 127.0.0.9: names not in the hosts file fail at once
-    prefix = private_resolver_command(tmp_path, f"10.1.2.3 {EFS_NAME}\n", "127.0.0.9")
 
-    def run(text: str, *args: str, extra: dict | None = None) -> subprocess.CompletedProcess:
+    def run(
+        text: str,
+        *args: str,
+        extra: dict | None = None,
+        hosts: str = f"10.1.2.3 {EFS_NAME}\n",
+        nameserver: str = "127.0.0.9",  # nothing answers there: other names fail at once
+    ) -> subprocess.CompletedProcess:
+        prefix = private_resolver_command(tmp_path, hosts, nameserver)
         (tmp_path / "mountstats").write_text(text)
         return subprocess.run(
             [*prefix, str(AGENT), *args],
@@ -108,3 +116,39 @@ def test_print_writes_the_report_and_sends_nothing(agent):
 def test_the_agent_says_why_it_pushes_nothing(agent, tmp_path):
     done = agent("", extra={"VIGIL_MOUNTSTATS": str(tmp_path / "none")})
     assert done.returncode == 1 and "cannot read" in done.stderr
+
+
+def test_a_slow_reverse_lookup_of_the_efs_server_warns_as_the_outage_happened(
+    agent, site, tmp_path, logged_in_client
+):
+    """dnsmasq answers the EFS name and its PTR; the proxy in front holds PTR answers 2 s, the
+    agent's resolver (getent, NSS: what statd uses) goes through it; the page warns over 1 s."""
+    fs = FileSystem.objects.create(region=site, filesystem_id="fs-0123abcd")
+    with slow_reverse_dns({EFS_NAME: "10.1.2.3"}, 2.0, tmp_path) as dns:
+        done = agent(mountstats(EFS_NAME), hosts="127.0.0.1 localhost\n", nameserver=dns.address)
+    assert done.returncode == 0, done.stderr
+    assert dns.ptr_queries >= 1
+    (lookup,) = NfsClient.objects.get().lookups
+    assert lookup["address"] == "10.1.2.3" and lookup["forward_ok"] is True
+    assert lookup["reverse_name"] == EFS_NAME
+    assert lookup["reverse_seconds"] >= 2.0  # a lower bound: the proxy held the answer 2 s
+    html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    assert f"looking up\n      {EFS_NAME} (10.1.2.3) takes" in html
+    assert "s (reverse)" in html and "file locking hangs" in html
+
+
+def test_a_lock_that_does_not_come_warns(agent, site, tmp_path, logged_in_client):
+    """The opt-in shared flock on a file of the mount, against an exclusive lock the test holds."""
+    fs = FileSystem.objects.create(region=site, filesystem_id="fs-0123abcd")
+    mountpoint = tmp_path / "efs"
+    mountpoint.mkdir()
+    with (mountpoint / ".vigil-nfs-lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = agent(
+            mountstats(EFS_NAME, mountpoint=str(mountpoint)), extra={"VIGIL_LOCK_SECONDS": "1"}
+        )
+    assert done.returncode == 0, done.stderr
+    (lock,) = NfsClient.objects.get().locks
+    assert lock == {"mountpoint": str(mountpoint), "seconds": lock["seconds"], "ok": False}
+    html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    assert f"a shared lock on {mountpoint} did not come" in html
