@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
-from rest_framework.decorators import action
+from rest_framework.decorators import action, throttle_classes
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -30,6 +30,7 @@ from apps.accounts.permissions import RolePermissions
 from apps.api.conditional import CachedList
 from apps.api.lists import FilterSet, IdFilter, PlainRows, as_utc
 from apps.api.push import push_endpoint, token_scheme
+from apps.api.throttling import UserWriteThrottle, WriteThrottle
 from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 
@@ -255,6 +256,35 @@ class CanPushClient(RolePermissions):
         return super().has_permission(request, view)
 
 
+def _client_key(request: Request) -> ClientKey | None:
+    auth = request.auth
+    return (
+        auth.subject
+        if isinstance(auth, PushToken) and isinstance(auth.subject, ClientKey)
+        else None
+    )
+
+
+class ClientKeyThrottle(WriteThrottle):
+    """A fleet's key: ``VIGIL_EFS_CLIENT_PUSH_RATE`` for all its clients together."""
+
+    scope = "efs_client_push"
+
+    def get_rate(self) -> str | None:
+        return settings.VIGIL_EFS_CLIENT_PUSH_RATE
+
+    def identity(self, request: Request) -> str | None:
+        key = _client_key(request)
+        return None if key is None else f"clientkey:{key.pk}"
+
+
+class WriteThrottleUnlessClientKey(WriteThrottle):
+    """The API's write budget for API keys and sessions; a client key has its own."""
+
+    def identity(self, request: Request) -> str | None:
+        return None if _client_key(request) else super().identity(request)
+
+
 @push_endpoint(
     authentication=ClientKeyAuthentication,
     permission=CanPushClient,
@@ -282,6 +312,7 @@ class CanPushClient(RolePermissions):
     "its identity and its timed lookups of the NFS servers. Mounts of EFS file systems Vigil "
     "knows are tied to them; counters become increases since the client's last push.",
 )
+@throttle_classes([ClientKeyThrottle, WriteThrottleUnlessClientKey, UserWriteThrottle])
 def client_report(request: Request) -> Response:
     try:
         payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES)
@@ -290,8 +321,7 @@ def client_report(request: Request) -> Response:
         return Response({"error": str(exc)}, status=exc.status)
     except client_push.PushRefused as exc:
         return Response({"error": str(exc)}, status=400)
-    key = request.auth.subject if isinstance(request.auth, PushToken) else None
-    stored = client_push.store(*read, now=timezone.now(), key=key)
+    stored = client_push.store(*read, now=timezone.now(), key=_client_key(request))
     body: dict[str, Any] = {
         "client": stored.client.pk,
         "mounts": stored.mounts,

@@ -34,6 +34,17 @@ def _price_per_mibps(text: str) -> float | None:
     return value
 
 
+def _rate(text: str) -> str | None:
+    """A rate such as ``6000/min`` (s, min, hour, day), or ``none`` for no limit."""
+    text = text.strip()
+    if text.lower() == "none":
+        return None
+    count, _, period = text.partition("/")
+    if not count.isdigit() or period not in ("s", "sec", "m", "min", "h", "hour", "d", "day"):
+        raise ValueError("a rate such as 6000/min, or none")
+    return text
+
+
 # EFS prices per region over the built-in us-east-1 table, e.g.
 # {"eu-west-1": {"standard": 0.33, "ia": 0.0175, "elastic_read": 0.033, ...}}.
 PRICES = Setting("VIGIL_EFS_PRICES", "json", {}, _prices)
@@ -76,4 +87,7 @@ SETTINGS = (
     # A reverse or forward lookup of an NFS server slower than this (seconds) warns: statd and
     # lockd resolve their peers, and locking hangs while reads and writes work.
     Setting("VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS", "float", 1.0),
+    # Pushes a fleet's client key may make, all its clients together (they may share one address
+    # behind a NAT gateway, so the per-address budget of the API does not apply): "none" lifts it.
+    Setting("VIGIL_EFS_CLIENT_PUSH_RATE", default="6000/min", check=_rate),
 )

@@ -121,3 +121,20 @@ def test_only_a_client_key_or_an_admins_key_may_push(django_user_model, writer, 
     assert push(APIClient(), raw, body()).status_code == 403
     assert not NfsClient.objects.exists()
     assert writer.post(URL, body(), format="json").status_code == 200  # an admin's key
+
+
+def test_a_fleets_clients_share_their_keys_budget_not_one_address(api_client, key, fs, settings):
+    """Behind a NAT gateway a fleet's clients share one address: the key's own budget counts."""
+    settings.VIGIL_EFS_CLIENT_PUSH_RATE = "3/min"
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "write": "1/min",
+        },
+    }
+    answers = [
+        push(api_client, key, body(hostname=f"web-{i}", instance_id="")).status_code
+        for i in range(4)
+    ]
+    assert answers == [200, 200, 200, 429]
