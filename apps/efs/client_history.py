@@ -43,18 +43,20 @@ _CLOUDWATCH = (
 )
 
 
+TOP = 20  # clients shown one by one; the rest are summed in one row
+NAMES = 5  # clients named in a grouped finding
+
+
 @dataclass
 class ClientRow:
-    client_id: int
+    client_id: int | None
     name: str
     totals: dict[str, int]
     last_push: datetime | None
     stale: bool = False
     share: dict[str, float] = field(default_factory=dict)
     per_op: dict[str, dict[str, float | None]] = field(default_factory=dict)
-    mounts: list[dict[str, Any]] = field(default_factory=list)
-    slow_lookups: list[dict[str, Any]] = field(default_factory=list)
-    failed_locks: list[dict[str, Any]] = field(default_factory=list)
+    clients: int = 1  # the "others" row: how many
 
 
 def cloudwatch_totals(fs: FileSystem, start: datetime, end: datetime, now: datetime) -> dict:
@@ -110,54 +112,80 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     ]
     all_totals = {name: sum(r.totals[name] for r in rows) for name in _SUMS}
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
-    mounts = list(
-        NfsMount.objects.filter(filesystem=fs)
-        .select_related("client")
-        .order_by("client__identity", "mountpoint")
+    mounts = NfsMount.objects.filter(filesystem=fs).values_list(
+        "client_id",
+        "client__identity",
+        "client__hostname",
+        "client__last_push",
+        "client__lookups",
+        "client__locks",
+        "version",
+        "options",
     )
     by_id = {r.client_id: r for r in rows}
-    for mount in mounts:
-        if mount.client_id not in by_id:  # mounted, but nothing counted in the range
-            row = ClientRow(
-                mount.client_id,
-                mount.client.hostname or mount.client.identity,
-                dict.fromkeys(_SUMS, 0),
-                mount.client.last_push,
-            )
-            rows.append(row)
-            by_id[row.client_id] = row
+    findings: dict[tuple[str, str], dict[str, Any]] = {}
+    lookups: dict[tuple[str, str], dict[str, Any]] = {}
+    locks: list[dict[str, Any]] = []
     warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
-    for mount in mounts:
-        row = by_id[mount.client_id]
-        row.mounts.append(
-            {
-                "mountpoint": mount.mountpoint,
-                "server": mount.server,
-                "version": mount.version,
-                "findings": clients.option_findings(mount.options or {}, mount.version),
-                "error": mount.error,
-            }
-        )
-        if not row.slow_lookups and not row.failed_locks:
-            row.slow_lookups = [
-                lookup
-                for lookup in mount.client.lookups or []
-                if max(lookup.get("reverse_seconds") or 0, lookup.get("forward_seconds") or 0)
-                > warn
-            ]
-            row.failed_locks = [lock for lock in mount.client.locks or [] if not lock.get("ok")]
-    pairs = {
-        "read_bytes": "read_bytes",
-        "write_bytes": "write_bytes",
-        "read_ops": "read_ops",
-        "write_ops": "write_ops",
-        "metadata_ops": "metadata_ops",
-    }
+    seen_clients: set[int] = set()
+    for (
+        client_id,
+        identity,
+        hostname,
+        last_push,
+        c_lookups,
+        c_locks,
+        version,
+        options,
+    ) in mounts:
+        name = hostname or identity
+        if client_id not in by_id:  # mounted, but nothing counted in the range
+            by_id[client_id] = ClientRow(client_id, name, dict.fromkeys(_SUMS, 0), last_push)
+            rows.append(by_id[client_id])
+        for f in clients.option_findings(options or {}, version):
+            group = findings.setdefault(
+                (f.option, f.have), {"finding": f, "mounts": 0, "names": []}
+            )
+            group["mounts"] += 1
+            if len(group["names"]) < NAMES and name not in group["names"]:
+                group["names"].append(name)
+        if client_id in seen_clients:
+            continue
+        seen_clients.add(client_id)
+        for lookup in c_lookups or []:
+            reverse = lookup.get("reverse_seconds") or 0
+            forward = lookup.get("forward_seconds") or 0
+            if max(reverse, forward) <= warn:
+                continue
+            group = lookups.setdefault(
+                (lookup.get("server", ""), lookup.get("address", "")),
+                {"server": lookup.get("server"), "address": lookup.get("address"),
+                 "reverse_seconds": 0.0, "forward_seconds": 0.0, "clients": 0, "names": []},
+            )  # fmt: skip
+            group["reverse_seconds"] = max(group["reverse_seconds"], reverse)
+            group["forward_seconds"] = max(group["forward_seconds"], forward)
+            group["clients"] += 1
+            if len(group["names"]) < NAMES:
+                group["names"].append(name)
+        locks += [{"name": name, **lock} for lock in c_locks or [] if not lock.get("ok")]
     for row in rows:
         row.stale = row.last_push is None or row.last_push < stale_after
+    rows.sort(key=lambda r: (-(r.totals["read_bytes"] + r.totals["write_bytes"]), -_ops(r), r.name))
+    stale = [r for r in rows if r.stale]
+    shown, rest = rows[:TOP], rows[TOP:]
+    if rest:
+        others = ClientRow(
+            None,
+            f"{len(rest)} other clients",
+            {name: sum(r.totals[name] for r in rest) for name in _SUMS},
+            None,
+            clients=len(rest),
+        )
+        shown.append(others)
+    for row in shown:
         row.share = {
-            key: (row.totals[name] / all_totals[name]) if all_totals[name] else 0.0
-            for key, name in pairs.items()
+            name: (row.totals[name] / all_totals[name]) if all_totals[name] else 0.0
+            for name in ("read_bytes", "write_bytes", "read_ops", "write_ops", "metadata_ops")
         }
         row.per_op = {
             kind: {
@@ -167,17 +195,22 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
             }
             for kind in KINDS
         }
-    rows.sort(key=lambda r: (-(r.totals["read_bytes"] + r.totals["write_bytes"]), -_ops(r), r.name))
     cloudwatch = cloudwatch_totals(fs, start, end, now)
     metering = pricing.metering_table()
     low, high = _clients_metered(all_totals, metering)
     return {
-        "rows": rows,
+        "rows": shown,
+        "clients": len(rows),
         "totals": all_totals,
         "cloudwatch": cloudwatch,
         "metered_low": low,
         "metered_high": high,
-        "stale": [r for r in rows if r.stale],
+        "stale": stale[:TOP],
+        "stale_more": max(0, len(stale) - TOP),
+        "findings": sorted(findings.values(), key=lambda g: -g["mounts"]),
+        "slow_lookups": sorted(lookups.values(), key=lambda g: -g["clients"]),
+        "failed_locks": locks[:TOP],
+        "failed_locks_more": max(0, len(locks) - TOP),
         "lookup_warn_seconds": warn,
         "data_minimum_kib": metering["data_minimum_bytes"].value / 1024,
         "metadata_minimum_kib": metering["metadata_minimum_bytes"].value / 1024,

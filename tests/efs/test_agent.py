@@ -133,7 +133,7 @@ def test_a_slow_reverse_lookup_of_the_efs_server_warns_as_the_outage_happened(
     assert lookup["reverse_name"] == EFS_NAME
     assert lookup["reverse_seconds"] >= 2.0  # a lower bound: the proxy held the answer 2 s
     html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
-    assert f"looking up\n      {EFS_NAME} (10.1.2.3) takes" in html
+    assert f"Looking up {EFS_NAME}\n      (10.1.2.3) takes" in html
     assert "s (reverse)" in html and "file locking hangs" in html
 
 

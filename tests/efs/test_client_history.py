@@ -115,3 +115,18 @@ def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_
 def test_a_file_system_without_clients_says_how_to_get_them(fs, logged_in_client):
     html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
     assert "No NFS client reports this file system" in html
+
+
+def test_a_fleet_shows_its_top_talkers_and_sums_the_rest_with_findings_grouped(fs, settings):
+    for i in range(25):
+        push(f"web-{i:02d}", T0)
+        push(f"web-{i:02d}", T0 + timedelta(minutes=1), read_bytes=(i + 1) * KIB, reads=1)
+    now = T0 + timedelta(minutes=2)
+    shares = client_history.client_shares(fs, T0, now, now)
+    assert shares["clients"] == 25 and len(shares["rows"]) == client_history.TOP + 1
+    assert shares["rows"][0].name == "web-24"
+    others = shares["rows"][-1]
+    assert others.clients == 5 and others.totals["read_bytes"] == sum(range(1, 6)) * KIB
+    assert sum(r.share["read_bytes"] for r in shares["rows"]) == pytest.approx(1)
+    rsize = next(g for g in shares["findings"] if g["finding"].option == "rsize")
+    assert rsize["mounts"] == 25 and len(rsize["names"]) == client_history.NAMES
