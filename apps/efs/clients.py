@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from apps.lib.status import Status, Verdict, worst
+
 from .documented import KIB, METERING, READ_ON
 from .parse_mountstats import Mount
 
@@ -27,6 +29,8 @@ __all__ = [
     "Attribution",
     "OptionFinding",
     "attribute",
+    "lock_trap",
+    "with_client_notes",
     "counters",
     "increase",
     "metered_range",
@@ -230,3 +234,49 @@ def shares(rows: Iterable[tuple[str, float]]) -> list[tuple[str, float, float]]:
     return sorted(
         ((n, v, (v / total if total else 0.0)) for n, v in rows), key=lambda r: (-r[1], r[0])
     )
+
+
+def lock_trap(
+    seen: Iterable[tuple[str, list[dict], list[dict]]], warn_seconds: float, names: int = 3
+) -> list[str]:
+    """What a file system's reporting clients (name, lookups, locks) say of the lock trap: each
+    NFS server whose reverse or forward lookup took more than ``warn_seconds``, and each lock
+    that did not come, in sentences for a reason."""
+    slow: dict[tuple[str, str], list] = {}
+    stuck: list[str] = []
+    for name, lookups, locks in seen:
+        for lookup in lookups or []:
+            for way in ("reverse", "forward"):
+                took = lookup.get(f"{way}_seconds") or 0
+                if took > warn_seconds:
+                    key = (way, lookup.get("address") if way == "reverse" else lookup.get("server"))
+                    entry = slow.setdefault(key, [0.0, []])
+                    entry[0] = max(entry[0], took)
+                    if name not in entry[1]:
+                        entry[1].append(name)
+        stuck += [f"{name} {lock.get('mountpoint')}" for lock in locks or [] if not lock.get("ok")]
+    out = []
+    for (way, what), (took, who) in sorted(slow.items(), key=lambda kv: -kv[1][0]):
+        shown = ", ".join(who[:names]) + (
+            f" and {len(who) - names} more" if len(who) > names else ""
+        )
+        out.append(
+            f"{way} lookup of {what} takes {took:.1f} s on {shown} (statd and lockd resolve their "
+            "peers: locking hangs while reads and writes work)"
+        )
+    if stuck:
+        more = f" and {len(stuck) - names} more" if len(stuck) > names else ""
+        out.append(f"a shared lock did not come on {', '.join(stuck[:names])}{more}")
+    return out
+
+
+def with_client_notes(verdict: Verdict, notes: list[str]) -> Verdict:
+    """The file system's verdict with its clients' lock-trap notes: at least a warning (missing
+    CloudWatch data stays unknown), the notes after its reason."""
+    if not notes:
+        return verdict
+    status = verdict.status
+    if status is not Status.UNKNOWN:
+        status = worst([status, Status.WARNING]) or Status.WARNING
+    reason = "; ".join([verdict.reason, *("NFS clients: " + n for n in notes)])
+    return Verdict(status, reason, verdict.figures)

@@ -22,7 +22,7 @@ from apps.lib import aws
 from apps.lib.status import Status, Verdict, jsonable
 from apps.lib.stopwatch import Stopwatch
 
-from . import cloudwatch, elasticfilesystem, history, pricing
+from . import clients, cloudwatch, elasticfilesystem, history, pricing
 from .cloudwatch_plan import (
     Dropped,
     collection_window,
@@ -32,7 +32,7 @@ from .cloudwatch_plan import (
 )
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
-from .models import DESCRIBED_FIELDS, FileSystem, RegionCollection
+from .models import DESCRIBED_FIELDS, FileSystem, NfsMount, RegionCollection
 from .verdict import Thresholds, filesystem_verdict
 
 log = logging.getLogger(__name__)
@@ -269,14 +269,37 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
                 now + timedelta(minutes=1),
                 fields=history.VERDICT_FIELDS,
             )
+            notes = client_notes([fs.pk for fs in batch], now)
             judged = [
-                (fs, judge(fs, samples.pop(fs.pk), now, th, rc.last_error, limits)) for fs in batch
+                (
+                    fs,
+                    clients.with_client_notes(
+                        judge(fs, samples.pop(fs.pk), now, th, rc.last_error, limits),
+                        notes.get(fs.pk, []),
+                    ),
+                )
+                for fs in batch
             ]
             _save_figures(judged)
             alerts.record_many(judged)
             for _, verdict in judged:
                 counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
     return counts
+
+
+def client_notes(filesystem_ids: list[int], now: datetime) -> dict[int, list[str]]:
+    """The lock-trap notes of each file system's clients that still report (one query)."""
+    since = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    rows = (
+        NfsMount.objects.filter(filesystem_id__in=filesystem_ids, client__last_push__gte=since)
+        .values_list("filesystem_id", "client__hostname", "client__identity", "client__lookups",
+                     "client__locks")
+    )  # fmt: skip
+    seen: dict[int, dict] = {}
+    for fs_id, hostname, identity, lookups, locks in rows:  # a client's mounts: once
+        seen.setdefault(fs_id, {})[identity] = (hostname or identity, lookups, locks)
+    warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
+    return {fs_id: clients.lock_trap(found.values(), warn) for fs_id, found in seen.items()}
 
 
 def _save_figures(judged: list[tuple[FileSystem, Verdict]]) -> None:

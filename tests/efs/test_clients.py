@@ -99,3 +99,36 @@ def test_a_mount_with_awss_options_has_no_finding():
         "noresvport": "",
     }
     assert clients.option_findings(options) == []
+
+
+def test_the_lock_trap_groups_slow_lookups_per_server_and_names_stuck_locks():
+    slow = {
+        "server": "fs-1.efs.eu-west-1.amazonaws.com",
+        "address": "10.0.0.5",
+        "reverse_seconds": 5.2,
+    }
+    seen = [(f"web-{i}", [slow], []) for i in range(5)]
+    seen.append(
+        ("db-1", [{**slow, "reverse_seconds": 0.2}], [{"mountpoint": "/mnt/efs", "ok": False}])
+    )
+    notes = clients.lock_trap(seen, 1.0)
+    assert notes[0].startswith(
+        "reverse lookup of 10.0.0.5 takes 5.2 s on web-0, web-1, web-2 and 2 more"
+    )
+    assert notes[1] == "a shared lock did not come on db-1 /mnt/efs"
+    assert clients.lock_trap(seen[-1:-1], 1.0) == []
+
+
+def test_client_notes_make_a_healthy_verdict_a_warning_but_leave_unknown_unknown():
+    from apps.lib.status import Status, Verdict
+
+    ok = clients.with_client_notes(Verdict(Status.OK, "fine", {}), ["x"])
+    assert (ok.status, ok.reason) == (Status.WARNING, "fine; NFS clients: x")
+    assert (
+        clients.with_client_notes(Verdict(Status.CRITICAL, "out", {}), ["x"]).status
+        is Status.CRITICAL
+    )
+    assert (
+        clients.with_client_notes(Verdict(Status.UNKNOWN, "no data", {}), ["x"]).status
+        is Status.UNKNOWN
+    )
