@@ -34,7 +34,7 @@ from apps.api.throttling import UserWriteThrottle, WriteThrottle
 from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 
-from . import charts, client_push, history, pricing
+from . import charts, client_history, client_push, history, pricing
 from .models import DESCRIBED_FIELDS, ClientKey, FileSystem
 
 MAX_POINTS = 20_000
@@ -175,6 +175,58 @@ class FileSystemViewSet(CachedList, PlainRows, viewsets.ReadOnlyModelViewSet):
             [fs], timezone.now(), provision=provision, price_per_mibps=price
         ).get(fs.pk)
         return Response({"filesystem": fs.pk, "comparison": None if c is None else _comparison(c)})
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATETIME, description="Default: 24 h ago"),
+            OpenApiParameter("end", OpenApiTypes.DATETIME, description="Default: now"),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    @action(detail=True)
+    def clients(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """Which client, over a range: the NFS clients' totals (bytes, operations, RTT and
+        execute milliseconds, retransmissions, timeouts) and shares, the top 20 first and the
+        rest summed; the clients' sums beside CloudWatch's; the metered range; stale clients;
+        mount options against AWS's; slow lookups and locks that did not come."""
+        fs = self.get_object()
+        now = timezone.now()
+        end = _when(request.query_params.get("end"), "end") or now
+        start = _when(request.query_params.get("start"), "start") or end - timedelta(hours=24)
+        if start >= end:
+            raise ValidationError({"start": "must be before end"})
+        c = client_history.client_shares(fs, start, end, now)
+        return Response(
+            {
+                "filesystem": fs.pk,
+                "start": start,
+                "end": end,
+                "clients": c["clients"],
+                "rows": [
+                    {
+                        "client": r.client_id,
+                        "name": r.name,
+                        "clients": r.clients,
+                        "stale": r.stale,
+                        "last_push": r.last_push,
+                        "totals": r.totals,
+                        "share": r.share,
+                        "per_op": r.per_op,
+                    }
+                    for r in c["rows"]
+                ],
+                "totals": c["totals"],
+                "cloudwatch": c["cloudwatch"],
+                "metered_bytes_range": [c["metered_low"], c["metered_high"]],
+                "stale": [r.name for r in c["stale"]],
+                "option_findings": [
+                    {**vars(g["finding"]), "mounts": g["mounts"], "clients": g["names"]}
+                    for g in c["findings"]
+                ],
+                "slow_lookups": c["slow_lookups"],
+                "failed_locks": c["failed_locks"],
+            }
+        )
 
 
 def _comparison(c) -> dict:

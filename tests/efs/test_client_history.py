@@ -130,3 +130,18 @@ def test_a_fleet_shows_its_top_talkers_and_sums_the_rest_with_findings_grouped(f
     assert sum(r.share["read_bytes"] for r in shares["rows"]) == pytest.approx(1)
     rsize = next(g for g in shares["findings"] if g["finding"].option == "rsize")
     assert rsize["mounts"] == 25 and len(rsize["names"]) == client_history.NAMES
+
+
+def test_the_api_answers_which_client_over_a_range(fs, api_client, api_key):
+    two_clients()
+    api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key()}")  # read-only
+    url = f"/api/efs/filesystems/{fs.pk}/clients/"
+    with time_machine.travel(T0 + timedelta(minutes=2), tick=False):
+        body = api_client.get(url, {"start": (T0 - timedelta(minutes=1)).isoformat()}).json()
+    assert [r["name"] for r in body["rows"]] == ["batch-1", "web-1"]
+    assert body["totals"]["read_bytes"] == body["cloudwatch"]["data_read_bytes"]
+    low, high = body["metered_bytes_range"]
+    assert low <= body["cloudwatch"]["metered_bytes"] <= high
+    assert {f["option"] for f in body["option_findings"]} == {"rsize", "wsize", "noresvport"}
+    bad = api_client.get(url, {"start": "2026-13-01T00:00:00Z"})
+    assert bad.status_code == 400
