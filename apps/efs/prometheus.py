@@ -9,12 +9,16 @@ comparison (``pricing``, refreshed every few hours) adds a ``mode`` label.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 from prometheus_client.core import Metric
 
 from apps.prometheus.families import Gauges, SubjectStatuses
+
+from .models import NfsMount
 
 MIB = 1024 * 1024
 LABELS = ("region", "account", "filesystem_id", "name")
@@ -98,11 +102,22 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
         "vigil_efs_cheapest_mode",
         "1 for the cheapest throughput mode that carries the workload (one sample a file system).",
     )
+    by_state = Gauges((*LABELS, "state"))
+    by_state.declare(
+        "vigil_efs_nfs_clients",
+        "NFS clients that push their mountstats (agents/vigil-nfs-push) with a mount of the file "
+        "system, by whether they still report (state=reporting) or stopped (state=stale).",
+    )
+    clients = _clients(subjects)
     rows = subjects.values_list(
-        "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"
+        "pk", "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"
     ).order_by()
-    for region, account, filesystem_id, name, status, figures in rows.iterator(chunk_size=2000):
+    for pk, region, account, filesystem_id, name, status, figures in rows.iterator(chunk_size=2000):
         labels = (region, account or "", filesystem_id, name)
+        if pk in clients:
+            reporting, stale = clients[pk]
+            by_state.add("vigil_efs_nfs_clients", (*labels, "reporting"), reporting)
+            by_state.add("vigil_efs_nfs_clients", (*labels, "stale"), stale)
         statuses.add("efs", region, account or "", filesystem_id, status)
         figures = figures or {}
         for metric, key, scale, _ in FIGURES:
@@ -126,3 +141,19 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
             )
     yield from gauges
     yield from by_mode
+    yield from by_state
+
+
+def _clients(subjects: QuerySet) -> dict[int, tuple[int, int]]:
+    """File system pk -> (clients reporting, clients stale), in one aggregate query."""
+    since = timezone.now() - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    rows = (
+        NfsMount.objects.filter(filesystem__in=subjects.values("pk"))
+        .values("filesystem_id")
+        .annotate(
+            reporting=Count("client", filter=Q(client__last_push__gte=since), distinct=True),
+            stale=Count("client", filter=Q(client__last_push__lt=since), distinct=True),
+        )
+        .order_by()
+    )
+    return {r["filesystem_id"]: (r["reporting"], r["stale"]) for r in rows}
