@@ -25,7 +25,10 @@ class EfsConfig(AppConfig):
             self,
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
-            history=(History("efs.NfsSample", "time", "VIGIL_EFS_CLIENT_RETENTION_DAYS"),),
+            history=(
+                History("efs.NfsSample", "time", "VIGIL_EFS_CLIENT_RETENTION_DAYS"),
+                History("efs.NfsHour", "hour", "VIGIL_EFS_CLIENT_HOUR_RETENTION_DAYS"),
+            ),
             region_errors=lambda ids: dict(
                 RegionCollection.objects.filter(region_id__in=ids)
                 .exclude(last_error="")

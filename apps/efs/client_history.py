@@ -1,6 +1,6 @@
 """Which client: each NFS client's share of a file system's reads, writes and metadata operations
-over a range, read as aggregates in SQL (one ``GROUP BY`` over the pushes' increases, one sum of
-CloudWatch's minutes), and set beside CloudWatch's totals on the same footing (docs/architecture.md,
+over a range, read as aggregates in SQL (one ``GROUP BY`` over the clients' hours, ``NfsHour``,
+one sum of CloudWatch's minutes, both from the hour the range starts in), and set beside CloudWatch's totals on the same footing (docs/architecture.md,
 "EFS from the clients' side")."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Max, Sum
+from django.db.models import Sum
 
 from . import clients, pricing
 from .history import minute_retention_start
-from .models import FileSystem, MetricHour, MetricMinute, NfsMount, NfsSample
+from .models import FileSystem, MetricHour, MetricMinute, NfsHour, NfsMount
 
 KINDS = ("read", "write", "metadata")
 _SUMS = (
@@ -96,9 +96,9 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
     retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
     grouped = (
-        NfsSample.objects.filter(filesystem=fs, time__gt=start, time__lte=end)
+        NfsHour.objects.filter(filesystem=fs, hour__gte=hour_of(start), hour__lte=end)
         .values("client_id", "client__identity", "client__hostname", "client__last_push")
-        .annotate(**{name: Sum(name) for name in _SUMS}, pushes=Count("id"))
+        .annotate(**{name: Sum(name) for name in _SUMS})
         .order_by()
     )
     rows = [
@@ -195,7 +195,7 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
             }
             for kind in KINDS
         }
-    cloudwatch = cloudwatch_totals(fs, start, end, now)
+    cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
     metering = pricing.metering_table()
     low, high = _clients_metered(all_totals, metering)
     return {
@@ -215,8 +215,14 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         "data_minimum_kib": metering["data_minimum_bytes"].value / 1024,
         "metadata_minimum_kib": metering["metadata_minimum_bytes"].value / 1024,
         "read_discount": metering["read_discount"].value,
-        "last_sample": NfsSample.objects.filter(filesystem=fs).aggregate(t=Max("time"))["t"],
+        "start": hour_of(start),
     }
+
+
+def hour_of(moment: datetime) -> datetime:
+    """The start of the hour ``moment`` is in: the clients' totals are kept by hour, so a range
+    is read from the hour its start is in, CloudWatch's too (the same span for both)."""
+    return moment.replace(minute=0, second=0, microsecond=0)
 
 
 def _ops(row: ClientRow) -> int:

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from . import clients
-from .models import ClientKey, FileSystem, NfsClient, NfsMount, NfsSample
+from .clients import COUNTERS
+from .models import ClientKey, FileSystem, NfsClient, NfsHour, NfsMount, NfsSample
 from .parse_mountstats import Mount, ParseError, parse
 
 MAX_LOOKUPS = 64  # servers a client may report lookups of
@@ -149,6 +150,36 @@ def _op_increase(previous: dict, current: dict[str, list[int]]) -> dict[str, lis
     return out
 
 
+def add_to_hours(samples: list[NfsSample]) -> None:
+    """Adds the increases of the file systems' mounts to their clients' hours (one upsert a
+    row: ``INSERT … ON CONFLICT … DO UPDATE SET x = x + excluded.x``, PostgreSQL and SQLite)."""
+    rows: dict[tuple, list] = {}
+    for s in samples:
+        if s.filesystem_id is None:
+            continue
+        hour = s.time.replace(minute=0, second=0, microsecond=0)
+        row = rows.setdefault((s.filesystem_id, s.client_id, hour), [0.0] + [0] * len(COUNTERS))
+        row[0] += s.seconds
+        for i, name in enumerate(COUNTERS, 1):
+            row[i] += getattr(s, name)
+    if not rows:
+        return
+    q = connection.ops.quote_name
+    columns = ["seconds", *COUNTERS]
+    table = q(NfsHour._meta.db_table)
+    insert = ", ".join(q(c) for c in ("filesystem_id", "client_id", "hour", *columns))
+    update = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in columns)
+    marks = ", ".join(["%s"] * (3 + len(columns)))
+    sql = (
+        f"INSERT INTO {table} ({insert}) VALUES ({marks}) "
+        f"ON CONFLICT ({q('filesystem_id')}, {q('hour')}, {q('client_id')}) DO UPDATE SET {update}"
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    params = [(key[0], key[1], adapt(key[2]), *values) for key, values in rows.items()]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
 def store(
     hostname: str,
     instance_id: str,
@@ -217,4 +248,5 @@ def store(
             row.last_push = now
             row.save()
         NfsSample.objects.bulk_create(samples)
+        add_to_hours(samples)
     return Stored(client, len(seen), attributed, len(samples))

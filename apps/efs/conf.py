@@ -83,7 +83,9 @@ SETTINGS = (
     # NFS clients (agents/vigil-nfs-push): a client that has not pushed for this many minutes is
     # named as stale on its file systems' pages; their pushes' increases are kept this long.
     Setting("VIGIL_EFS_CLIENT_STALE_MINUTES", "int", 5),
-    Setting("VIGIL_EFS_CLIENT_RETENTION_DAYS", "int", 8),
+    Setting("VIGIL_EFS_CLIENT_RETENTION_DAYS", "int", 2),
+    # ... and summed by hour per client and file system (what the page reads) this long.
+    Setting("VIGIL_EFS_CLIENT_HOUR_RETENTION_DAYS", "int", 31),
     # A reverse or forward lookup of an NFS server slower than this (seconds) warns: statd and
     # lockd resolve their peers, and locking hangs while reads and writes work.
     Setting("VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS", "float", 1.0),
