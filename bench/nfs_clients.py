@@ -1,14 +1,16 @@
 """NFS clients at fleet scale: 1,000 clients with three EFS mounts each pushing once a minute.
 
-    python bench/nfs_clients.py [--clients 1000] [--mounts 3] [--pushes 3] [--hours 24]
+    python bench/nfs_clients.py [--clients 1000] [--mounts 3] [--pushes 3] [--minutes 60]
                                 [--page-requests 20] [--database-url URL]
 
 Prints:
 - the push's p50 and p95 through the whole Django stack (test client -> middleware -> DRF ->
   the client key's authentication -> the bounded body read -> parse -> attribution -> the
   increases written), ``--pushes`` rounds of every client (the first creates the rows);
-- the rows a day keeps (clients x mounts x 1,440) and their size in the database, measured on
-  ``--hours`` of history written in bulk (bytes of the table and its indexes per row);
+- the rows a day keeps: minutes (clients x mounts x 1,440, ``NfsSample``) and hours (clients x
+  mounts x 24, ``NfsHour``, what the page reads), and their size in the database, measured on
+  ``--minutes`` of minutes and a whole day of hours written in bulk (bytes of each table and
+  its indexes per row);
 - the file system page with every client of the fleet over 24 h (and the clients' share read
   alone): p50 and p95 against its 50 ms p95 goal, and its queries.
 
@@ -31,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench.environment import django_environment, parse_args  # noqa: E402
 
 #: ``--tiny``: three clients, one push round after the first, an hour of history.
-TINY = {"clients": 3, "pushes": 2, "hours": 1, "page_requests": 3}
+TINY = {"clients": 3, "pushes": 2, "minutes": 10, "page_requests": 3}
 GOAL_MS = 50
 
 
@@ -51,7 +53,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--mounts", type=int, default=3)
     parser.add_argument("--pushes", type=int, default=3)
-    parser.add_argument("--hours", type=float, default=24)
+    parser.add_argument("--minutes", type=int, default=60)
     parser.add_argument("--page-requests", type=int, default=20)
     parser.add_argument("--database-url", default="")
     args = parse_args(parser, TINY)
@@ -70,7 +72,7 @@ def main() -> None:
 
     from apps.efs import client_history
     from apps.efs.clients import COUNTERS
-    from apps.efs.models import ClientKey, FileSystem, NfsMount, NfsSample
+    from apps.efs.models import ClientKey, FileSystem, NfsHour, NfsMount, NfsSample
     from apps.regions.models import Region
     from tests.efs.builders import mountstats
 
@@ -117,13 +119,12 @@ def main() -> None:
         f"{args.mounts} mounts ({len(payload) // 1024} KiB each)"
     )
 
-    # A day of history: every mount's increase once a minute, written in bulk.
+    # History: --minutes of every mount's increase once a minute, and a day of hours.
     now = timezone.now()
     mounts = list(NfsMount.objects.values_list("pk", "client_id", "filesystem_id"))
-    minutes = int(args.hours * 60)
     started = time.perf_counter()
     batch = []
-    for minute in range(minutes):
+    for minute in range(args.minutes):
         at = now - timedelta(minutes=minute + args.pushes)
         for pk, client_id, fs_id in mounts:
             values = dict.fromkeys(COUNTERS, 1000 + client_id)
@@ -141,22 +142,35 @@ def main() -> None:
             NfsSample.objects.bulk_create(batch)
             batch = []
     NfsSample.objects.bulk_create(batch)
-    rows = NfsSample.objects.count()
-    per_day = args.clients * args.mounts * 1440
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE efs_nfssample")
-            cursor.execute("SELECT pg_total_relation_size('efs_nfssample')")
-            size = cursor.fetchone()[0]
-        print(
-            f"rows: {rows} written in {time.perf_counter() - started:.1f} s; a day keeps "
-            f"{per_day} rows, {size / rows * per_day / 2**20:.0f} MiB at {size / rows:.0f} "
-            "bytes a row (table and indexes)"
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    hours = [
+        NfsHour(
+            filesystem_id=fs_id, client_id=client_id, hour=hour - timedelta(hours=h + 1),
+            seconds=3600, **dict.fromkeys(COUNTERS, 60_000 + client_id),
         )
-    else:
-        print(
-            f"rows: {rows} written in {time.perf_counter() - started:.1f} s; a day keeps {per_day} rows"
-        )
+        for h in range(24)
+        for _, client_id, fs_id in mounts
+    ]  # fmt: skip
+    NfsHour.objects.bulk_create(hours, batch_size=20_000)
+    written = time.perf_counter() - started
+    sizes = {}
+    for model, per_day in (
+        (NfsSample, args.clients * args.mounts * 1440),
+        (NfsHour, args.clients * args.mounts * 24),
+    ):
+        rows = model.objects.count()
+        line = f"{model.__name__}: {rows} rows; a day keeps {per_day}"
+        if connection.vendor == "postgresql":
+            table = model._meta.db_table
+            with connection.cursor() as cursor:
+                cursor.execute(f"ANALYZE {table}")
+                cursor.execute("SELECT pg_total_relation_size(%s)", [table])
+                size = cursor.fetchone()[0]
+            line += f", {size / rows * per_day / 2**20:.1f} MiB at {size / rows:.0f} bytes a row"
+        sizes[model.__name__] = line
+    print(f"history written in {written:.1f} s")
+    for line in sizes.values():
+        print(line)
 
     admin = get_user_model().objects.create_superuser("bench", "bench@example.com", "x")
     http.force_login(admin)
