@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from . import clients, pricing
 from .history import minute_retention_start
@@ -217,6 +217,22 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         "read_discount": metering["read_discount"].value,
         "start": hour_of(start),
     }
+
+
+def client_counts(filesystems: QuerySet, now: datetime) -> dict[int, tuple[int, int]]:
+    """File system pk -> (its clients still reporting, its clients that stopped), in one
+    aggregate query (the region panel, ``/metrics``)."""
+    since = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    rows = (
+        NfsMount.objects.filter(filesystem__in=filesystems.values("pk"))
+        .values("filesystem_id")
+        .annotate(
+            reporting=Count("client", filter=Q(client__last_push__gte=since), distinct=True),
+            stale=Count("client", filter=Q(client__last_push__lt=since), distinct=True),
+        )
+        .order_by()
+    )
+    return {r["filesystem_id"]: (r["reporting"], r["stale"]) for r in rows}
 
 
 def hour_of(moment: datetime) -> datetime:

@@ -9,16 +9,15 @@ comparison (``pricing``, refreshed every few hours) adds a ``mode`` label.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 from prometheus_client.core import Metric
 
 from apps.prometheus.families import Gauges, SubjectStatuses
 
-from .models import NfsMount
+from . import client_history
 
 MIB = 1024 * 1024
 LABELS = ("region", "account", "filesystem_id", "name")
@@ -108,7 +107,7 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
         "NFS clients that push their mountstats (agents/vigil-nfs-push) with a mount of the file "
         "system, by whether they still report (state=reporting) or stopped (state=stale).",
     )
-    clients = _clients(subjects)
+    clients = client_history.client_counts(subjects, timezone.now())
     rows = subjects.values_list(
         "pk", "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"
     ).order_by()
@@ -142,18 +141,3 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
     yield from gauges
     yield from by_mode
     yield from by_state
-
-
-def _clients(subjects: QuerySet) -> dict[int, tuple[int, int]]:
-    """File system pk -> (clients reporting, clients stale), in one aggregate query."""
-    since = timezone.now() - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
-    rows = (
-        NfsMount.objects.filter(filesystem__in=subjects.values("pk"))
-        .values("filesystem_id")
-        .annotate(
-            reporting=Count("client", filter=Q(client__last_push__gte=since), distinct=True),
-            stale=Count("client", filter=Q(client__last_push__lt=since), distinct=True),
-        )
-        .order_by()
-    )
-    return {r["filesystem_id"]: (r["reporting"], r["stale"]) for r in rows}

@@ -57,7 +57,11 @@ def region_panel_context(region: Region) -> dict[str, Any]:
         key=lambda fs: (-fs.status_enum.severity, fs.label),
     )
     collection = RegionCollection.objects.filter(region=region).first()
-    return {"rows": [table_row(fs) for fs in filesystems], "collection": collection}
+    clients = client_history.client_counts(
+        FileSystem.objects.filter(region=region, deleted__isnull=True), timezone.now()
+    )
+    rows = [{**table_row(fs), "clients": clients.get(fs.pk)} for fs in filesystems]
+    return {"rows": rows, "collection": collection, "any_clients": bool(clients)}
 
 
 def _usage(pk: int, now: Any) -> dict:

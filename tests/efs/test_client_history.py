@@ -145,3 +145,11 @@ def test_the_api_answers_which_client_over_a_range(fs, api_client, api_key):
     assert {f["option"] for f in body["option_findings"]} == {"rsize", "wsize", "noresvport"}
     bad = api_client.get(url, {"start": "2026-13-01T00:00:00Z"})
     assert bad.status_code == 400
+
+
+def test_the_region_panel_counts_each_file_systems_clients(fs, logged_in_client):
+    push("web-1", T0)
+    push("old-1", T0 - timedelta(hours=1))
+    with time_machine.travel(T0 + timedelta(minutes=1), tick=False):
+        html = logged_in_client.get(reverse("regions:detail", args=[fs.region.pk])).content.decode()
+    assert "NFS clients</th>" in html and "(1 stopped)" in html
