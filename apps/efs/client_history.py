@@ -10,11 +10,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
 
 from . import clients, pricing
 from .history import minute_retention_start
-from .models import FileSystem, MetricHour, MetricMinute, NfsHour, NfsMount
+from .models import FileSystem, MetricHour, MetricMinute, NfsClient, NfsHour, NfsMount
 
 KINDS = ("read", "write", "metadata")
 _SUMS = (
@@ -97,61 +97,55 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
     grouped = (
         NfsHour.objects.filter(filesystem=fs, hour__gte=hour_of(start), hour__lte=end)
-        .values("client_id", "client__identity", "client__hostname", "client__last_push")
+        .values("client_id")
         .annotate(**{name: Sum(name) for name in _SUMS})
         .order_by()
     )
-    rows = [
-        ClientRow(
-            g["client_id"],
-            g["client__hostname"] or g["client__identity"],
-            {name: int(g[name] or 0) for name in _SUMS},
-            g["client__last_push"],
-        )
-        for g in grouped
-    ]
-    all_totals = {name: sum(r.totals[name] for r in rows) for name in _SUMS}
+    totals = {g["client_id"]: {name: int(g[name] or 0) for name in _SUMS} for g in grouped}
+    all_totals = {name: sum(t[name] for t in totals.values()) for name in _SUMS}
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
-    mounts = NfsMount.objects.filter(filesystem=fs).values_list(
-        "client_id",
-        "client__identity",
-        "client__hostname",
-        "client__last_push",
-        "client__lookups",
-        "client__locks",
-        "version",
-        "options",
-    )
-    by_id = {r.client_id: r for r in rows}
+    mounted = NfsMount.objects.filter(filesystem=fs)
+    who = {
+        client_id: (hostname or identity, last_push)
+        for client_id, identity, hostname, last_push in mounted.values_list(
+            "client_id", "client__identity", "client__hostname", "client__last_push"
+        )
+    }
+    missing = set(totals) - set(who)  # counted in the range, no longer mounted
+    for pk, identity, hostname, last_push in NfsClient.objects.filter(pk__in=missing).values_list(
+        "pk", "identity", "hostname", "last_push"
+    ):
+        who[pk] = (hostname or identity, last_push)
+    rows = [
+        ClientRow(pk, name, totals.get(pk) or dict.fromkeys(_SUMS, 0), last_push)
+        for pk, (name, last_push) in who.items()
+    ]
+    # Mount options: one row per distinct set (a fleet mounts alike), judged once each.
     findings: dict[tuple[str, str], dict[str, Any]] = {}
-    lookups: dict[tuple[str, str], dict[str, Any]] = {}
-    locks: list[dict[str, Any]] = []
-    warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
-    seen_clients: set[int] = set()
-    for (
-        client_id,
-        identity,
-        hostname,
-        last_push,
-        c_lookups,
-        c_locks,
-        version,
-        options,
-    ) in mounts:
-        name = hostname or identity
-        if client_id not in by_id:  # mounted, but nothing counted in the range
-            by_id[client_id] = ClientRow(client_id, name, dict.fromkeys(_SUMS, 0), last_push)
-            rows.append(by_id[client_id])
-        for f in clients.option_findings(options or {}, version):
-            group = findings.setdefault(
+    option_sets = (
+        mounted.values("options", "version")
+        .annotate(mounts=Count("id"), example=Min("client__hostname"))
+        .order_by()
+    )
+    for group in option_sets:
+        for f in clients.option_findings(group["options"] or {}, group["version"]):
+            entry = findings.setdefault(
                 (f.option, f.have), {"finding": f, "mounts": 0, "names": []}
             )
-            group["mounts"] += 1
-            if len(group["names"]) < NAMES and name not in group["names"]:
-                group["names"].append(name)
-        if client_id in seen_clients:
-            continue
-        seen_clients.add(client_id)
+            entry["mounts"] += group["mounts"]
+            if group["example"] and len(entry["names"]) < NAMES:
+                entry["names"].append(group["example"])
+    # The lock trap: only the clients whose push said so (columns kept at each push).
+    warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
+    lookups: dict[tuple[str, str], dict[str, Any]] = {}
+    locks: list[dict[str, Any]] = []
+    trapped = (
+        NfsClient.objects.filter(pk__in=mounted.values("client_id"))
+        .filter(Q(slowest_lookup__gt=warn) | Q(stuck_locks__gt=0))
+        .values_list("identity", "hostname", "lookups", "locks")
+    )
+    for identity, hostname, c_lookups, c_locks in trapped:
+        name = hostname or identity
         for lookup in c_lookups or []:
             reverse = lookup.get("reverse_seconds") or 0
             forward = lookup.get("forward_seconds") or 0

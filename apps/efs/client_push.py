@@ -203,6 +203,11 @@ def store(
         )
         client.hostname, client.instance_id = hostname, instance_id
         client.lookups, client.locks, client.last_push = lookups, locks, now
+        took = [
+            t for lookup in lookups for t in (lookup["reverse_seconds"], lookup["forward_seconds"])
+        ]
+        client.slowest_lookup = max((t for t in took if t is not None), default=None)
+        client.stuck_locks = sum(1 for lock in locks if not lock["ok"])
         if key is not None:
             client.key = key
         client.save()

@@ -293,6 +293,10 @@ class NfsClient(models.Model):
     #: The lock trap: the agent's timed lookups of each NFS server and its opt-in lock tries.
     lookups = models.JSONField(default=list, blank=True)
     locks = models.JSONField(default=list, blank=True)
+    #: Of the last push, for SQL to find the trapped clients without reading every one's JSON:
+    #: its slowest lookup (seconds) and its locks that did not come.
+    slowest_lookup = models.FloatField(null=True, blank=True)
+    stuck_locks = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["identity"]

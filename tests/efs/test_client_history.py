@@ -129,7 +129,7 @@ def test_a_fleet_shows_its_top_talkers_and_sums_the_rest_with_findings_grouped(f
     assert others.clients == 5 and others.totals["read_bytes"] == sum(range(1, 6)) * KIB
     assert sum(r.share["read_bytes"] for r in shares["rows"]) == pytest.approx(1)
     rsize = next(g for g in shares["findings"] if g["finding"].option == "rsize")
-    assert rsize["mounts"] == 25 and len(rsize["names"]) == client_history.NAMES
+    assert rsize["mounts"] == 25 and rsize["names"] == ["web-00"]  # one set of options, an example
 
 
 def test_the_api_answers_which_client_over_a_range(fs, api_client, api_key):
