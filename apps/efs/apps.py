@@ -18,13 +18,14 @@ class EfsConfig(AppConfig):
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
-        from . import standin
+        from . import demo_clients, standin
         from .models import FileSystem, RegionCollection
 
         concerns.register_app(
             self,
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
+            demo_runtime=demo_clients.running_clients,
             history=(
                 History("efs.NfsSample", "time", "VIGIL_EFS_CLIENT_RETENTION_DAYS"),
                 History("efs.NfsHour", "hour", "VIGIL_EFS_CLIENT_HOUR_RETENTION_DAYS"),
