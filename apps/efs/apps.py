@@ -26,6 +26,13 @@ class EfsConfig(AppConfig):
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
             demo_runtime=demo_clients.running_clients,
+            aws_actions=(
+                (
+                    "elasticfilesystem:DescribeMountTargets",
+                    "apps/efs/elasticfilesystem.py: mount targets' addresses, to tie NFS clients "
+                    "that mount by address (optional)",
+                ),
+            ),
             history=(
                 History("efs.NfsSample", "time", "VIGIL_EFS_CLIENT_RETENTION_DAYS"),
                 History("efs.NfsHour", "hour", "VIGIL_EFS_CLIENT_HOUR_RETENTION_DAYS"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.core.cache import cache
 from django.db import connection, transaction
 
 from . import clients
@@ -20,6 +21,7 @@ from .clients import COUNTERS
 from .models import ClientKey, FileSystem, NfsClient, NfsHour, NfsMount, NfsSample
 from .parse_mountstats import Mount, ParseError, parse
 
+MOUNT_TARGETS_KEY = "vigil:efs:mount-targets"
 MAX_LOOKUPS = 64  # servers a client may report lookups of
 MAX_LOCKS = 64
 _HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,252})$")
@@ -121,9 +123,28 @@ def read_push(data: Any) -> tuple[str, str, tuple[Mount, ...], list[dict], list[
     return hostname, instance_id, mounts, _lookups(data.get("lookups")), _locks(data.get("locks"))
 
 
-def _filesystems(mounts: tuple[Mount, ...]) -> dict[str, FileSystem]:
+def mount_targets() -> dict[str, str]:
+    """Every live file system's mount target addresses: address -> file system id, kept in the
+    cache a minute (a push from a client that mounts by address reads it)."""
+    found = cache.get(MOUNT_TARGETS_KEY)
+    if found is None:
+        rows = FileSystem.objects.filter(deleted__isnull=True).values_list(
+            "filesystem_id", "mount_target_addresses"
+        )
+        found = {address: fs_id for fs_id, addresses in rows for address in addresses or []}
+        cache.set(MOUNT_TARGETS_KEY, found, 60)
+    return found
+
+
+def _attribute(server: str, by_address: dict[str, str] | None) -> clients.Attribution | None:
+    return clients.attribute(server, by_address)
+
+
+def _filesystems(
+    mounts: tuple[Mount, ...], by_address: dict[str, str] | None
+) -> dict[str, FileSystem]:
     """The known file systems the mounts name, by id (one query)."""
-    ids = {a.filesystem_id for m in mounts if (a := clients.attribute(m.server))}
+    ids = {a.filesystem_id for m in mounts if (a := _attribute(m.server, by_address))}
     if not ids:
         return {}
     rows = FileSystem.objects.filter(filesystem_id__in=ids, deleted__isnull=True)
@@ -194,7 +215,8 @@ def store(
     increases stay in the history; its ``last_push`` says since when it is gone). Safe to run twice: a second push at the same moment
     finds no time between the two and adds no increase."""
     identity = instance_id or hostname
-    known = _filesystems(mounts)
+    by_address = mount_targets() if any(_ADDRESS.match(m.server) for m in mounts) else None
+    known = _filesystems(mounts, by_address)
     samples: list[NfsSample] = []
     attributed = 0
     with transaction.atomic():
@@ -218,7 +240,7 @@ def store(
             if where in seen:
                 continue  # the same mount listed twice (bind mounts): counted once
             seen.add(where)
-            attribution = clients.attribute(mount.server)
+            attribution = _attribute(mount.server, by_address)
             fs = known.get(attribution.filesystem_id) if attribution else None
             attributed += fs is not None
             row = existing.get(where) or NfsMount(client=client, device=mount.device)

@@ -76,6 +76,16 @@ def save_discovery(
     return len(found)
 
 
+def save_mount_targets(rc: RegionCollection, targets: dict[str, list[str]] | None) -> None:
+    """Each file system's mount targets' addresses (kept as they were when AWS would not say)."""
+    if targets is None:
+        return
+    for fs in FileSystem.objects.filter(region=rc.region, deleted__isnull=True):
+        addresses = sorted(targets.get(fs.filesystem_id, []))
+        if addresses != fs.mount_target_addresses:
+            FileSystem.objects.filter(pk=fs.pk).update(mount_target_addresses=addresses)
+
+
 def _replicas(found: list[Replica], fs: FileSystem | None) -> list[dict]:
     """The ``FileSystem.replicas`` entries for what discovery found, with the last
     TimeSinceLastSync reading of a destination kept from before."""
@@ -361,6 +371,10 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
                 found = elasticfilesystem.describe_file_systems(rc.region.code, access)
                 replications = elasticfilesystem.describe_replications(rc.region.code, access)
                 save_discovery(rc, found, now, replications)
+                targets = elasticfilesystem.describe_mount_targets(
+                    rc.region.code, [info.id for info in found], access
+                )
+                save_mount_targets(rc, targets)
             rc.next_discovery = now + timedelta(minutes=settings.VIGIL_EFS_DISCOVERY_MINUTES)
         outcome = collect_metrics(rc, now, watch=watch)
         rc.last_success, rc.last_error, rc.last_error_at = now, "", None

@@ -78,6 +78,9 @@ class FileSystem(Subject):
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
     figures = models.JSONField(default=dict, blank=True, help_text="Current figures.")
+    mount_target_addresses = models.JSONField(
+        default=list, blank=True, help_text="Its mount targets' addresses (DescribeMountTargets)."
+    )
     changed = models.DateTimeField(
         default=timezone.now,
         editable=False,

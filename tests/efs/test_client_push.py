@@ -140,3 +140,13 @@ def test_a_fleets_clients_share_their_keys_budget_not_one_address(api_client, ke
         for i in range(4)
     ]
     assert answers == [200, 200, 200, 429]
+
+
+def test_a_mount_by_a_mount_targets_address_is_tied_to_its_file_system(api_client, key, fs):
+    cache.clear()  # the mount targets are cached a minute
+    fs.mount_target_addresses = ["10.1.2.3"]
+    fs.save()
+    response = push(api_client, key, body(server="10.1.2.3"))
+    assert response.json()["attributed"] == 1
+    mount = NfsMount.objects.get()
+    assert mount.filesystem == fs and mount.attributed_by == "mount target address"
