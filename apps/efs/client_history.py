@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models import Count, F, Min, Q, QuerySet, Sum
 
 from . import clients, pricing
 from .history import minute_retention_start
@@ -95,30 +95,46 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     """Each client's totals and share of the file system's over ``(start, end]``, the top
     client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
     retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
-    grouped = (
-        NfsHour.objects.filter(filesystem=fs, hour__gte=hour_of(start), hour__lte=end)
-        .values("client_id")
-        .annotate(**{name: Sum(name) for name in _SUMS})
-        .order_by()
+    # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
+    hours = NfsHour.objects.filter(filesystem=fs, hour__gte=hour_of(start), hour__lte=end)
+    sums = {name: Sum(name) for name in _SUMS}
+    all_totals = {k: int(v or 0) for k, v in hours.aggregate(**sums).items()}
+    top = list(
+        hours.values("client_id")
+        .annotate(**sums)
+        .annotate(moved=F("read_bytes") + F("write_bytes"))
+        .order_by("-moved", "client_id")[:TOP]
     )
-    totals = {g["client_id"]: {name: int(g[name] or 0) for name in _SUMS} for g in grouped}
-    all_totals = {name: sum(t[name] for t in totals.values()) for name in _SUMS}
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
     mounted = NfsMount.objects.filter(filesystem=fs)
+    mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
+    counted = hours.values("client_id").distinct().count()
+    total_clients = max(mounted_clients.count(), counted)
+    ids = [g["client_id"] for g in top]
+    if len(ids) < TOP:  # mounted, but nothing counted in the range: shown with zeros
+        ids += list(
+            mounted_clients.exclude(pk__in=ids).order_by("hostname", "identity")
+            .values_list("pk", flat=True)[: TOP - len(ids)]
+        )  # fmt: skip
     who = {
-        client_id: (hostname or identity, last_push)
-        for client_id, identity, hostname, last_push in mounted.values_list(
-            "client_id", "client__identity", "client__hostname", "client__last_push"
+        pk: (hostname or identity, last_push)
+        for pk, identity, hostname, last_push in NfsClient.objects.filter(pk__in=ids).values_list(
+            "pk", "identity", "hostname", "last_push"
         )
     }
-    missing = set(totals) - set(who)  # counted in the range, no longer mounted
-    for pk, identity, hostname, last_push in NfsClient.objects.filter(pk__in=missing).values_list(
-        "pk", "identity", "hostname", "last_push"
-    ):
-        who[pk] = (hostname or identity, last_push)
+    by_id = {g["client_id"]: {name: int(g[name] or 0) for name in _SUMS} for g in top}
     rows = [
-        ClientRow(pk, name, totals.get(pk) or dict.fromkeys(_SUMS, 0), last_push)
-        for pk, (name, last_push) in who.items()
+        ClientRow(pk, who[pk][0], by_id.get(pk) or dict.fromkeys(_SUMS, 0), who[pk][1])
+        for pk in ids
+        if pk in who
+    ]
+    stale_rows = mounted_clients.filter(last_push__lt=stale_after)
+    stale_count = stale_rows.count()
+    stale = [
+        ClientRow(pk, hostname or identity, {}, last_push, stale=True)
+        for pk, identity, hostname, last_push in stale_rows.order_by("last_push").values_list(
+            "pk", "identity", "hostname", "last_push"
+        )[:TOP]
     ]
     # Mount options: one row per distinct set (a fleet mounts alike), judged once each.
     findings: dict[tuple[str, str], dict[str, Any]] = {}
@@ -164,18 +180,11 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         locks += [{"name": name, **lock} for lock in c_locks or [] if not lock.get("ok")]
     for row in rows:
         row.stale = row.last_push is None or row.last_push < stale_after
-    rows.sort(key=lambda r: (-(r.totals["read_bytes"] + r.totals["write_bytes"]), -_ops(r), r.name))
-    stale = [r for r in rows if r.stale]
-    shown, rest = rows[:TOP], rows[TOP:]
-    if rest:
-        others = ClientRow(
-            None,
-            f"{len(rest)} other clients",
-            {name: sum(r.totals[name] for r in rest) for name in _SUMS},
-            None,
-            clients=len(rest),
-        )
-        shown.append(others)
+    shown = rows
+    if total_clients > len(rows):
+        rest = {name: all_totals[name] - sum(r.totals[name] for r in rows) for name in _SUMS}
+        others = total_clients - len(rows)
+        shown.append(ClientRow(None, f"{others} other clients", rest, None, clients=others))
     for row in shown:
         row.share = {
             name: (row.totals[name] / all_totals[name]) if all_totals[name] else 0.0
@@ -194,13 +203,13 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     low, high = _clients_metered(all_totals, metering)
     return {
         "rows": shown,
-        "clients": len(rows),
+        "clients": total_clients,
         "totals": all_totals,
         "cloudwatch": cloudwatch,
         "metered_low": low,
         "metered_high": high,
-        "stale": stale[:TOP],
-        "stale_more": max(0, len(stale) - TOP),
+        "stale": stale,
+        "stale_more": max(0, stale_count - TOP),
         "findings": sorted(findings.values(), key=lambda g: -g["mounts"]),
         "slow_lookups": sorted(lookups.values(), key=lambda g: -g["clients"]),
         "failed_locks": locks[:TOP],
@@ -233,10 +242,6 @@ def hour_of(moment: datetime) -> datetime:
     """The start of the hour ``moment`` is in: the clients' totals are kept by hour, so a range
     is read from the hour its start is in, CloudWatch's too (the same span for both)."""
     return moment.replace(minute=0, second=0, microsecond=0)
-
-
-def _ops(row: ClientRow) -> int:
-    return sum(row.totals[f"{k}_ops"] for k in KINDS)
 
 
 def _per(total_ms: int, ops: int) -> float | None:
