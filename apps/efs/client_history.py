@@ -10,7 +10,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, F, Min, Q, QuerySet, Sum
+from django.db import connection
+from django.db.models import Count, Min, Q, QuerySet, Sum
 
 from . import clients, pricing
 from .history import minute_retention_start
@@ -96,19 +97,10 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
     retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
     # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
-    hours = NfsHour.objects.filter(filesystem=fs, hour__gte=hour_of(start), hour__lte=end)
-    sums = {name: Sum(name) for name in _SUMS}
-    all_totals = {k: int(v or 0) for k, v in hours.aggregate(**sums).items()}
-    top = list(
-        hours.values("client_id")
-        .annotate(**sums)
-        .annotate(moved=F("read_bytes") + F("write_bytes"))
-        .order_by("-moved", "client_id")[:TOP]
-    )
+    top, all_totals, counted = _top_clients(fs.pk, hour_of(start), end)
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
     mounted = NfsMount.objects.filter(filesystem=fs)
     mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
-    counted = hours.values("client_id").distinct().count()
     total_clients = max(mounted_clients.count(), counted)
     ids = [g["client_id"] for g in top]
     if len(ids) < TOP:  # mounted, but nothing counted in the range: shown with zeros
@@ -220,6 +212,31 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         "read_discount": metering["read_discount"].value,
         "start": hour_of(start),
     }
+
+
+def _top_clients(fs_id: int, start: datetime, end: datetime) -> tuple[list[dict], dict, int]:
+    """The TOP clients by bytes moved with their sums, the file system's sums and how many
+    clients counted anything, in one scan of the hours (window functions over the groups;
+    PostgreSQL and SQLite alike)."""
+    q = connection.ops.quote_name
+    sums = ", ".join(f"SUM({q(n)}) AS {q(n)}" for n in _SUMS)
+    overall = ", ".join(f"SUM(SUM({q(n)})) OVER () AS {q('all_' + n)}" for n in _SUMS)
+    sql = (
+        f"SELECT {q('client_id')}, {sums}, {overall}, COUNT(*) OVER () AS {q('clients')} "
+        f"FROM {q(NfsHour._meta.db_table)} WHERE {q('filesystem_id')} = %s "
+        f"AND {q('hour')} >= %s AND {q('hour')} <= %s GROUP BY {q('client_id')} "
+        f"ORDER BY SUM({q('read_bytes')}) + SUM({q('write_bytes')}) DESC, {q('client_id')} "
+        f"LIMIT {TOP}"
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [fs_id, adapt(start), adapt(end)])
+        names = [c[0] for c in cursor.description]
+        found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    if not found:
+        return [], dict.fromkeys(_SUMS, 0), 0
+    totals = {n: int(found[0][f"all_{n}"] or 0) for n in _SUMS}
+    return found, totals, int(found[0]["clients"])
 
 
 def client_counts(filesystems: QuerySet, now: datetime) -> dict[int, tuple[int, int]]:
