@@ -142,6 +142,21 @@ def documented_facts(fs: FileSystem, table: documented.Table) -> dict[str, Any]:
     return out
 
 
+def _client_shares(fs: FileSystem, range_key: str, start: Any, now: Any) -> dict:
+    """Which client over the range, worked out at most once per ``VIGIL_PAGE_CACHE_SECONDS``
+    for every viewer (as the region panels are): at 1,000 clients it costs about as much as the
+    rest of the page (bench/nfs_clients.py), and the clients push once a minute."""
+    seconds = settings.VIGIL_PAGE_CACHE_SECONDS
+    if seconds <= 0:
+        return client_history.client_shares(fs, start, now, now)
+    key = f"vigil:efs:clients:{fs.pk}:{range_key}"
+    found = cache.get(key)
+    if found is None:
+        found = client_history.client_shares(fs, start, now, now)
+        cache.set(key, found, seconds)
+    return found
+
+
 @require_safe
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
@@ -172,7 +187,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "comparison": comparison,
         "provision": provision,
         "price": price,
-        "clients": client_history.client_shares(fs, start, now, now),
+        "clients": _client_shares(fs, range_key, start, now),
     }
     name = f"{fs.filesystem_id}-{range_key}"
     return subject_page(request, "efs/filesystem.html", context, context["charts"], name)

@@ -153,3 +153,18 @@ def test_the_region_panel_counts_each_file_systems_clients(fs, logged_in_client)
     with time_machine.travel(T0 + timedelta(minutes=1), tick=False):
         html = logged_in_client.get(reverse("regions:detail", args=[fs.region.pk])).content.decode()
     assert "NFS clients</th>" in html and "(1 stopped)" in html
+
+
+def test_the_page_works_out_which_client_once_per_cache_period(fs, logged_in_client, settings):
+    settings.VIGIL_PAGE_CACHE_SECONDS = 30
+    from django.core.cache import cache
+
+    cache.clear()
+    two_clients()
+    url = reverse("efs:detail", args=[fs.pk]) + "?range=3h"
+    with time_machine.travel(T0 + timedelta(minutes=2), tick=False):
+        first = logged_in_client.get(url).content.decode()
+        push("late-1", T0 + timedelta(minutes=2))
+        again = logged_in_client.get(url).content.decode()
+    assert "batch-1" in first and "late-1" not in again  # the same work, shared
+    cache.clear()
