@@ -136,15 +136,11 @@ def mount_targets() -> dict[str, str]:
     return found
 
 
-def _attribute(server: str, by_address: dict[str, str] | None) -> clients.Attribution | None:
-    return clients.attribute(server, by_address)
-
-
 def _filesystems(
     mounts: tuple[Mount, ...], by_address: dict[str, str] | None
 ) -> dict[str, FileSystem]:
     """The known file systems the mounts name, by id (one query)."""
-    ids = {a.filesystem_id for m in mounts if (a := _attribute(m.server, by_address))}
+    ids = {a.filesystem_id for m in mounts if (a := clients.attribute(m.server, by_address))}
     if not ids:
         return {}
     rows = FileSystem.objects.filter(filesystem_id__in=ids, deleted__isnull=True)
@@ -240,7 +236,7 @@ def store(
             if where in seen:
                 continue  # the same mount listed twice (bind mounts): counted once
             seen.add(where)
-            attribution = _attribute(mount.server, by_address)
+            attribution = clients.attribute(mount.server, by_address)
             fs = known.get(attribution.filesystem_id) if attribution else None
             attributed += fs is not None
             row = existing.get(where) or NfsMount(client=client, device=mount.device)
