@@ -25,7 +25,8 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
 	@mkdir -p var
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/shellcheck --shell=sh agents/vigil-raid-push agents/vigil-galera-push
+	$(BIN)/shellcheck --shell=sh agents/vigil-raid-push agents/vigil-galera-push \
+		agents/vigil-nfs-push
 
 fmt: $(VENV)/.test
 	$(BIN)/ruff check --fix .

@@ -1,7 +1,7 @@
 """The push agents in agents/, as shipped: POSIX sh that shellcheck passes, units that systemd
 accepts, a cron line per agent, and an ``install`` that puts them in place (under a scratch
 root here). What they push is tested with Vigil running: tests/raid/test_agent.py and
-tests/galera/test_push.py."""
+tests/galera/test_push.py and tests/efs/test_agent.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from apps.lib import agents
 from tests.conftest import ROOT
 
 AGENTS = ROOT / "agents"
-NAMES = ("vigil-raid-push", "vigil-galera-push")
+NAMES = ("vigil-raid-push", "vigil-galera-push", "vigil-nfs-push")
 
 
 def test_every_agent_has_its_script_units_and_cron_line_and_nothing_else():
@@ -64,7 +64,7 @@ def test_systemd_accepts_the_service_and_the_timer(agent, tmp_path: Path):
 @pytest.mark.parametrize("agent", NAMES)
 def test_the_cron_line_runs_the_installed_script_every_minute(agent):
     line = (AGENTS / f"{agent}.cron").read_text()
-    user = "root" if agent == "vigil-raid-push" else "vigil"
+    user = "vigil" if agent == "vigil-galera-push" else "root"
     assert line == f"* * * * * {user} /usr/local/sbin/{agent}\n"
 
 
@@ -75,6 +75,7 @@ INSTALL = {
         {"VIGIL_TOKEN": "vgn_0123abcdsecret", "VIGIL_NODE": "12"},
         "VIGIL_MYSQL_OPTIONS=\n",
     ),
+    "vigil-nfs-push": ({"VIGIL_TOKEN": "vgc_0123abcdsecret"}, ""),
 }
 
 

@@ -286,6 +286,21 @@ def test_it_runs_the_ebs_collection_benchmark_tiny_at_the_call_floor(bench_datab
 
 
 @pytest.mark.slow
+@tiny("nfs_clients.py")
+def test_it_runs_the_nfs_clients_benchmark_tiny(bench_database):
+    assert_prints(
+        bench("nfs_clients.py", *bench_database),
+        "database: {w}",
+        "push: p50 {n} ms, p95 {n} ms over {n} pushes of {n} mounts ({n} KiB each)",
+        "NfsSample: {n} rows; a day keeps {*}",
+        "NfsHour: {n} rows; a day keeps {*}",
+        "page with {n} clients over {n} h: p50 {n} ms, p95 {n} ms (goal p95 <= {n} ms), "
+        "{n} queries, {n} KiB",
+        "clients' shares alone: p50 {n} ms, p95 {n} ms",
+    )
+
+
+@pytest.mark.slow
 @pytest.mark.redis
 @pytest.mark.workers
 @pytest.mark.services

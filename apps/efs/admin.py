@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import FileSystem, RegionCollection
+from .models import ClientKey, FileSystem, NfsClient, RegionCollection
 
 
 @admin.register(FileSystem)
@@ -24,3 +24,17 @@ class RegionCollectionAdmin(admin.ModelAdmin):
         "dropped_values",
     ]
     readonly_fields = RegionCollection.OUTCOME_FIELDS
+
+
+@admin.register(ClientKey)
+class ClientKeyAdmin(admin.ModelAdmin):
+    list_display = ["name", "token_hint", "created"]
+    readonly_fields = ["token_hint", "created"]
+    exclude = ["token_lookup", "token_hash"]
+
+
+@admin.register(NfsClient)
+class NfsClientAdmin(admin.ModelAdmin):
+    list_display = ["identity", "hostname", "instance_id", "last_push"]
+    search_fields = ["identity", "hostname", "instance_id"]
+    readonly_fields = [f.name for f in NfsClient._meta.fields if f.name != "id"]

@@ -1,27 +1,41 @@
 """EFS file systems through the API (read-only): list with filters, current figures (the
-stored mode comparison among them: ``cost_*``), series, and the live mode comparison."""
+stored mode comparison among them: ``cost_*``), series, and the live mode comparison.
+
+``POST /api/efs/clients/report`` takes an NFS client's push (agents/vigil-nfs-push): JSON
+``{"hostname", "instance_id", "mountstats", "lookups", "locks"}``, authenticated by a fleet's
+client key (``Authorization: Bearer vgc_…``, ``manage.py efs_client_key``) or a read-write API
+key of an admin (``efs.add_nfsclient``). The body is read with ``apps.lib.bodies`` (at most
+``VIGIL_PUSH_MAX_BYTES``); an unreadable push is answered 400 and nothing is stored."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 import django_filters
+from django.conf import settings
 from django.db.models import QuerySet
+from django.urls import re_path
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
-from rest_framework.decorators import action
+from rest_framework.decorators import action, throttle_classes
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.permissions import RolePermissions
 from apps.api.conditional import CachedList
 from apps.api.lists import FilterSet, IdFilter, PlainRows, as_utc
+from apps.api.push import push_endpoint, token_scheme
+from apps.api.throttling import UserWriteThrottle, WriteThrottle
+from apps.lib.bodies import BodyRefused, read_payload
+from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 
-from . import charts, history, pricing
-from .models import DESCRIBED_FIELDS, FileSystem
+from . import charts, client_history, client_push, history, pricing
+from .models import DESCRIBED_FIELDS, ClientKey, FileSystem
 
 MAX_POINTS = 20_000
 
@@ -162,6 +176,58 @@ class FileSystemViewSet(CachedList, PlainRows, viewsets.ReadOnlyModelViewSet):
         ).get(fs.pk)
         return Response({"filesystem": fs.pk, "comparison": None if c is None else _comparison(c)})
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATETIME, description="Default: 24 h ago"),
+            OpenApiParameter("end", OpenApiTypes.DATETIME, description="Default: now"),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    @action(detail=True)
+    def clients(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """Which client, over a range: the NFS clients' totals (bytes, operations, RTT and
+        execute milliseconds, retransmissions, timeouts) and shares, the top 20 first and the
+        rest summed; the clients' sums beside CloudWatch's; the metered range; stale clients;
+        mount options against AWS's; slow lookups and locks that did not come."""
+        fs = self.get_object()
+        now = timezone.now()
+        end = _when(request.query_params.get("end"), "end") or now
+        start = _when(request.query_params.get("start"), "start") or end - timedelta(hours=24)
+        if start >= end:
+            raise ValidationError({"start": "must be before end"})
+        c = client_history.client_shares(fs, start, end, now)
+        return Response(
+            {
+                "filesystem": fs.pk,
+                "start": start,
+                "end": end,
+                "clients": c["clients"],
+                "rows": [
+                    {
+                        "client": r.client_id,
+                        "name": r.name,
+                        "clients": r.clients,
+                        "stale": r.stale,
+                        "last_push": r.last_push,
+                        "totals": r.totals,
+                        "share": r.share,
+                        "per_op": r.per_op,
+                    }
+                    for r in c["rows"]
+                ],
+                "totals": c["totals"],
+                "cloudwatch": c["cloudwatch"],
+                "metered_bytes_range": [c["metered_low"], c["metered_high"]],
+                "stale": [r.name for r in c["stale"]],
+                "option_findings": [
+                    {**vars(g["finding"]), "mounts": g["mounts"], "clients": g["names"]}
+                    for g in c["findings"]
+                ],
+                "slow_lookups": c["slow_lookups"],
+                "failed_locks": c["failed_locks"],
+            }
+        )
+
 
 def _comparison(c) -> dict:
     w = c.workload
@@ -214,5 +280,109 @@ def _when(value: str | None, name: str) -> datetime | None:
     return as_utc(parsed if parsed.tzinfo else timezone.make_aware(parsed, timezone.UTC), name)
 
 
+# --- NFS clients' push -----------------------------------------------------------------------
+
+
+class ClientKeyAuthentication(PushTokenAuthentication):
+    """``Authorization: Bearer vgc_…``: a fleet's key, which may only push NFS clients' stats."""
+
+    model = ClientKey
+    refused = "Invalid or replaced EFS client key"
+
+
+ClientKeyScheme = token_scheme(
+    ClientKeyAuthentication,
+    "efsClientKey",
+    "A fleet's EFS client key (vgc_…), printed once by manage.py efs_client_key.",
+)
+
+
+class CanPushClient(RolePermissions):
+    """A client key, or a read-write API key (or session) holding ``efs.add_nfsclient``."""
+
+    perms = ("efs.add_nfsclient",)
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        if isinstance(request.auth, PushToken):
+            return isinstance(request.auth.subject, ClientKey)
+        return super().has_permission(request, view)
+
+
+def _client_key(request: Request) -> ClientKey | None:
+    auth = request.auth
+    return (
+        auth.subject
+        if isinstance(auth, PushToken) and isinstance(auth.subject, ClientKey)
+        else None
+    )
+
+
+class ClientKeyThrottle(WriteThrottle):
+    """A fleet's key: ``VIGIL_EFS_CLIENT_PUSH_RATE`` for all its clients together."""
+
+    scope = "efs_client_push"
+
+    def get_rate(self) -> str | None:
+        return settings.VIGIL_EFS_CLIENT_PUSH_RATE
+
+    def identity(self, request: Request) -> str | None:
+        key = _client_key(request)
+        return None if key is None else f"clientkey:{key.pk}"
+
+
+class WriteThrottleUnlessClientKey(WriteThrottle):
+    """The API's write budget for API keys and sessions; a client key has its own."""
+
+    def identity(self, request: Request) -> str | None:
+        return None if _client_key(request) else super().identity(request)
+
+
+@push_endpoint(
+    authentication=ClientKeyAuthentication,
+    permission=CanPushClient,
+    request=inline_serializer(
+        "EfsClientReport",
+        {
+            "hostname": serializers.CharField(),
+            "instance_id": serializers.CharField(required=False, help_text="i-…"),
+            "mountstats": serializers.CharField(help_text="/proc/self/mountstats"),
+            "lookups": serializers.ListField(child=serializers.DictField(), required=False),
+            "locks": serializers.ListField(child=serializers.DictField(), required=False),
+        },
+    ),
+    accepted=inline_serializer(
+        "EfsClientReportAccepted",
+        {
+            "client": serializers.IntegerField(),
+            "mounts": serializers.IntegerField(),
+            "attributed": serializers.IntegerField(),
+            "samples": serializers.IntegerField(),
+        },
+    ),
+    conflict="Never (kept for the push endpoints' common answers)",
+    description="Push an NFS client's /proc/self/mountstats (what agents/vigil-nfs-push sends), "
+    "its identity and its timed lookups of the NFS servers. Mounts of EFS file systems Vigil "
+    "knows are tied to them; counters become increases since the client's last push.",
+)
+@throttle_classes([ClientKeyThrottle, WriteThrottleUnlessClientKey, UserWriteThrottle])
+def client_report(request: Request) -> Response:
+    try:
+        payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES)
+        read = client_push.read_push(payload)
+    except BodyRefused as exc:
+        return Response({"error": str(exc)}, status=exc.status)
+    except client_push.PushRefused as exc:
+        return Response({"error": str(exc)}, status=400)
+    stored = client_push.store(*read, now=timezone.now(), key=_client_key(request))
+    body: dict[str, Any] = {
+        "client": stored.client.pk,
+        "mounts": stored.mounts,
+        "attributed": stored.attributed,
+        "samples": stored.samples,
+    }
+    return Response(body)
+
+
 #: Read by config/api.py through the concern registry: ``(prefix, viewset, basename)``.
 ROUTES = [("efs/filesystems", FileSystemViewSet, "efs-filesystem")]
+URLS = [re_path(r"^efs/clients/report/?$", client_report, name="efs-client-report")]

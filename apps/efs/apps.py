@@ -12,18 +12,31 @@ class EfsConfig(AppConfig):
     def ready(self) -> None:
         from apps.demo import standin as demo_standin
         from apps.lib import partitions
+        from apps.lib.retention import History
         from apps.regions import concerns
 
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
-        from . import elasticfilesystem, standin
+        from . import demo_clients, elasticfilesystem, standin
         from .models import FileSystem, RegionCollection
 
         concerns.register_app(
             self,
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
+            demo_runtime=demo_clients.running_clients,
+            aws_actions=(
+                (
+                    "elasticfilesystem:DescribeMountTargets",
+                    "apps/efs/elasticfilesystem.py: mount targets' addresses, to tie NFS clients "
+                    "that mount by address (optional)",
+                ),
+            ),
+            history=(
+                History("efs.NfsSample", "time", "VIGIL_EFS_CLIENT_RETENTION_DAYS"),
+                History("efs.NfsHour", "hour", "VIGIL_EFS_CLIENT_HOUR_RETENTION_DAYS"),
+            ),
             region_errors=lambda ids: dict(
                 RegionCollection.objects.filter(region_id__in=ids)
                 .exclude(last_error="")

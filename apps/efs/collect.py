@@ -22,7 +22,7 @@ from apps.lib import aws
 from apps.lib.status import Status, Verdict, jsonable
 from apps.lib.stopwatch import Stopwatch
 
-from . import cloudwatch, elasticfilesystem, history, pricing
+from . import clients, cloudwatch, elasticfilesystem, history, pricing
 from .cloudwatch_plan import (
     Dropped,
     collection_window,
@@ -32,7 +32,7 @@ from .cloudwatch_plan import (
 )
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
-from .models import DESCRIBED_FIELDS, FileSystem, RegionCollection
+from .models import DESCRIBED_FIELDS, FileSystem, NfsMount, RegionCollection
 from .verdict import Thresholds, filesystem_verdict
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,16 @@ def save_discovery(
     gone = FileSystem.objects.filter(region=rc.region, deleted__isnull=True)
     gone.exclude(filesystem_id__in=seen).update(deleted=now)
     return len(found)
+
+
+def save_mount_targets(rc: RegionCollection, targets: dict[str, list[str]] | None) -> None:
+    """Each file system's mount targets' addresses (kept as they were when AWS would not say)."""
+    if targets is None:
+        return
+    for fs in FileSystem.objects.filter(region=rc.region, deleted__isnull=True):
+        addresses = sorted(targets.get(fs.filesystem_id, []))
+        if addresses != fs.mount_target_addresses:
+            FileSystem.objects.filter(pk=fs.pk).update(mount_target_addresses=addresses)
 
 
 def _replicas(found: list[Replica], fs: FileSystem | None) -> list[dict]:
@@ -269,14 +279,37 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
                 now + timedelta(minutes=1),
                 fields=history.VERDICT_FIELDS,
             )
+            notes = client_notes([fs.pk for fs in batch], now)
             judged = [
-                (fs, judge(fs, samples.pop(fs.pk), now, th, rc.last_error, limits)) for fs in batch
+                (
+                    fs,
+                    clients.with_client_notes(
+                        judge(fs, samples.pop(fs.pk), now, th, rc.last_error, limits),
+                        notes.get(fs.pk, []),
+                    ),
+                )
+                for fs in batch
             ]
             _save_figures(judged)
             alerts.record_many(judged)
             for _, verdict in judged:
                 counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
     return counts
+
+
+def client_notes(filesystem_ids: list[int], now: datetime) -> dict[int, list[str]]:
+    """The lock-trap notes of each file system's clients that still report (one query)."""
+    since = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    rows = (
+        NfsMount.objects.filter(filesystem_id__in=filesystem_ids, client__last_push__gte=since)
+        .values_list("filesystem_id", "client__hostname", "client__identity", "client__lookups",
+                     "client__locks")
+    )  # fmt: skip
+    seen: dict[int, dict] = {}
+    for fs_id, hostname, identity, lookups, locks in rows:  # a client's mounts: once
+        seen.setdefault(fs_id, {})[identity] = (hostname or identity, lookups, locks)
+    warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
+    return {fs_id: clients.lock_trap(found.values(), warn) for fs_id, found in seen.items()}
 
 
 def _save_figures(judged: list[tuple[FileSystem, Verdict]]) -> None:
@@ -338,6 +371,10 @@ def run_cycle(collection_id: int, now: datetime) -> dict:
                 found = elasticfilesystem.describe_file_systems(rc.region.code, access)
                 replications = elasticfilesystem.describe_replications(rc.region.code, access)
                 save_discovery(rc, found, now, replications)
+                targets = elasticfilesystem.describe_mount_targets(
+                    rc.region.code, [info.id for info in found], access
+                )
+                save_mount_targets(rc, targets)
             rc.next_discovery = now + timedelta(minutes=settings.VIGIL_EFS_DISCOVERY_MINUTES)
         outcome = collect_metrics(rc, now, watch=watch)
         rc.last_success, rc.last_error, rc.last_error_at = now, "", None

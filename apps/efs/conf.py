@@ -34,6 +34,17 @@ def _price_per_mibps(text: str) -> float | None:
     return value
 
 
+def _rate(text: str) -> str | None:
+    """A rate such as ``6000/min`` (s, min, hour, day), or ``none`` for no limit."""
+    text = text.strip()
+    if text.lower() == "none":
+        return None
+    count, _, period = text.partition("/")
+    if not count.isdigit() or period not in ("s", "sec", "m", "min", "h", "hour", "d", "day"):
+        raise ValueError("a rate such as 6000/min, or none")
+    return text
+
+
 # EFS prices per region over the built-in us-east-1 table, e.g.
 # {"eu-west-1": {"standard": 0.33, "ia": 0.0175, "elastic_read": 0.033, ...}}.
 PRICES = Setting("VIGIL_EFS_PRICES", "json", {}, _prices)
@@ -69,4 +80,16 @@ SETTINGS = (
     Setting("VIGIL_EFS_REPLICATION_CRITICAL_MINUTES", "int", 60),
     # Dollars per MiB/s of provisioned throughput per month, in every region; empty: the table's.
     Setting("VIGIL_EFS_PRICE_PER_MIBPS_MONTH", default="", check=_price_per_mibps),
+    # NFS clients (agents/vigil-nfs-push): a client that has not pushed for this many minutes is
+    # named as stale on its file systems' pages; their pushes' increases are kept this long.
+    Setting("VIGIL_EFS_CLIENT_STALE_MINUTES", "int", 5),
+    Setting("VIGIL_EFS_CLIENT_RETENTION_DAYS", "int", 2),
+    # ... and summed by hour per client and file system (what the page reads) this long.
+    Setting("VIGIL_EFS_CLIENT_HOUR_RETENTION_DAYS", "int", 31),
+    # A reverse or forward lookup of an NFS server slower than this (seconds) warns: statd and
+    # lockd resolve their peers, and locking hangs while reads and writes work.
+    Setting("VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS", "float", 1.0),
+    # Pushes a fleet's client key may make, all its clients together (they may share one address
+    # behind a NAT gateway, so the per-address budget of the API does not apply): "none" lifts it.
+    Setting("VIGIL_EFS_CLIENT_PUSH_RATE", default="6000/min", check=_rate),
 )

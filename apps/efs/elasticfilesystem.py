@@ -1,5 +1,6 @@
-"""Adapter for the EFS API: list an account-region's file systems (``describe_file_systems``)
-and their replication configurations (``describe_replication_configurations``).
+"""Adapter for the EFS API: list an account-region's file systems (``describe_file_systems``),
+their replication configurations (``describe_replication_configurations``) and their mount
+targets' addresses (``describe_mount_targets``: NFS clients that mount by address).
 
 boto3 calls only; returns dataclasses. Clients come from ``apps.lib.aws``.
 """
@@ -118,6 +119,37 @@ def describe_replications(
         if not token:
             return found
         kwargs["NextToken"] = token
+
+
+def describe_mount_targets(
+    region: str, filesystem_ids: list[str], access: AccountAccess | None = None
+) -> dict[str, list[str]] | None:
+    """Each file system's mount targets' IPv4 and IPv6 addresses, following ``NextMarker``;
+    None when AWS refuses to say (the permission is optional: clients that mount by address
+    are then not tied to their file system)."""
+    client = aws.client("efs", region, access or AccountAccess())
+    found: dict[str, list[str]] = {}
+    for fs_id in filesystem_ids:
+        kwargs: dict = {"FileSystemId": fs_id, "MaxItems": PAGE_SIZE}
+        while True:
+            try:
+                page = client.describe_mount_targets(**kwargs)
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                if code in ("AccessDeniedException", "AccessDenied"):
+                    return None
+                if code == "FileSystemNotFound":
+                    break
+                raise
+            for target in page.get("MountTargets", []):
+                for key in ("IpAddress", "Ipv6Address"):
+                    if target.get(key):
+                        found.setdefault(fs_id, []).append(str(target[key])[:45])
+            marker = page.get("NextMarker")
+            if not marker:
+                break
+            kwargs["Marker"] = marker
+    return found
 
 
 def _fs_id(text: str) -> str:

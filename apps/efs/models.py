@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.lib import leases
+from apps.lib.pushtoken import PushTokenHolder
 from apps.regions.models import Region, Subject
 
 from .cloudwatch_plan import FileSystemRef
@@ -77,6 +78,9 @@ class FileSystem(Subject):
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
     figures = models.JSONField(default=dict, blank=True, help_text="Current figures.")
+    mount_target_addresses = models.JSONField(
+        default=list, blank=True, help_text="Its mount targets' addresses (DescribeMountTargets)."
+    )
     changed = models.DateTimeField(
         default=timezone.now,
         editable=False,
@@ -261,3 +265,152 @@ class MetricHour(MetricColumns):
         # Rates over the minutes that had data: a partly missing hour is not diluted.
         period = max(1, self.minutes) * 60
         return Sample(self.ts, period, **{f: getattr(self, f) for f in VALUE_FIELDS})
+
+
+# --- NFS clients (agents/vigil-nfs-push) -----------------------------------------------------
+
+
+class ClientKey(PushTokenHolder):
+    """A push token for a fleet's NFS clients: clients are many and come and go with their
+    Auto Scaling groups, so one key serves a fleet and each client names itself in its push
+    (``manage.py efs_client_key NAME`` issues one and prints it once)."""
+
+    token_prefix = "vgc_"
+
+    name = models.CharField(max_length=100, unique=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class NfsClient(models.Model):
+    """An NFS client that pushed its mountstats: an EC2 instance (by its id) or a host."""
+
+    identity = models.CharField(max_length=255, unique=True, help_text="Instance id, or host.")
+    hostname = models.CharField(max_length=255, blank=True)
+    instance_id = models.CharField(max_length=32, blank=True)
+    key = models.ForeignKey(ClientKey, models.SET_NULL, null=True, blank=True)
+    first_seen = models.DateTimeField(default=timezone.now, editable=False)
+    last_push = models.DateTimeField(db_index=True)
+    #: The lock trap: the agent's timed lookups of each NFS server and its opt-in lock tries.
+    lookups = models.JSONField(default=list, blank=True)
+    locks = models.JSONField(default=list, blank=True)
+    #: Of the last push, for SQL to find the trapped clients without reading every one's JSON:
+    #: its slowest lookup (seconds) and its locks that did not come.
+    slowest_lookup = models.FloatField(null=True, blank=True)
+    stuck_locks = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["identity"]
+
+    def __str__(self) -> str:
+        if self.instance_id and self.hostname:
+            return f"{self.hostname} ({self.instance_id})"
+        return self.identity
+
+
+class NfsMount(models.Model):
+    """One NFS mount of a client, as of its last push, tied to an EFS file system when its
+    server is one (by name or a mount target's address)."""
+
+    client = models.ForeignKey(NfsClient, models.CASCADE, related_name="mounts")
+    filesystem = models.ForeignKey(
+        FileSystem, models.SET_NULL, null=True, blank=True, related_name="client_mounts"
+    )
+    attributed_by = models.CharField(max_length=32, blank=True)
+    device = models.CharField(max_length=1024)
+    server = models.CharField(max_length=253, blank=True)
+    export = models.CharField(max_length=1024, blank=True)
+    mountpoint = models.CharField(max_length=1024)
+    version = models.CharField(max_length=16, blank=True)
+    options = models.JSONField(default=dict, blank=True)
+    age_seconds = models.BigIntegerField(null=True, blank=True)
+    #: Cumulative counters at the last push (``clients.COUNTERS``), for the next increase.
+    counters = models.JSONField(null=True, blank=True)
+    #: Per operation at the last push: [ops, retransmissions, timeouts, RTT ms, execute ms]
+    #: cumulative, and what they grew by since the push before (``ops_increase``).
+    ops = models.JSONField(default=dict, blank=True)
+    ops_increase = models.JSONField(default=dict, blank=True)
+    last_push = models.DateTimeField()
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["client", "mountpoint"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["client", "mountpoint", "device"], name="efs_nfsmount_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.client} {self.device} on {self.mountpoint}"
+
+
+class NfsSample(models.Model):
+    """What one mount counted between two pushes (increases, never cumulative values): the
+    file system page sums them in SQL per client over its range."""
+
+    mount = models.ForeignKey(NfsMount, models.CASCADE, related_name="samples")
+    client = models.ForeignKey(NfsClient, models.CASCADE, related_name="samples")
+    filesystem = models.ForeignKey(
+        FileSystem, models.CASCADE, null=True, blank=True, related_name="client_samples"
+    )
+    time = models.DateTimeField(help_text="The push that ended the interval.")
+    seconds = models.FloatField(help_text="The interval's length.")
+    read_bytes = models.BigIntegerField()
+    write_bytes = models.BigIntegerField()
+    read_ops = models.BigIntegerField()
+    write_ops = models.BigIntegerField()
+    metadata_ops = models.BigIntegerField()
+    read_rtt_ms = models.BigIntegerField()
+    read_execute_ms = models.BigIntegerField()
+    write_rtt_ms = models.BigIntegerField()
+    write_execute_ms = models.BigIntegerField()
+    metadata_rtt_ms = models.BigIntegerField()
+    metadata_execute_ms = models.BigIntegerField()
+    retrans = models.BigIntegerField()
+    timeouts = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["filesystem", "time"], name="efs_nfssample_fs_time"),
+            models.Index(fields=["time"], name="efs_nfssample_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.mount_id} at {self.time:%Y-%m-%d %H:%M}"
+
+
+class NfsHour(models.Model):
+    """A client's increases on one file system summed by hour, added to at each push: the file
+    system page reads its range from these (a day of 1,000 clients is 24,000 rows, not the
+    1.44 million minutes of ``NfsSample``)."""
+
+    filesystem = models.ForeignKey(FileSystem, models.CASCADE, related_name="client_hours")
+    client = models.ForeignKey(NfsClient, models.CASCADE, related_name="hours")
+    hour = models.DateTimeField()
+    seconds = models.FloatField(default=0)
+    read_bytes = models.BigIntegerField(default=0)
+    write_bytes = models.BigIntegerField(default=0)
+    read_ops = models.BigIntegerField(default=0)
+    write_ops = models.BigIntegerField(default=0)
+    metadata_ops = models.BigIntegerField(default=0)
+    read_rtt_ms = models.BigIntegerField(default=0)
+    read_execute_ms = models.BigIntegerField(default=0)
+    write_rtt_ms = models.BigIntegerField(default=0)
+    write_execute_ms = models.BigIntegerField(default=0)
+    metadata_rtt_ms = models.BigIntegerField(default=0)
+    metadata_execute_ms = models.BigIntegerField(default=0)
+    retrans = models.BigIntegerField(default=0)
+    timeouts = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["filesystem", "hour", "client"], name="efs_nfshour_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.client_id} on {self.filesystem_id} at {self.hour:%Y-%m-%d %H}h"

@@ -12,9 +12,12 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from django.db.models import QuerySet
+from django.utils import timezone
 from prometheus_client.core import Metric
 
 from apps.prometheus.families import Gauges, SubjectStatuses
+
+from . import client_history
 
 MIB = 1024 * 1024
 LABELS = ("region", "account", "filesystem_id", "name")
@@ -98,11 +101,22 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
         "vigil_efs_cheapest_mode",
         "1 for the cheapest throughput mode that carries the workload (one sample a file system).",
     )
+    by_state = Gauges((*LABELS, "state"))
+    by_state.declare(
+        "vigil_efs_nfs_clients",
+        "NFS clients that push their mountstats (agents/vigil-nfs-push) with a mount of the file "
+        "system, by whether they still report (state=reporting) or stopped (state=stale).",
+    )
+    clients = client_history.client_counts(subjects, timezone.now())
     rows = subjects.values_list(
-        "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"
+        "pk", "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"
     ).order_by()
-    for region, account, filesystem_id, name, status, figures in rows.iterator(chunk_size=2000):
+    for pk, region, account, filesystem_id, name, status, figures in rows.iterator(chunk_size=2000):
         labels = (region, account or "", filesystem_id, name)
+        if pk in clients:
+            reporting, stale = clients[pk]
+            by_state.add("vigil_efs_nfs_clients", (*labels, "reporting"), reporting)
+            by_state.add("vigil_efs_nfs_clients", (*labels, "stale"), stale)
         statuses.add("efs", region, account or "", filesystem_id, status)
         figures = figures or {}
         for metric, key, scale, _ in FIGURES:
@@ -126,3 +140,4 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
             )
     yield from gauges
     yield from by_mode
+    yield from by_state

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_safe
 from apps.lib.pages import subject_page
 from apps.regions.models import Region
 
-from . import charts, documented, history, limits, pricing
+from . import charts, client_history, documented, history, limits, pricing
 from .metrics import GIB, op_sizes
 from .models import FileSystem, RegionCollection
 from .verdict import credit_forecast, credit_points
@@ -57,7 +57,11 @@ def region_panel_context(region: Region) -> dict[str, Any]:
         key=lambda fs: (-fs.status_enum.severity, fs.label),
     )
     collection = RegionCollection.objects.filter(region=region).first()
-    return {"rows": [table_row(fs) for fs in filesystems], "collection": collection}
+    clients = client_history.client_counts(
+        FileSystem.objects.filter(region=region, deleted__isnull=True), timezone.now()
+    )
+    rows = [{**table_row(fs), "clients": clients.get(fs.pk)} for fs in filesystems]
+    return {"rows": rows, "collection": collection, "any_clients": bool(clients)}
 
 
 def _usage(pk: int, now: Any) -> dict:
@@ -138,6 +142,21 @@ def documented_facts(fs: FileSystem, table: documented.Table) -> dict[str, Any]:
     return out
 
 
+def _client_shares(fs: FileSystem, range_key: str, start: Any, now: Any) -> dict:
+    """Which client over the range, worked out at most once per ``VIGIL_PAGE_CACHE_SECONDS``
+    for every viewer (as the region panels are): at 1,000 clients it costs about as much as the
+    rest of the page (bench/nfs_clients.py), and the clients push once a minute."""
+    seconds = settings.VIGIL_PAGE_CACHE_SECONDS
+    if seconds <= 0:
+        return client_history.client_shares(fs, start, now, now)
+    key = f"vigil:efs:clients:{fs.pk}:{range_key}"
+    found = cache.get(key)
+    if found is None:
+        found = client_history.client_shares(fs, start, now, now)
+        cache.set(key, found, seconds)
+    return found
+
+
 @require_safe
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
@@ -168,6 +187,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "comparison": comparison,
         "provision": provision,
         "price": price,
+        "clients": _client_shares(fs, range_key, start, now),
     }
     name = f"{fs.filesystem_id}-{range_key}"
     return subject_page(request, "efs/filesystem.html", context, context["charts"], name)

@@ -357,3 +357,20 @@ def test_it_drops_and_counts_nan_and_negative_values_never_storing_them(
     assert f"{fs_id}: dropped 2 not a number value(s) of PercentIOLimit Maximum" in caplog.text
     assert f"{fs_id}: dropped 1 negative value(s) of BurstCreditBalance Minimum" in caplog.text
     assert "NaN" not in json.dumps(FileSystem.objects.get().figures)  # nor in the figures
+
+
+def test_discovery_keeps_the_mount_targets_addresses_for_clients_that_mount_by_address(
+    aws, collection
+):
+    (fs_id,) = create_filesystems(aws, 1)
+    ec2 = boto("ec2", aws)
+    vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.1.0/24")["Subnet"]["SubnetId"]
+    boto("efs", aws).create_mount_target(FileSystemId=fs_id, SubnetId=subnet, IpAddress="10.9.1.25")
+    discover(collection)
+    targets = elasticfilesystem.describe_mount_targets("us-east-1", [fs_id])
+    assert targets == {fs_id: ["10.9.1.25"]}
+    collect.save_mount_targets(collection, targets)
+    assert FileSystem.objects.get(filesystem_id=fs_id).mount_target_addresses == ["10.9.1.25"]
+    collect.save_mount_targets(collection, None)  # AWS would not say: kept as they were
+    assert FileSystem.objects.get(filesystem_id=fs_id).mount_target_addresses == ["10.9.1.25"]

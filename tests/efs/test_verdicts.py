@@ -95,3 +95,38 @@ def test_it_does_not_judge_credits_of_an_elastic_file_system(rc):
     collect.judge_region(rc, now)
     fs.refresh_from_db()
     assert fs.status == "ok" and "credit_state" not in fs.figures
+
+
+def test_a_clients_slow_reverse_lookup_of_the_file_system_warns_and_alerts(rc):
+    """The lock trap: a healthy file system whose reporting client takes 5 s to look its
+    server's address up is a warning, with why it matters, through one transition."""
+    from apps.efs.client_push import read_push, store
+    from tests.efs.builders import mountstats
+
+    now = timezone.now()
+    end = align(now - timedelta(minutes=3))
+    fs = fs_with(
+        rc,
+        minutes(
+            end,
+            30,
+            burst_credit_balance=lambda i: 2 * TIB,
+            storage_standard_bytes=lambda i: 100 * GIB,
+        ),
+    )
+    collect.judge_region(rc, now)
+    fs.refresh_from_db()
+    assert fs.status == "ok"
+    slow = [{"server": "fs-0123abcd.efs.us-east-1.amazonaws.com", "address": "10.1.2.3",
+             "reverse_seconds": 5.0, "forward_seconds": 0.01, "forward_ok": True}]  # fmt: skip
+    hostname, instance_id, mounts, _, _ = read_push(
+        {"hostname": "web-1", "mountstats": mountstats()}
+    )
+    store(hostname, instance_id, mounts, read_push({"hostname": "x", "mountstats": mountstats(),
+          "lookups": slow})[3], [], now)  # fmt: skip
+    collect.judge_region(rc, now)
+    fs.refresh_from_db()
+    assert fs.status == "warning"
+    assert "reverse lookup of 10.1.2.3 takes 5.0 s on web-1" in fs.reason
+    assert "locking hangs while reads and writes work" in fs.reason
+    assert Transition.objects.filter(new_status="warning").count() == 1

@@ -300,3 +300,16 @@ def test_it_gives_every_concern_one_help_and_type_and_status_family_once(region,
         for s in f.samples
     }
     assert concerns_seen == {"efs", "galera", "probes"}
+
+
+def test_it_counts_a_file_systems_nfs_clients_reporting_and_stale(region, settings):
+    from apps.efs.client_push import read_push, store
+    from tests.efs.builders import mountstats
+
+    fs = FileSystem.objects.create(region=region, filesystem_id="fs-0123abcd", name="shared")
+    now = timezone.now()
+    for host, at in (("web-1", now), ("web-2", now), ("old-1", now - timedelta(hours=1))):
+        store(*read_push({"hostname": host, "mountstats": mountstats()}), now=at)
+    by_state = {labels[-1][1]: value for labels, value in scrape()["vigil_efs_nfs_clients"].items()}
+    assert by_state == {"reporting": 2, "stale": 1}
+    assert fs.pk

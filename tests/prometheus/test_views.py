@@ -112,9 +112,12 @@ def test_it_reads_the_fleet_in_a_constant_number_of_queries(
 ):
     settings.VIGIL_METRICS_ALLOW = ["127.0.0.1"]
     build_fleet(3, prefix="small")
-    # One query per concern, two for the probes (targets, then their latest results) and for
-    # md-RAID (arrays, then the disks under them).
-    expected = sum(1 + (c.key in ("probes", "raid")) for c in concerns.registered() if c.prometheus)
+    # One query per concern, two for the probes (targets, then their latest results), for
+    # md-RAID (arrays, then the disks under them) and for EFS (file systems, then the counts of
+    # their NFS clients).
+    expected = sum(
+        1 + (c.key in ("probes", "raid", "efs")) for c in concerns.registered() if c.prometheus
+    )
     with django_assert_num_queries(expected):
         small = samples(client.get("/metrics"))
     build_fleet(60, regions=5, prefix="big")

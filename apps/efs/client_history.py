@@ -1,0 +1,265 @@
+"""Which client: each NFS client's share of a file system's reads, writes and metadata operations
+over a range, read as aggregates in SQL (one ``GROUP BY`` over the clients' hours, ``NfsHour``,
+one sum of CloudWatch's minutes, both from the hour the range starts in), and set beside CloudWatch's totals on the same footing (docs/architecture.md,
+"EFS from the clients' side")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, Min, Q, QuerySet, Sum
+
+from . import clients, pricing
+from .history import minute_retention_start
+from .models import FileSystem, MetricHour, MetricMinute, NfsClient, NfsHour, NfsMount
+
+KINDS = ("read", "write", "metadata")
+_SUMS = (
+    "read_bytes",
+    "write_bytes",
+    "read_ops",
+    "write_ops",
+    "metadata_ops",
+    "read_rtt_ms",
+    "read_execute_ms",
+    "write_rtt_ms",
+    "write_execute_ms",
+    "metadata_rtt_ms",
+    "metadata_execute_ms",
+    "retrans",
+    "timeouts",
+)
+_CLOUDWATCH = (
+    "data_read_bytes",
+    "data_read_count",
+    "data_write_bytes",
+    "data_write_count",
+    "metadata_bytes",
+    "metadata_count",
+    "metered_bytes",
+)
+
+
+TOP = 20  # clients shown one by one; the rest are summed in one row
+NAMES = 5  # clients named in a grouped finding
+
+
+@dataclass
+class ClientRow:
+    client_id: int | None
+    name: str
+    totals: dict[str, int]
+    last_push: datetime | None
+    stale: bool = False
+    share: dict[str, float] = field(default_factory=dict)
+    per_op: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    clients: int = 1  # the "others" row: how many
+
+
+def cloudwatch_totals(fs: FileSystem, start: datetime, end: datetime, now: datetime) -> dict:
+    """CloudWatch's sums over ``[start, end)``: hours before the minute retention, minutes
+    after it (as ``history.load_series`` splits them)."""
+    split = minute_retention_start(now)
+    sums = {name: Sum(name) for name in _CLOUDWATCH}
+    out = dict.fromkeys(_CLOUDWATCH)
+    parts = []
+    if start < split:
+        parts.append(
+            MetricHour.objects.filter(filesystem=fs, ts__gte=start, ts__lt=min(end, split))
+        )
+    if end > split:
+        parts.append(
+            MetricMinute.objects.filter(filesystem=fs, ts__gte=max(start, split), ts__lt=end)
+        )
+    for rows in parts:
+        for name, value in rows.aggregate(**sums).items():
+            if value is not None:
+                out[name] = (out[name] or 0) + value
+    return out
+
+
+def _clients_metered(totals: dict[str, float], metering) -> tuple[float, float]:
+    """The clients' operations as EFS meters them (MeteredIOBytes: reads at one-third)."""
+    discount = metering["read_discount"].value
+    r_low, r_high = clients.metered_range(totals["read_ops"], totals["read_bytes"], 0, metering)
+    w_low, w_high = clients.metered_range(
+        totals["write_ops"], totals["write_bytes"], totals["metadata_ops"], metering
+    )
+    return r_low / discount + w_low, r_high / discount + w_high
+
+
+def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime) -> dict:
+    """Each client's totals and share of the file system's over ``(start, end]``, the top
+    client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
+    retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
+    # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
+    top, all_totals, counted = _top_clients(fs.pk, hour_of(start), end)
+    stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    mounted = NfsMount.objects.filter(filesystem=fs)
+    mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
+    total_clients = max(mounted_clients.count(), counted)
+    ids = [g["client_id"] for g in top]
+    if len(ids) < TOP:  # mounted, but nothing counted in the range: shown with zeros
+        ids += list(
+            mounted_clients.exclude(pk__in=ids).order_by("hostname", "identity")
+            .values_list("pk", flat=True)[: TOP - len(ids)]
+        )  # fmt: skip
+    who = {
+        pk: (hostname or identity, last_push)
+        for pk, identity, hostname, last_push in NfsClient.objects.filter(pk__in=ids).values_list(
+            "pk", "identity", "hostname", "last_push"
+        )
+    }
+    by_id = {g["client_id"]: {name: int(g[name] or 0) for name in _SUMS} for g in top}
+    rows = [
+        ClientRow(pk, who[pk][0], by_id.get(pk) or dict.fromkeys(_SUMS, 0), who[pk][1])
+        for pk in ids
+        if pk in who
+    ]
+    stale_rows = mounted_clients.filter(last_push__lt=stale_after)
+    stale_count = stale_rows.count()
+    stale = [
+        ClientRow(pk, hostname or identity, {}, last_push, stale=True)
+        for pk, identity, hostname, last_push in stale_rows.order_by("last_push").values_list(
+            "pk", "identity", "hostname", "last_push"
+        )[:TOP]
+    ]
+    # Mount options: one row per distinct set (a fleet mounts alike), judged once each.
+    findings: dict[tuple[str, str], dict[str, Any]] = {}
+    option_sets = (
+        mounted.values("options", "version")
+        .annotate(mounts=Count("id"), example=Min("client__hostname"))
+        .order_by()
+    )
+    for group in option_sets:
+        for f in clients.option_findings(group["options"] or {}, group["version"]):
+            entry = findings.setdefault(
+                (f.option, f.have), {"finding": f, "mounts": 0, "names": []}
+            )
+            entry["mounts"] += group["mounts"]
+            if group["example"] and len(entry["names"]) < NAMES:
+                entry["names"].append(group["example"])
+    # The lock trap: only the clients whose push said so (columns kept at each push).
+    warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
+    lookups: dict[tuple[str, str], dict[str, Any]] = {}
+    locks: list[dict[str, Any]] = []
+    trapped = (
+        NfsClient.objects.filter(pk__in=mounted.values("client_id"))
+        .filter(Q(slowest_lookup__gt=warn) | Q(stuck_locks__gt=0))
+        .values_list("identity", "hostname", "lookups", "locks")
+    )
+    for identity, hostname, c_lookups, c_locks in trapped:
+        name = hostname or identity
+        for lookup in c_lookups or []:
+            reverse = lookup.get("reverse_seconds") or 0
+            forward = lookup.get("forward_seconds") or 0
+            if max(reverse, forward) <= warn:
+                continue
+            group = lookups.setdefault(
+                (lookup.get("server", ""), lookup.get("address", "")),
+                {"server": lookup.get("server"), "address": lookup.get("address"),
+                 "reverse_seconds": 0.0, "forward_seconds": 0.0, "clients": 0, "names": []},
+            )  # fmt: skip
+            group["reverse_seconds"] = max(group["reverse_seconds"], reverse)
+            group["forward_seconds"] = max(group["forward_seconds"], forward)
+            group["clients"] += 1
+            if len(group["names"]) < NAMES:
+                group["names"].append(name)
+        locks += [{"name": name, **lock} for lock in c_locks or [] if not lock.get("ok")]
+    for row in rows:
+        row.stale = row.last_push is None or row.last_push < stale_after
+    shown = rows
+    if total_clients > len(rows):
+        rest = {name: all_totals[name] - sum(r.totals[name] for r in rows) for name in _SUMS}
+        others = total_clients - len(rows)
+        shown.append(ClientRow(None, f"{others} other clients", rest, None, clients=others))
+    for row in shown:
+        row.share = {
+            name: (row.totals[name] / all_totals[name]) if all_totals[name] else 0.0
+            for name in ("read_bytes", "write_bytes", "read_ops", "write_ops", "metadata_ops")
+        }
+        row.per_op = {
+            kind: {
+                "ops": row.totals[f"{kind}_ops"],
+                "rtt_ms": _per(row.totals[f"{kind}_rtt_ms"], row.totals[f"{kind}_ops"]),
+                "execute_ms": _per(row.totals[f"{kind}_execute_ms"], row.totals[f"{kind}_ops"]),
+            }
+            for kind in KINDS
+        }
+    cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
+    metering = pricing.metering_table()
+    low, high = _clients_metered(all_totals, metering)
+    return {
+        "rows": shown,
+        "clients": total_clients,
+        "totals": all_totals,
+        "cloudwatch": cloudwatch,
+        "metered_low": low,
+        "metered_high": high,
+        "stale": stale,
+        "stale_more": max(0, stale_count - TOP),
+        "findings": sorted(findings.values(), key=lambda g: -g["mounts"]),
+        "slow_lookups": sorted(lookups.values(), key=lambda g: -g["clients"]),
+        "failed_locks": locks[:TOP],
+        "failed_locks_more": max(0, len(locks) - TOP),
+        "lookup_warn_seconds": warn,
+        "data_minimum_kib": metering["data_minimum_bytes"].value / 1024,
+        "metadata_minimum_kib": metering["metadata_minimum_bytes"].value / 1024,
+        "read_discount": metering["read_discount"].value,
+        "start": hour_of(start),
+    }
+
+
+def _top_clients(fs_id: int, start: datetime, end: datetime) -> tuple[list[dict], dict, int]:
+    """The TOP clients by bytes moved with their sums, the file system's sums and how many
+    clients counted anything, in one scan of the hours (window functions over the groups;
+    PostgreSQL and SQLite alike)."""
+    q = connection.ops.quote_name
+    sums = ", ".join(f"SUM({q(n)}) AS {q(n)}" for n in _SUMS)
+    overall = ", ".join(f"SUM(SUM({q(n)})) OVER () AS {q('all_' + n)}" for n in _SUMS)
+    sql = (
+        f"SELECT {q('client_id')}, {sums}, {overall}, COUNT(*) OVER () AS {q('clients')} "
+        f"FROM {q(NfsHour._meta.db_table)} WHERE {q('filesystem_id')} = %s "
+        f"AND {q('hour')} >= %s AND {q('hour')} <= %s GROUP BY {q('client_id')} "
+        f"ORDER BY SUM({q('read_bytes')}) + SUM({q('write_bytes')}) DESC, {q('client_id')} "
+        f"LIMIT {TOP}"
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [fs_id, adapt(start), adapt(end)])
+        names = [c[0] for c in cursor.description]
+        found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    if not found:
+        return [], dict.fromkeys(_SUMS, 0), 0
+    totals = {n: int(found[0][f"all_{n}"] or 0) for n in _SUMS}
+    return found, totals, int(found[0]["clients"])
+
+
+def client_counts(filesystems: QuerySet, now: datetime) -> dict[int, tuple[int, int]]:
+    """File system pk -> (its clients still reporting, its clients that stopped), in one
+    aggregate query (the region panel, ``/metrics``)."""
+    since = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    rows = (
+        NfsMount.objects.filter(filesystem__in=filesystems.values("pk"))
+        .values("filesystem_id")
+        .annotate(
+            reporting=Count("client", filter=Q(client__last_push__gte=since), distinct=True),
+            stale=Count("client", filter=Q(client__last_push__lt=since), distinct=True),
+        )
+        .order_by()
+    )
+    return {r["filesystem_id"]: (r["reporting"], r["stale"]) for r in rows}
+
+
+def hour_of(moment: datetime) -> datetime:
+    """The start of the hour ``moment`` is in: the clients' totals are kept by hour, so a range
+    is read from the hour its start is in, CloudWatch's too (the same span for both)."""
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _per(total_ms: int, ops: int) -> float | None:
+    return total_ms / ops if ops else None

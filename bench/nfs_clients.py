@@ -1,0 +1,199 @@
+"""NFS clients at fleet scale: 1,000 clients with three EFS mounts each pushing once a minute.
+
+    python bench/nfs_clients.py [--clients 1000] [--mounts 3] [--pushes 3] [--minutes 60]
+                                [--page-requests 20] [--database-url URL]
+
+Prints:
+- the push's p50 and p95 through the whole Django stack (test client -> middleware -> DRF ->
+  the client key's authentication -> the bounded body read -> parse -> attribution -> the
+  increases written), ``--pushes`` rounds of every client (the first creates the rows);
+- the rows a day keeps: minutes (clients x mounts x 1,440, ``NfsSample``) and hours (clients x
+  mounts x 24, ``NfsHour``, what the page reads), and their size in the database, measured on
+  ``--minutes`` of minutes and a whole day of hours written in bulk (bytes of each table and
+  its indexes per row);
+- the file system page with every client of the fleet over 24 h (and the clients' share read
+  alone): p50 and p95 against its 50 ms p95 goal, and its queries.
+
+Uses a temporary SQLite database unless ``--database-url`` is given (an empty database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.environment import django_environment, parse_args  # noqa: E402
+
+#: ``--tiny``: three clients, one push round after the first, an hour of history.
+TINY = {"clients": 3, "pushes": 2, "minutes": 10, "page_requests": 3}
+GOAL_MS = 50
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered)) - 1))]
+
+
+def times_ms(values: list[float]) -> str:
+    return (
+        f"p50 {statistics.median(values) * 1000:.1f} ms, p95 {percentile(values, 95) * 1000:.1f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--mounts", type=int, default=3)
+    parser.add_argument("--pushes", type=int, default=3)
+    parser.add_argument("--minutes", type=int, default=60)
+    parser.add_argument("--page-requests", type=int, default=20)
+    parser.add_argument("--database-url", default="")
+    args = parse_args(parser, TINY)
+    django_environment(args.database_url, "nfs_clients")
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from apps.efs import client_history
+    from apps.efs.clients import COUNTERS
+    from apps.efs.models import ClientKey, FileSystem, NfsHour, NfsMount, NfsSample
+    from apps.regions.models import Region
+    from tests.efs.builders import mountstats
+
+    settings.ALLOWED_HOSTS = ["testserver"]
+    call_command("migrate", verbosity=0)
+    print(f"database: {connection.vendor}")
+    site = Region.objects.create(kind=Region.Kind.SITE, code="bench", name="Bench")
+    filesystems = [
+        FileSystem.objects.create(region=site, filesystem_id=f"fs-{i:08x}", name=f"shared-{i}")
+        for i in range(args.mounts)
+    ]
+    key = ClientKey.objects.create(name="bench").issue_token()
+    http = Client()
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+
+    def body(client: int, round_: int) -> str:
+        text = "".join(
+            mountstats(
+                f"{fs.filesystem_id}.efs.us-east-1.amazonaws.com",
+                read_bytes=(client + 1) * round_ * 1_000_000,
+                write_bytes=round_ * 10_000,
+                reads=(client + 1) * round_ * 10,
+                writes=round_,
+                mountpoint=f"/mnt/efs{m}",
+            )
+            for m, fs in enumerate(filesystems)
+        )
+        return json.dumps({"hostname": f"client-{client:05d}", "mountstats": text})
+
+    push_times: list[float] = []
+    for round_ in range(args.pushes):
+        for client in range(args.clients):
+            payload = body(client, round_)
+            started = time.perf_counter()
+            response = http.post(
+                "/api/efs/clients/report", payload, content_type="application/json", **headers
+            )
+            elapsed = time.perf_counter() - started
+            assert response.status_code == 200, response.content
+            if round_:  # the first round creates the rows; later ones are the steady pushes
+                push_times.append(elapsed)
+    print(
+        f"push: {times_ms(push_times)} over {len(push_times)} pushes of "
+        f"{args.mounts} mounts ({len(payload) // 1024} KiB each)"
+    )
+
+    # History: --minutes of every mount's increase once a minute, and a day of hours.
+    now = timezone.now()
+    mounts = list(NfsMount.objects.values_list("pk", "client_id", "filesystem_id"))
+    started = time.perf_counter()
+    batch = []
+    for minute in range(args.minutes):
+        at = now - timedelta(minutes=minute + args.pushes)
+        for pk, client_id, fs_id in mounts:
+            values = dict.fromkeys(COUNTERS, 1000 + client_id)
+            batch.append(
+                NfsSample(
+                    mount_id=pk,
+                    client_id=client_id,
+                    filesystem_id=fs_id,
+                    time=at,
+                    seconds=60,
+                    **values,
+                )
+            )
+        if len(batch) >= 20_000:
+            NfsSample.objects.bulk_create(batch)
+            batch = []
+    NfsSample.objects.bulk_create(batch)
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    hours = [
+        NfsHour(
+            filesystem_id=fs_id, client_id=client_id, hour=hour - timedelta(hours=h + 1),
+            seconds=3600, **dict.fromkeys(COUNTERS, 60_000 + client_id),
+        )
+        for h in range(24)
+        for _, client_id, fs_id in mounts
+    ]  # fmt: skip
+    NfsHour.objects.bulk_create(hours, batch_size=20_000)
+    written = time.perf_counter() - started
+    sizes = {}
+    for model, per_day in (
+        (NfsSample, args.clients * args.mounts * 1440),
+        (NfsHour, args.clients * args.mounts * 24),
+    ):
+        rows = model.objects.count()
+        line = f"{model.__name__}: {rows} rows; a day keeps {per_day}"
+        if connection.vendor == "postgresql":
+            table = model._meta.db_table
+            with connection.cursor() as cursor:
+                cursor.execute(f"ANALYZE {table}")
+                cursor.execute("SELECT pg_total_relation_size(%s)", [table])
+                size = cursor.fetchone()[0]
+            line += f", {size / rows * per_day / 2**20:.1f} MiB at {size / rows:.0f} bytes a row"
+        sizes[model.__name__] = line
+    print(f"history written in {written:.1f} s")
+    for line in sizes.values():
+        print(line)
+
+    admin = get_user_model().objects.create_superuser("bench", "bench@example.com", "x")
+    http.force_login(admin)
+    fs = filesystems[0]
+    url = f"/efs/filesystems/{fs.pk}/?range=24h"
+    page_times, share_times = [], []
+    for _ in range(args.page_requests):
+        started = time.perf_counter()
+        response = http.get(url)
+        page_times.append(time.perf_counter() - started)
+        assert response.status_code == 200
+        started = time.perf_counter()
+        shares = client_history.client_shares(fs, now - timedelta(hours=24), now, now)
+        share_times.append(time.perf_counter() - started)
+    with CaptureQueriesContext(connection) as captured:
+        http.get(url)
+    print(
+        f"page with {len(shares['rows'])} clients over 24 h: {times_ms(page_times)} "
+        f"(goal p95 <= {GOAL_MS} ms), {len(captured.captured_queries)} queries, "
+        f"{len(response.content) // 1024} KiB"
+    )
+    print(f"clients' shares alone: {times_ms(share_times)}")
+
+
+if __name__ == "__main__":
+    main()
