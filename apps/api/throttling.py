@@ -1,7 +1,9 @@
 """API rate limits per caller, counted in Django's cache (Redis in production).
 
-The caller is the API key (its id), else a RAID host's push token, else the session's user,
-else the client address. Reads and writes have separate budgets, ``VIGIL_API_RATE_READ`` and
+The caller is the API key (its id), else the pushing subject of a push token (a RAID host, a
+Galera node: ``push:raid.host:<id>``), else the session's user, else the client address. Pushes
+never share a budget by address: behind the TLS proxy every agent has the proxy's address, so
+each token spends its own (one broken agent in a loop is answered 429 alone). Reads and writes have separate budgets, ``VIGIL_API_RATE_READ`` and
 ``VIGIL_API_RATE_WRITE`` (DRF's ``DEFAULT_THROTTLE_RATES["read"]``/``["write"]``, read on each
 request so tests and benchmarks can change them). A second pair of budgets counts per user,
 whatever key or session they use (``VIGIL_API_RATE_USER_READ``/``_WRITE``): ten keys do not
@@ -27,18 +29,20 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from apps.accounts.models import ApiKey
 from apps.lib import cache
+from apps.lib.pushtoken import PushToken
 
 log = logging.getLogger(__name__)
 
 
 def caller(request: Request) -> str:
-    """Whose budget a request spends: ``key:<id>``, ``host:<id>``, ``user:<id>`` or an address."""
+    """Whose budget a request spends: ``key:<id>``, ``push:<model>:<id>`` (a push token's
+    subject), ``user:<id>`` or an address."""
     auth = request.auth
     if isinstance(auth, ApiKey):
         return f"key:{auth.pk}"
-    host = getattr(auth, "host", None)  # apps.raid.api.HostToken
-    if host is not None:
-        return f"host:{host.pk}"
+    if isinstance(auth, PushToken):
+        subject = auth.subject
+        return f"push:{subject._meta.label_lower}:{subject.pk}"
     if request.user and request.user.is_authenticated:
         return f"user:{request.user.pk}"
     return f"addr:{request.META.get('REMOTE_ADDR', '')}"

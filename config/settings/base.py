@@ -382,8 +382,8 @@ REST_FRAMEWORK = {
         "apps.api.lists.FilterBackend",
         "apps.api.lists.StableOrdering",
     ],
-    # Per API key (else host token, session user, address), and per user across all their
-    # keys and sessions, counted in CACHES["default"].
+    # Per API key (else the push token's subject, session user, address), and per user across
+    # all their keys and sessions, counted in CACHES["default"].
     "DEFAULT_THROTTLE_CLASSES": [
         "apps.api.throttling.ReadThrottle",
         "apps.api.throttling.WriteThrottle",
