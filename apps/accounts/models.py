@@ -7,7 +7,8 @@ clear so a key is found with one indexed query and then compared in constant tim
 
 A key never carries more than its owner's role: requests made with it are checked against the
 owner's permissions as they are at that moment. A viewer may only hold read-only keys, and
-nobody more than ``VIGIL_API_KEYS_PER_USER`` live ones.
+nobody more than ``VIGIL_API_KEYS_PER_USER`` live ones (counted under a lock of the user's row,
+so parallel requests cannot pass the limit together).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import models
+from django.contrib.auth import get_user_model
+from django.db import models, transaction
 from django.utils import timezone
 
 from .audit import track
@@ -81,20 +83,24 @@ class ApiKey(models.Model):
                 "A viewer's keys are read-only: ask an admin for the operator or admin role."
             )
         limit = settings.VIGIL_API_KEYS_PER_USER
-        if cls.objects.filter(user=user, revoked=None).count() >= limit:
-            raise KeyRefused(
-                f"You have {limit} live API keys, the most one user may hold "
-                "(VIGIL_API_KEYS_PER_USER): revoke one first."
-            )
         kind = READ_ONLY_PREFIX if read_only else READ_WRITE_PREFIX
-        while True:
-            lookup = secrets.token_hex(LOOKUP_LENGTH // 2)
-            if not cls.objects.filter(lookup=lookup).exists():
-                break
-        raw = f"{kind}{lookup}{secrets.token_urlsafe(30)}"
-        key = cls.objects.create(
-            user=user, name=name, read_only=read_only, lookup=lookup, hashed=_digest(raw)
-        )
+        with transaction.atomic():
+            # The count and the insert under the user's row lock: parallel requests of one
+            # user queue here, so none of them counts before another's key is in.
+            get_user_model()._base_manager.select_for_update().filter(pk=user.pk).first()
+            if cls.objects.filter(user=user, revoked=None).count() >= limit:
+                raise KeyRefused(
+                    f"You have {limit} live API keys, the most one user may hold "
+                    "(VIGIL_API_KEYS_PER_USER): revoke one first."
+                )
+            while True:
+                lookup = secrets.token_hex(LOOKUP_LENGTH // 2)
+                if not cls.objects.filter(lookup=lookup).exists():
+                    break
+            raw = f"{kind}{lookup}{secrets.token_urlsafe(30)}"
+            key = cls.objects.create(
+                user=user, name=name, read_only=read_only, lookup=lookup, hashed=_digest(raw)
+            )
         return key, raw
 
     @classmethod
