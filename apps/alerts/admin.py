@@ -47,8 +47,12 @@ class ChannelAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     """Validated as on the page (``Channel.clean``); the secret is never rendered back."""
 
     form = ChannelForm
-    list_display = ["name", "kind", "target", "disabled", "last_success", "last_error"]
+    list_display = ["name", "kind", "shown_target", "disabled", "last_success", "last_error"]
     readonly_fields = ["last_success", "last_error", "last_error_at", "config_error"]
+
+    @admin.display(description="target")
+    def shown_target(self, channel: Channel) -> str:
+        return channel.shown_target
 
 
 @admin.register(Rule)
