@@ -2,18 +2,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from apps.lib.keep import KeepHistoryAdmin
+from apps.lib.keep import HistoryAdmin, KeepHistoryAdmin
 
 from .forms import ChannelForm
 from .models import Channel, Incident, Notification, Rule, Silence, Transition
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: object) -> bool:
-        return False
-
-    def has_change_permission(self, request: object, obj: object = None) -> bool:
-        return False
+class ReadOnlyAdmin(HistoryAdmin, admin.ModelAdmin):
+    """History: shown, never added, changed or deleted here (``apps.lib.keep``)."""
 
 
 @admin.register(Transition)
