@@ -84,6 +84,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_PROXY_COUNT",
     "VIGIL_PUSH_MAX_BYTES",
     "VIGIL_REGION_QUEUES",
+    "VIGIL_TRIALS_AT_ONCE",
     "VIGIL_VAR_DIR",
     "VIGIL_WEB_BIND",  # docker-compose.yml only
     "VIGIL_WEB_PORT",
@@ -398,6 +399,9 @@ REST_FRAMEWORK = {
     },
     "EXCEPTION_HANDLER": "apps.api.errors.json_exception_handler",
 }
+# "Measure once" and "Try" run in a web request: at most this many at once for everyone (and
+# one per user), so that they never hold every web thread (apps/lib/trials.py).
+VIGIL_TRIALS_AT_ONCE = setting("VIGIL_TRIALS_AT_ONCE", "int", default=2)
 # Live (unrevoked) API keys one user may hold; issuing one more is refused.
 VIGIL_API_KEYS_PER_USER = setting("VIGIL_API_KEYS_PER_USER", "int", default=10)
 # A polled configuration list (file systems) keeps its rendered body this many seconds, under
