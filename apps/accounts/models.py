@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model
 from django.db import models, transaction
 from django.utils import timezone
 
+from . import keycache
 from .audit import track
 
 READ_ONLY_PREFIX = "vgr_"
@@ -105,14 +106,24 @@ class ApiKey(models.Model):
 
     @classmethod
     def for_raw_key(cls, raw: str) -> ApiKey | None:
-        """The active key matching ``raw``, or None."""
+        """The active key matching ``raw``, or None.
+
+        The key with its owner and the owner's groups (their role) is kept in the cache for
+        ``VIGIL_API_KEY_CACHE_SECONDS`` under its lookup part (``keycache``): a request then
+        reads no row to know who calls. Revoking the key, or changing its owner (deactivated,
+        a group given or taken), puts a tombstone there first, which no request overwrites,
+        so it takes effect at the very next request."""
         if raw[:4] not in (READ_ONLY_PREFIX, READ_WRITE_PREFIX) or len(raw) <= 4 + LOOKUP_LENGTH:
             return None
-        key = (
-            cls.objects.select_related("user")
-            .filter(lookup=raw[4 : 4 + LOOKUP_LENGTH], revoked=None)
-            .first()
-        )
+        lookup = raw[4 : 4 + LOOKUP_LENGTH]
+        key = keycache.get(lookup)
+        if key is None:
+            key = cls.objects.select_related("user").filter(lookup=lookup, revoked=None).first()
+            if key is not None:
+                from .roles import group_names
+
+                group_names(key.user)  # read now, kept with the key
+                keycache.keep(key)
         if key is None or not hmac.compare_digest(key.hashed, _digest(raw)):
             return None
         if not key.user.is_active:
@@ -120,16 +131,20 @@ class ApiKey(models.Model):
         return key
 
     def touch(self) -> None:
-        """Record use, at most once a minute, so reads do not turn into a write each."""
+        """Record use, at most once a minute, so reads do not turn into a write each (a key
+        read from the cache asks the cache whether another request wrote it this minute)."""
         now = timezone.now()
         if self.last_used is None or now - self.last_used > timedelta(minutes=1):
-            ApiKey.objects.filter(pk=self.pk).update(last_used=now)
+            if keycache.first_touch(self.pk):
+                ApiKey.objects.filter(pk=self.pk).update(last_used=now)
             self.last_used = now
 
     def revoke(self) -> None:
         if self.revoked is None:
+            keycache.forget([self.lookup])
             self.revoked = timezone.now()
             self.save(update_fields=["revoked"])
+            keycache.forget([self.lookup])
 
 
 track(ApiKey, exclude=["last_used"], secrets=["hashed"])

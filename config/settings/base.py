@@ -59,6 +59,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_SWEEP_SECONDS",
     "VIGIL_ALERT_UNDELIVERABLE_HOURS",
     "VIGIL_API_KEYS_PER_USER",
+    "VIGIL_API_KEY_CACHE_SECONDS",
     "VIGIL_API_LIST_CACHE_SECONDS",
     "VIGIL_API_RATE_READ",
     "VIGIL_API_RATE_USER_READ",
@@ -399,6 +400,9 @@ REST_FRAMEWORK = {
     },
     "EXCEPTION_HANDLER": "apps.api.errors.json_exception_handler",
 }
+# An API key with its owner and role is kept in the cache this long (0: read every request);
+# revoking it or changing its owner takes effect at once (apps/accounts/keycache.py).
+VIGIL_API_KEY_CACHE_SECONDS = setting("VIGIL_API_KEY_CACHE_SECONDS", "int", default=5)
 # "Measure once" and "Try" run in a web request: at most this many at once for everyone (and
 # one per user), so that they never hold every web thread (apps/lib/trials.py).
 VIGIL_TRIALS_AT_ONCE = setting("VIGIL_TRIALS_AT_ONCE", "int", default=2)
