@@ -17,6 +17,7 @@ from typing import Any
 
 from django.core.cache.backends import redis
 from django.core.cache.backends.base import BaseCache
+from django.utils.connection import ConnectionProxy
 
 
 class RedisCacheClient(redis.RedisCacheClient):
@@ -50,7 +51,10 @@ class RedisCache(redis.RedisCache):
 def count(cache: BaseCache, key: str, timeout: int) -> int:
     """Add one to the counter ``key`` of ``cache``, made with ``timeout`` seconds to live when it
     is missing, and return the count: in one round trip on Redis (``RedisCache.count``), with
-    ``add`` and ``incr`` on any other backend."""
+    ``add`` and ``incr`` on any other backend. ``cache`` may be ``django.core.cache.cache``
+    (DRF's throttles hold it), a proxy to the default backend: the backend behind it counts."""
+    if isinstance(cache, ConnectionProxy):
+        cache = cache._connections[cache._alias]
     if isinstance(cache, RedisCache):
         return cache.count(key, timeout)
     cache.add(key, 0, timeout)
