@@ -20,6 +20,8 @@ from django.core.cache import cache
 
 PREFIX = "vigil:apikey"
 GONE = "revoked"  # the tombstone
+#: A tombstone outlives an entry by this much: the change it guards has committed by then.
+TOMBSTONE_SLACK_S = 10
 #: Attributes of a user object that hold permissions read during a request: never cached.
 _PERMISSION_CACHES = ("_perm_cache", "_user_perm_cache", "_group_perm_cache")
 
@@ -51,12 +53,12 @@ def keep(key: Any) -> None:
 
 def forget(lookups: Iterable[str]) -> None:
     """Tombstones over these keys' entries, for longer than an entry lives (always written,
-    even with the cache off now: a web process with it on may still hold entries)."""
+    even with the cache off here: a web process with it on may still hold entries)."""
     names = [f"{PREFIX}:{lookup}" for lookup in lookups]
     if names:
         # the cache down: no process reads an entry from it either
         with contextlib.suppress(Exception):
-            cache.set_many(dict.fromkeys(names, GONE), max(_seconds(), 60) * 2)
+            cache.set_many(dict.fromkeys(names, GONE), 2 * _seconds() + TOMBSTONE_SLACK_S)
 
 
 def forget_user(user_id: object) -> None:
@@ -77,7 +79,10 @@ def first_touch(key_id: int) -> bool:
 
 
 def user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
-    """``post_save`` of a user: their keys are read again (active? superuser?)."""
+    """``post_save`` of a user: their keys are read again (active? superuser?), unless only
+    the time of their last sign-in was saved."""
+    if set(kwargs.get("update_fields") or ()) == {"last_login"}:
+        return
     forget_user(instance.pk)
 
 

@@ -71,3 +71,13 @@ def test_a_demoted_or_deactivated_owner_stops_at_the_next_request(api_client, ap
     user.is_active = False
     user.save()
     assert api_client.get("/api/regions/", **bearer(key)).status_code == 401
+
+
+def test_signing_in_does_not_forget_the_users_keys(api_client, api_key, user):
+    from django.contrib.auth.models import update_last_login
+
+    key = api_key()
+    api_client.get("/api/regions/", **bearer(key))  # cached
+    update_last_login(None, user)  # what every sign-in saves
+    status, read = account_queries(api_client, key)
+    assert (status, read) == (200, [])
