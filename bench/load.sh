@@ -16,7 +16,10 @@
 # For each it prints wrk's own report, then a summary: requests/s and its ratios to /healthz's
 # and to the stack floor's in the same run, latency p50/p90/p99, socket errors (connect, read, write, timeout), wrk's
 # "Non-2xx or 3xx responses", and every answer that was not a 200 (a 302 to the login page is a
-# failure here), by status. Goals: 0 errors; the API list at >= 0.5x /healthz.
+# failure here), by status. Goals: 0 errors; the API list at >= 0.5x the stack floor in the
+# same run (a view that reads nothing through the same middleware). Then the API list's CPU per
+# request, split: the API key, the role, the rate limits, the view, and what is around them
+# (middleware, rendering, WSGI), added up by each worker (bench/load_wsgi.py, LOAD_CPU_DIR).
 #
 # The server: gunicorn, config.settings.production (DEBUG off, a random SECRET_KEY,
 # ALLOWED_HOSTS=127.0.0.1, secure cookies, static files collected into var/static), PostgreSQL,
@@ -138,7 +141,8 @@ fi
 
 # --- gunicorn ----------------------------------------------------------------------------------
 PORT=$(free_port)
-"$ROOT/.venv/bin/gunicorn" load_wsgi:application --pythonpath "$ROOT/bench" --bind "127.0.0.1:$PORT" \
+mkdir "$WORK/cpu"
+LOAD_CPU_DIR=$WORK/cpu "$ROOT/.venv/bin/gunicorn" load_wsgi:application --pythonpath "$ROOT/bench" --bind "127.0.0.1:$PORT" \
     --workers "$WORKERS" --worker-class "$WORKER_CLASS" --threads "$THREADS_PER_WORKER" \
     --backlog 2048 --timeout 60 --log-level warning --error-logfile "$WORK/gunicorn.log" &
 GUNICORN_PID=$!
@@ -191,15 +195,15 @@ except urllib.error.HTTPError as error:
 done
 
 echo
-"$PY" - "$RESULTS" "$WORK/gunicorn.log" "${JSON:-}" <<'EOF'
-import json, sys
+"$PY" - "$RESULTS" "$WORK/gunicorn.log" "${JSON:-}" "$WORK/cpu" <<'EOF'
+import json, pathlib, sys
 
 results = [json.loads(line) for line in open(sys.argv[1])]
 log = open(sys.argv[2]).read()
 floor = next((r["requests_per_s"] for r in results if r["target"] == "healthz"), None)
 stack = next((r["requests_per_s"] for r in results if r["target"] == "stack"), None)
-GOALS = {"api": 0.5}  # of /healthz's requests/s
-print(f"{'target':<8} {'req/s':>8} {'x healthz':>9} {'goal':>6} {'x stack':>8} {'p50 ms':>8}"
+GOALS = {"api": 0.5}  # of the stack floor's requests/s
+print(f"{'target':<8} {'req/s':>8} {'x healthz':>9} {'x stack':>8} {'goal':>6} {'p50 ms':>8}"
       f" {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} {'socket errors':>14} {'non-2xx/3xx':>11}"
       f" {'not 200':>8}")
 for r in results:
@@ -209,12 +213,32 @@ for r in results:
     ratio = f"{r['x_healthz']:.2f}" if floor else "-"
     goal = f">={GOALS[r['target']]}" if r["target"] in GOALS else ""
     of_stack = f"{r['x_stack']:.2f}" if stack else "-"
-    print(f"{r['target']:<8} {r['requests_per_s']:>8.1f} {ratio:>9} {goal:>6} {of_stack:>8}"
+    print(f"{r['target']:<8} {r['requests_per_s']:>8.1f} {ratio:>9} {of_stack:>8} {goal:>6}"
           f" {r['p50_ms']:>8.1f} {r['p90_ms']:>8.1f}"
           f" {r['p99_ms']:>8.1f} {r['max_ms']:>8.1f} {socket:>14} {r['non_2xx_3xx']:>11}"
           f" {r['not_200']:>8}")
     if socket or r["not_200"]:
         print(f"         socket errors {r['socket_errors']}, statuses {r['statuses']}")
+api = next((r for r in results if r["target"] == "api"), None)
+if api and stack and api["x_stack"] is not None:
+    met = "met" if api["x_stack"] >= GOALS["api"] else "NOT met"
+    print(f"api list: {api['x_stack']:.2f}x the stack floor (goal >= {GOALS['api']}x: {met})")
+cpu = {}
+for part in pathlib.Path(sys.argv[4]).glob("*.json"):
+    for name, value in json.loads(part.read_text()).items():
+        cpu[name] = cpu.get(name, 0.0) + value
+if cpu.get("requests"):
+    n = cpu["requests"]
+    ms = {name: 1000 * value / n for name, value in cpu.items() if name != "requests"}
+    split = {
+        "API key": ms["key"],
+        "role": ms["role"],
+        "rate limits": ms["rate limits"],
+        "view": ms["dispatch"] - ms["key"] - ms["role"] - ms["rate limits"],
+        "middleware, rendering, WSGI": ms["total"] - ms["dispatch"],
+    }
+    print(f"api CPU per request: {ms['total']:.2f} ms over {int(n)} requests = "
+          + " + ".join(f"{name} {value:.2f}" for name, value in split.items()))
 print(f"gunicorn: {log.count('WORKER TIMEOUT')} worker timeouts, "
       f"{log.count('Traceback')} tracebacks in its log")
 errors = sum(sum(r["socket_errors"].values()) + r["not_200"] for r in results)

@@ -381,13 +381,16 @@ def test_it_runs_the_load_benchmark_tiny(bench_database):
         "Machine: {n} cores; gunicorn: {n} {w} workers x {n} thread(s); wrk: {n} connections, "
         "{n} threads, {w} per target, timeout {w}; database: PostgreSQL; fleet: {*}",
         *(f"=== {target}: GET {path}" for target, path in TARGETS.items()),
-        "target req/s x healthz goal x stack p50 ms p90 ms p99 ms max ms socket errors "
+        "target req/s x healthz x stack goal p50 ms p90 ms p99 ms max ms socket errors "
         "non-2xx/3xx not 200",
         *(
             f"{target} {{n}} {{n}} {{n}} {{n}} {{n}} {{n}} {{n}} {{n}} {{n}} {{n}}"
             for target in ("healthz", "stack", "home", "region")
         ),
-        "api {n} {n} >={n} {n} {n} {n} {n} {n} {n} {n} {n}",
+        "api {n} {n} {n} >={n} {n} {n} {n} {n} {n} {n} {n}",
+        "api list: {n}x the stack floor (goal >= {n}x: {*})",
+        "api CPU per request: {n} ms over {n} requests = API key {n} + role {n} + rate limits "
+        "{n} + view {n} + middleware, rendering, WSGI {n}",
         "gunicorn: {n} worker timeouts, {n} tracebacks in its log",
         "errors: {*}",
     )

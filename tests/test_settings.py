@@ -68,3 +68,33 @@ def test_it_names_a_malformed_allow_list():
 
 def test_it_takes_addresses_and_networks():
     assert start(VIGIL_METRICS_ALLOW="10.0.0.0/8, 192.0.2.7,2001:db8::/32").returncode == 0
+
+
+PRODUCTION = {"SECRET_KEY": "x" * 40, "ALLOWED_HOSTS": "vigil.example.com"}
+DEMO = (
+    "import django; django.setup(); from django.conf import settings; "
+    "from apps.demo.mode import demo_enabled; from apps.lib import outbound; "
+    "print(settings.VIGIL_DEMO, demo_enabled(), outbound.Policy.from_settings().allow_loopback)"
+)
+
+
+def demo_mode(settings_module: str, **env: str) -> str:
+    """What a process of these settings says of demo mode, with no AWS credentials anywhere."""
+    env = {k: v for k, v in vigil_env(settings_module, **env).items() if not k.startswith("AWS_")}
+    env |= {"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE": "/nonexistent"}
+    result = subprocess.run(
+        [sys.executable, "-c", DEMO], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_production_keeps_demo_mode_and_loopback_probing_off_without_credentials():
+    assert demo_mode("config.settings.production", **PRODUCTION) == "false False False"
+    assert demo_mode("config.settings.production", **PRODUCTION, VIGIL_DEMO="true").startswith(
+        "true True"
+    )
+
+
+def test_the_local_defaults_keep_demo_mode_automatic():
+    assert demo_mode("config.settings.base") == "auto True True"

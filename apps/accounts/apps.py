@@ -24,6 +24,18 @@ class AccountsConfig(AppConfig):
         )
         track(Group, m2m=["permissions"])
 
+        from django.db.models.signals import m2m_changed, post_save
+
+        from . import keycache
+
+        user_model = get_user_model()
+        post_save.connect(keycache.user_saved, sender=user_model, dispatch_uid="vigil-keys-user")
+        m2m_changed.connect(
+            keycache.groups_changed,
+            sender=user_model.groups.through,
+            dispatch_uid="vigil-keys-groups",
+        )
+
         from django.db.models.signals import pre_delete
 
         from apps.lib.keep import refuse_deleting_history

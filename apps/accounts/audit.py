@@ -14,7 +14,10 @@ people make, not the fleet's heartbeat.
 - **From where**: ``client_ip`` (``VIGIL_PROXY_COUNT``), never the client's own
   ``X-Forwarded-For`` as auditlog's middleware would take it.
 - **Secrets**: fields named in ``secrets`` are stored as ``MASK`` (or empty), so the trail
-  says that an external id, a token or a password changed, never what it is.
+  says that an external id, a token or a password changed, never what it is. Fields named in
+  ``urls`` keep only a URL's scheme and host (``shown_url``): a webhook's path and query often
+  carry its credential (Teams, Discord, Google Chat); any other value stays as it is (a
+  channel's email addresses).
 - **Sign-ins** (``record_sign_in``): every sign-in, failed sign-in, refusal, sign-out and role
   given from a provider's or a directory's groups is an "access" entry on the user (or, for a
   username nobody has, on no user), its details as changed fields, so the page and the API
@@ -27,11 +30,13 @@ import contextlib
 import ipaddress
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from auditlog.context import auditlog_value
 from auditlog.middleware import AuditlogMiddleware
 from auditlog.models import LogEntry
 from auditlog.registry import auditlog
+from auditlog.signals import post_log
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
@@ -51,17 +56,48 @@ def mask(value: str) -> str:
     return value if value in ("", "None") else MASK
 
 
+def shown_url(value: str) -> str:
+    """An http(s) URL as it may be shown: its scheme and host (with the port), and ``/…`` for
+    whatever followed (a path, a query: a webhook's credential); any other value unchanged."""
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018  (raises ValueError for a port that is not one)
+    except ValueError:
+        return value
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return value
+    host = parts.netloc.rpartition("@")[2]  # never user:password@
+    rest = "/…" if parts.path.strip("/") or parts.query or parts.fragment else ""
+    return f"{parts.scheme.lower()}://{host}{rest}"
+
+
+def _shown_urls(fields: frozenset[str]) -> Any:
+    """A ``post_log`` receiver: the entry's values of ``fields`` as ``shown_url`` shows them."""
+
+    def receiver(sender: type[Model], log_entry: Any = None, **kwargs: Any) -> None:
+        changes = getattr(log_entry, "changes", None)
+        if not isinstance(changes, dict) or not fields & changes.keys():
+            return
+        for name in fields & changes.keys():
+            changes[name] = [shown_url(v) if isinstance(v, str) else v for v in changes[name]]
+        type(log_entry).objects.filter(pk=log_entry.pk).update(changes=changes)
+
+    return receiver
+
+
 def track(
     model: type[Model],
     *,
     exclude: Iterable[str] = (),
     secrets: Iterable[str] = (),
     m2m: Iterable[str] = (),
+    urls: Iterable[str] = (),
 ) -> None:
     """Record creates, updates and deletes of ``model`` in the audit trail.
 
     ``exclude``: fields workers write (a change to only those is not recorded);
-    ``secrets``: fields recorded as changed but masked; ``m2m``: many-to-many fields.
+    ``secrets``: fields recorded as changed but masked; ``m2m``: many-to-many fields;
+    ``urls``: fields whose URLs are recorded with their scheme and host only.
 
     Only the model's own columns are recorded (auditlog would list a new object's reverse
     relations too, as "api_keys accounts.ApiKey.None"), and each value is first put in its
@@ -79,6 +115,13 @@ def track(
         mask_fields=list(secrets),
         m2m_fields=set(m2m),
     )
+    if urls:
+        post_log.connect(
+            _shown_urls(frozenset(urls)),
+            sender=model,
+            weak=False,
+            dispatch_uid=f"vigil-audit-urls-{model._meta.label}",
+        )
 
 
 def _as_stored(sender: type[Model], instance: Model, **kwargs: Any) -> None:

@@ -7,7 +7,8 @@ clear so a key is found with one indexed query and then compared in constant tim
 
 A key never carries more than its owner's role: requests made with it are checked against the
 owner's permissions as they are at that moment. A viewer may only hold read-only keys, and
-nobody more than ``VIGIL_API_KEYS_PER_USER`` live ones.
+nobody more than ``VIGIL_API_KEYS_PER_USER`` live ones (counted under a lock of the user's row,
+so parallel requests cannot pass the limit together).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import models
+from django.contrib.auth import get_user_model
+from django.db import models, transaction
 from django.utils import timezone
 
+from . import keycache
 from .audit import track
 
 READ_ONLY_PREFIX = "vgr_"
@@ -81,32 +84,47 @@ class ApiKey(models.Model):
                 "A viewer's keys are read-only: ask an admin for the operator or admin role."
             )
         limit = settings.VIGIL_API_KEYS_PER_USER
-        if cls.objects.filter(user=user, revoked=None).count() >= limit:
-            raise KeyRefused(
-                f"You have {limit} live API keys, the most one user may hold "
-                "(VIGIL_API_KEYS_PER_USER): revoke one first."
-            )
         kind = READ_ONLY_PREFIX if read_only else READ_WRITE_PREFIX
-        while True:
-            lookup = secrets.token_hex(LOOKUP_LENGTH // 2)
-            if not cls.objects.filter(lookup=lookup).exists():
-                break
-        raw = f"{kind}{lookup}{secrets.token_urlsafe(30)}"
-        key = cls.objects.create(
-            user=user, name=name, read_only=read_only, lookup=lookup, hashed=_digest(raw)
-        )
+        with transaction.atomic():
+            # The count and the insert under the user's row lock: parallel requests of one
+            # user queue here, so none of them counts before another's key is in.
+            get_user_model()._base_manager.select_for_update().filter(pk=user.pk).first()
+            if cls.objects.filter(user=user, revoked=None).count() >= limit:
+                raise KeyRefused(
+                    f"You have {limit} live API keys, the most one user may hold "
+                    "(VIGIL_API_KEYS_PER_USER): revoke one first."
+                )
+            while True:
+                lookup = secrets.token_hex(LOOKUP_LENGTH // 2)
+                if not cls.objects.filter(lookup=lookup).exists():
+                    break
+            raw = f"{kind}{lookup}{secrets.token_urlsafe(30)}"
+            key = cls.objects.create(
+                user=user, name=name, read_only=read_only, lookup=lookup, hashed=_digest(raw)
+            )
         return key, raw
 
     @classmethod
     def for_raw_key(cls, raw: str) -> ApiKey | None:
-        """The active key matching ``raw``, or None."""
+        """The active key matching ``raw``, or None.
+
+        The key with its owner and the owner's groups (their role) is kept in the cache for
+        ``VIGIL_API_KEY_CACHE_SECONDS`` under its lookup part (``keycache``): a request then
+        reads no row to know who calls. Revoking the key, or changing its owner (deactivated,
+        a group given or taken), puts a tombstone there first, which no request overwrites,
+        so it takes effect at the very next request."""
         if raw[:4] not in (READ_ONLY_PREFIX, READ_WRITE_PREFIX) or len(raw) <= 4 + LOOKUP_LENGTH:
             return None
-        key = (
-            cls.objects.select_related("user")
-            .filter(lookup=raw[4 : 4 + LOOKUP_LENGTH], revoked=None)
-            .first()
-        )
+        lookup = raw[4 : 4 + LOOKUP_LENGTH]
+        key = keycache.get(lookup)
+        if key is None:
+            key = cls.objects.select_related("user").filter(lookup=lookup, revoked=None).first()
+            if key is not None:
+                from .roles import group_names
+
+                group_names(key.user)  # read now, kept with the key
+                key.touch()  # kept touched: a cached key asks nothing more for a minute
+                keycache.keep(key)
         if key is None or not hmac.compare_digest(key.hashed, _digest(raw)):
             return None
         if not key.user.is_active:
@@ -114,16 +132,20 @@ class ApiKey(models.Model):
         return key
 
     def touch(self) -> None:
-        """Record use, at most once a minute, so reads do not turn into a write each."""
+        """Record use, at most once a minute, so reads do not turn into a write each (a key
+        read from the cache asks the cache whether another request wrote it this minute)."""
         now = timezone.now()
         if self.last_used is None or now - self.last_used > timedelta(minutes=1):
-            ApiKey.objects.filter(pk=self.pk).update(last_used=now)
+            if keycache.first_touch(self.pk):
+                ApiKey.objects.filter(pk=self.pk).update(last_used=now)
             self.last_used = now
 
     def revoke(self) -> None:
         if self.revoked is None:
+            keycache.forget([self.lookup])
             self.revoked = timezone.now()
             self.save(update_fields=["revoked"])
+            keycache.forget([self.lookup])
 
 
 track(ApiKey, exclude=["last_used"], secrets=["hashed"])

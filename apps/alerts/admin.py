@@ -2,18 +2,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from apps.lib.keep import KeepHistoryAdmin
+from apps.lib.keep import HistoryAdmin, KeepHistoryAdmin
 
 from .forms import ChannelForm
 from .models import Channel, Incident, Notification, Rule, Silence, Transition
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: object) -> bool:
-        return False
-
-    def has_change_permission(self, request: object, obj: object = None) -> bool:
-        return False
+class ReadOnlyAdmin(HistoryAdmin, admin.ModelAdmin):
+    """History: shown, never added, changed or deleted here (``apps.lib.keep``)."""
 
 
 @admin.register(Transition)
@@ -47,8 +43,12 @@ class ChannelAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     """Validated as on the page (``Channel.clean``); the secret is never rendered back."""
 
     form = ChannelForm
-    list_display = ["name", "kind", "target", "disabled", "last_success", "last_error"]
+    list_display = ["name", "kind", "shown_target", "disabled", "last_success", "last_error"]
     readonly_fields = ["last_success", "last_error", "last_error_at", "config_error"]
+
+    @admin.display(description="target")
+    def shown_target(self, channel: Channel) -> str:
+        return channel.shown_target
 
 
 @admin.register(Rule)

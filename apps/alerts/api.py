@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import django_filters
 from django.db.models import QuerySet
@@ -147,6 +148,15 @@ class ChannelSerializer(ModelClean, serializers.ModelSerializer):
 
     def get_has_secret(self, channel: Channel) -> bool:
         return bool(channel.secret)
+
+    def to_representation(self, channel: Channel) -> dict[str, Any]:
+        data = super().to_representation(channel)
+        data["target"] = channel.shown_target  # a URL's scheme and host, never its path
+        return data
+
+    def validate_target(self, value: str) -> str:
+        """The saved URL when the shown one comes back (a GET's body sent in a PUT)."""
+        return self.instance.kept_target(value) if self.instance else value
 
 
 class RuleSerializer(ModelClean, serializers.ModelSerializer):

@@ -1,7 +1,14 @@
-"""What an alert email says: built from its notifications, whatever concern they come from."""
+"""What an alert email says: built from its notifications, whatever concern they come from.
+
+A transition's reason and label may hold text a host or node pushed (a Galera node's state
+comment): ``plain`` makes it one line of printable text for every channel's one-line fields
+(a subject line, PagerDuty's summary); each channel escapes it for its own markup on top (HTML
+by the templates, Slack's mrkdwn in its transport).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,6 +21,8 @@ from apps.lib.formats import iec_bytes, number
 from apps.regions import concerns
 
 from .models import Notification, Transition
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 WORDS = {"ok": "RECOVERED", "warning": "WARNING", "critical": "CRITICAL", "unknown": "UNKNOWN"}
 
@@ -34,9 +43,14 @@ def subject_url(transition: Transition) -> str:
     return settings.VIGIL_BASE_URL.rstrip("/") + path
 
 
+def plain(text: str) -> str:
+    """``text`` on one line: control characters (line breaks, escapes) become one space."""
+    return _CONTROL.sub(" ", text).strip()
+
+
 def headline(transition: Transition) -> str:
     """The reason's first clause: what fits in a phone's subject line."""
-    return transition.reason.split(";")[0].strip()
+    return plain(transition.reason.split(";")[0])
 
 
 def word(transition: Transition, kind: str = "") -> str:
@@ -49,10 +63,10 @@ def word(transition: Transition, kind: str = "") -> str:
 def summary_line(transition: Transition, kind: str = "") -> str:
     """``CRITICAL eu-central-1 Galera prod-db: quorum lost``: one change on one line."""
     if kind == Notification.Kind.TEST:
-        return f"TEST Vigil channel {transition.subject_label}: {headline(transition)}"
+        return f"TEST Vigil channel {plain(transition.subject_label)}: {headline(transition)}"
     return (
         f"{word(transition)} {transition.region.code} {concern_label(transition.concern)} "
-        f"{transition.subject_label}: {headline(transition)}"
+        f"{plain(transition.subject_label)}: {headline(transition)}"
     )
 
 

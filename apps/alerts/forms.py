@@ -187,10 +187,21 @@ class ChannelForm(forms.ModelForm):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.shown_target != self.instance.target:
+            # the URL's path and query are its credential: shown as scheme and host, and kept
+            # when sent back so; typing a whole new URL replaces it
+            self.initial["target"] = self.instance.shown_target
+            self.fields["target"].help_text = (
+                "Saved; only its scheme and host are shown. Leave it to keep the URL; type a "
+                "whole new one to replace it."
+            )
         if self.instance.pk and self.instance.secret:
             self.fields[
                 "secret"
             ].help_text = "A secret is saved (not shown). Leave empty to keep it; type a new one to replace it."
+
+    def clean_target(self) -> str:
+        return self.instance.kept_target(self.cleaned_data.get("target", ""))
 
     def clean_secret(self) -> str:
         value = self.cleaned_data.get("secret", "")

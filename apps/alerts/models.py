@@ -115,9 +115,11 @@ class Incident(SubjectRef):
 class Channel(KeepsHistory, models.Model):
     """Where alerts go. Each kind is a transport of ``apps.alerts.integrations``.
 
-    ``target`` is what may be shown (email addresses, a webhook's URL, PagerDuty's events URL);
-    ``secret`` is never shown, logged or returned once saved (a webhook's signing secret, a
-    PagerDuty routing key, a Slack incoming-webhook URL, whose path is its credential).
+    ``target`` is email addresses, a webhook's URL or PagerDuty's events URL; of a URL only
+    the scheme and host are ever shown (``shown_target``: pages, the API, the audit trail), for
+    its path or query may be its credential (Teams, Discord, Google Chat webhooks). ``secret``
+    is never shown, logged or returned once saved (a webhook's signing secret, a PagerDuty
+    routing key, a Slack incoming-webhook URL, whose path is its credential).
     """
 
     class Kind(models.TextChoices):
@@ -167,6 +169,22 @@ class Channel(KeepsHistory, models.Model):
             *([f"{sent} notifications sent"] if sent else []),
             *([f"{pending} pending notifications"] if pending else []),
         ]
+
+    @property
+    def shown_target(self) -> str:
+        """What may be shown of ``target``: a URL's scheme and host, addresses as they are."""
+        from apps.accounts.audit import shown_url
+
+        if self.kind in (self.Kind.WEBHOOK, self.Kind.PAGERDUTY):
+            return shown_url(self.target)
+        return self.target
+
+    def kept_target(self, given: str) -> str:
+        """``given`` from a form or the API: the saved target when it is what was shown of it
+        (the masked URL sent back unchanged), else ``given``."""
+        if self.pk and self.target and given.strip() == self.shown_target != self.target:
+            return self.target
+        return given
 
     @property
     def recipients(self) -> list[str]:
@@ -357,6 +375,7 @@ track(
     Channel,
     exclude=["last_error", "last_error_at", "last_success", "config_error", "config_error_at"],
     secrets=["secret"],
+    urls=["target"],
 )
 track(Rule, m2m=["channels"])
 track(Silence, exclude=["released"])

@@ -1,14 +1,17 @@
 """API rate limits per caller, counted in Django's cache (Redis in production).
 
-The caller is the API key (its id), else a RAID host's push token, else the session's user,
-else the client address. Reads and writes have separate budgets, ``VIGIL_API_RATE_READ`` and
+The caller is the API key (its id), else the pushing subject of a push token (a RAID host, a
+Galera node: ``push:raid.host:<id>``), else the session's user, else the client address. Pushes
+never share a budget by address: behind the TLS proxy every agent has the proxy's address, so
+each token spends its own (one broken agent in a loop is answered 429 alone). Reads and writes have separate budgets, ``VIGIL_API_RATE_READ`` and
 ``VIGIL_API_RATE_WRITE`` (DRF's ``DEFAULT_THROTTLE_RATES["read"]``/``["write"]``, read on each
 request so tests and benchmarks can change them). A second pair of budgets counts per user,
 whatever key or session they use (``VIGIL_API_RATE_USER_READ``/``_WRITE``): ten keys do not
 buy ten budgets.
 
-Counting is one atomic increment per request in a fixed window (a minute for ``…/min``; one
-round trip to Redis, ``apps.lib.cache.count``), not DRF's default list of timestamps, which is
+Counting is one atomic increment per budget in a fixed window (a minute for ``…/min``), all
+the request's budgets in one round trip to Redis (``apps.lib.cache.count_many``: the first
+throttle counts them all), not DRF's default list of timestamps, which is
 rewritten whole on every request and loses counts when two processes race. Over the budget the
 answer is 429 with ``Retry-After`` (the seconds left in the window) and ``{"error": ...}``. If
 the cache itself is down, requests are let through (and a warning logged): a Redis outage must
@@ -27,18 +30,20 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from apps.accounts.models import ApiKey
 from apps.lib import cache
+from apps.lib.pushtoken import PushToken
 
 log = logging.getLogger(__name__)
 
 
 def caller(request: Request) -> str:
-    """Whose budget a request spends: ``key:<id>``, ``host:<id>``, ``user:<id>`` or an address."""
+    """Whose budget a request spends: ``key:<id>``, ``push:<model>:<id>`` (a push token's
+    subject), ``user:<id>`` or an address."""
     auth = request.auth
     if isinstance(auth, ApiKey):
         return f"key:{auth.pk}"
-    host = getattr(auth, "host", None)  # apps.raid.api.HostToken
-    if host is not None:
-        return f"host:{host.pk}"
+    if isinstance(auth, PushToken):
+        subject = auth.subject
+        return f"push:{subject._meta.label_lower}:{subject.pk}"
     if request.user and request.user.is_authenticated:
         return f"user:{request.user.pk}"
     return f"addr:{request.META.get('REMOTE_ADDR', '')}"
@@ -70,25 +75,51 @@ class _FixedWindowThrottle(SimpleRateThrottle):
             return None
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
-    def allow_request(self, request: Request, view: Any) -> bool:
+    def counter(self, request: Request, view: Any, now: float) -> tuple[str, int] | None:
+        """This throttle's counter for the request, ``(key, seconds to live)``, or None."""
         if self.rate is None:
-            return True
+            return None
         key = self.get_cache_key(request, view)
         if key is None:
-            return True
+            return None
+        return f"{key}:{int(now // self.duration)}", self.duration + 1
+
+    def allow_request(self, request: Request, view: Any) -> bool:
         now = self.timer()
+        mine = self.counter(request, view, now)
+        if mine is None:
+            return True
         window = int(now // self.duration)
         self.wait_seconds = (window + 1) * self.duration - now
-        key = f"{key}:{window}"
-        try:
-            count = cache.count(self.cache, key, self.duration + 1)
-        except Exception as exc:  # the cache is down: count nothing, refuse nothing
-            log.warning("API rate limit not counted: cache unavailable (%s)", type(exc).__name__)
+        counts = _counts(request, view, now)
+        if counts is None:
             return True
-        return count <= self.num_requests
+        return counts.get(mine[0], 0) <= self.num_requests
 
     def wait(self) -> float:
         return self.wait_seconds
+
+
+def _counts(request: Request, view: Any, now: float) -> dict[str, int] | None:
+    """Every throttle's count for this request, counted once in one round trip (the first
+    throttle asks; the others read it from the request); None if the cache is down."""
+    counts = getattr(request, "_vigil_throttle_counts", None)
+    if counts is not None:
+        return counts
+    counters = [
+        counter
+        for throttle in view.get_throttles()
+        if isinstance(throttle, _FixedWindowThrottle)
+        and (counter := throttle.counter(request, view, now)) is not None
+    ]
+    try:
+        counted = cache.count_many(SimpleRateThrottle.cache, counters) if counters else []
+    except Exception as exc:  # the cache is down: count nothing, refuse nothing
+        log.warning("API rate limit not counted: cache unavailable (%s)", type(exc).__name__)
+        return None
+    counts = {key: n for (key, _), n in zip(counters, counted, strict=True)}
+    request._vigil_throttle_counts = counts
+    return counts
 
 
 class ReadThrottle(_FixedWindowThrottle):

@@ -8,6 +8,7 @@ and a transition only when the status changes: ``alerts.record``).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -40,6 +41,8 @@ from .verdict import NodeResult, NodeView, build_view, cluster_verdict, storable
 
 CONNECT_TIMEOUT_S = 3.0
 READ_TIMEOUT_S = 3.0
+
+log = logging.getLogger(__name__)
 
 
 def thresholds() -> Thresholds:
@@ -108,7 +111,8 @@ def read_nodes(cluster: Cluster, now: datetime | None = None) -> list[NodeResult
             continue
         try:
             password = node.password()
-        except PasswordUnavailable as error:
+        except PasswordUnavailable as error:  # the reference in the log, never in the detail
+            log.warning("Node %s: password unavailable: %s", node.pk, error.reference)
             results[node.pk] = NodeResult(node.label, error=f"password unavailable: {error}")
             continue
         addresses[node.pk] = mysql.NodeAddress(

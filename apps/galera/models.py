@@ -98,7 +98,15 @@ def validate_password_file(value: str) -> None:
 
 
 class PasswordUnavailable(Exception):
-    """The environment variable or secrets file named by a node cannot be read."""
+    """The environment variable or secrets file named by a node cannot be read.
+
+    Its message goes into the node's ``detail``, which viewers read: it says what is wrong
+    without the reference (the variable's or file's name is write-only everywhere else);
+    ``reference`` names it, for the worker's log."""
+
+    def __init__(self, message: str, reference: str) -> None:
+        super().__init__(message)
+        self.reference = reference
 
 
 class Cluster(KeepsHistory, Subject):
@@ -276,18 +284,26 @@ class Node(PushTokenHolder):
             if self.password_file:
                 path = secrets_path(self.password_file)
         except ValidationError as error:
-            raise PasswordUnavailable(" ".join(error.messages)) from None
+            raise PasswordUnavailable(
+                "the node's password reference is not allowed (edit the node to give it again)",
+                f"{self.password_env or self.password_file}: {' '.join(error.messages)}",
+            ) from None
         if self.password_env:
             value = os.environ.get(self.password_env)
             if value is None:
-                raise PasswordUnavailable(f"environment variable {self.password_env} is not set")
+                raise PasswordUnavailable(
+                    "its environment variable is not set on the worker",
+                    f"environment variable {self.password_env}",
+                )
             return value
         if self.password_file:
             try:
                 return path.read_text().rstrip("\r\n")
             except OSError as error:
                 reason = error.strerror or type(error).__name__
-                raise PasswordUnavailable(f"password file {self.password_file}: {reason}") from None
+                raise PasswordUnavailable(
+                    f"its file cannot be read ({reason})", f"password file {self.password_file}"
+                ) from None
         return ""
 
     def ssl(self) -> dict[str, Any] | None:

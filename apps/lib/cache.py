@@ -17,6 +17,7 @@ from typing import Any
 
 from django.core.cache.backends import redis
 from django.core.cache.backends.base import BaseCache
+from django.utils.connection import ConnectionProxy
 
 
 class RedisCacheClient(redis.RedisCacheClient):
@@ -40,17 +41,34 @@ class RedisCache(redis.RedisCache):
 
     def count(self, key: str, timeout: int) -> int:
         """``SET key 0 EX timeout NX`` and ``INCR key`` in one MULTI/EXEC: the new count."""
-        key = self.make_and_validate_key(key)
-        pipeline = self._cache.get_client(key, write=True).pipeline(transaction=True)
-        pipeline.set(key, 0, ex=timeout, nx=True)
-        pipeline.incr(key)
-        return pipeline.execute()[1]
+        return self.count_many([(key, timeout)])[0]
+
+    def count_many(self, counters: list[tuple[str, int]]) -> list[int]:
+        """``count`` of each ``(key, timeout)``, all in one MULTI/EXEC: their new counts."""
+        names = [self.make_and_validate_key(key) for key, _ in counters]
+        pipeline = self._cache.get_client(names[0], write=True).pipeline(transaction=True)
+        for name, (_, timeout) in zip(names, counters, strict=True):
+            pipeline.set(name, 0, ex=timeout, nx=True)
+            pipeline.incr(name)
+        return pipeline.execute()[1::2]
+
+
+def count_many(cache: BaseCache, counters: list[tuple[str, int]]) -> list[int]:
+    """``count`` of each ``(key, timeout)``: in one round trip on Redis."""
+    if isinstance(cache, ConnectionProxy):
+        cache = cache._connections[cache._alias]
+    if isinstance(cache, RedisCache):
+        return cache.count_many(counters)
+    return [count(cache, key, timeout) for key, timeout in counters]
 
 
 def count(cache: BaseCache, key: str, timeout: int) -> int:
     """Add one to the counter ``key`` of ``cache``, made with ``timeout`` seconds to live when it
     is missing, and return the count: in one round trip on Redis (``RedisCache.count``), with
-    ``add`` and ``incr`` on any other backend."""
+    ``add`` and ``incr`` on any other backend. ``cache`` may be ``django.core.cache.cache``
+    (DRF's throttles hold it), a proxy to the default backend: the backend behind it counts."""
+    if isinstance(cache, ConnectionProxy):
+        cache = cache._connections[cache._alias]
     if isinstance(cache, RedisCache):
         return cache.count(key, timeout)
     cache.add(key, 0, timeout)

@@ -11,6 +11,8 @@ other path (a queryset's ``delete()``, cascades), rolling the deletion back. Ref
 disabling is a change, recorded as such.
 
 ``allow_deleting_history()`` lifts it for code that means it (``seed_fleet --replace``).
+The history itself is read-only in the admin (``HistoryAdmin``): no row of it is deleted by
+hand, so what holds a cluster or host back stays.
 """
 
 from __future__ import annotations
@@ -79,4 +81,22 @@ class KeepHistoryAdmin:
     def get_deleted_objects(self, objs: Any, request: Any) -> tuple:
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         kept = [message for obj in objs if (message := refusal(obj))]
+        if kept:  # say why, rather than that history (``HistoryAdmin``) may not be deleted
+            perms_needed = set()
         return deleted, counts, perms_needed, [*protected, *kept]
+
+
+class HistoryAdmin:
+    """A ModelAdmin mixin for history (status changes, incidents, notifications, probe
+    results, arrays): shown, never added, changed or deleted there. History goes only by its
+    retention (``apps.lib.retention``); deleting it by hand would also empty what keeps a
+    cluster or host from being deleted (``deletion_blockers``), with no audit entry."""
+
+    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False

@@ -36,6 +36,9 @@ class History:
     #: Dotted path of ``f(cutoff) -> cutoff`` run before a partitioned table's rows go: it
     #: writes what they are summarised into, and returns the cutoff it did so up to.
     before_expiry: str = ""
+    #: Rows that are monitored subjects (gone RAID arrays): their open incidents are closed
+    #: as they go, so that no reminder is sent for a subject that no longer exists.
+    closes_incidents: bool = False
 
     def cutoff(self, now: datetime) -> datetime:
         return now - timedelta(days=getattr(settings, self.days_setting))
@@ -78,9 +81,12 @@ HISTORY = (
 )
 
 
-def expire(expired: QuerySet, batch: int, time_field: str = "pk") -> int:
+def expire(
+    expired: QuerySet, batch: int, time_field: str = "pk", closing: datetime | None = None
+) -> int:
     """Delete ``expired`` rows, oldest first by ``(time_field, pk)`` (an indexed order),
-    ``batch`` at a time, each batch its own transaction; rows deleted."""
+    ``batch`` at a time, each batch its own transaction; rows deleted. With ``closing`` (a
+    time), the rows are subjects whose open incidents are closed then."""
     deleted = 0
     key = (time_field, "pk")
     while True:
@@ -88,18 +94,38 @@ def expire(expired: QuerySet, batch: int, time_field: str = "pk") -> int:
         # Up to that row's time, one index range (rows sharing it go in the same batch).
         upto = expired.filter(**{f"{time_field}__lte": nth[0]}) if nth else expired
         with transaction.atomic():
+            if closing is not None:
+                _close_incidents(upto, closing)
             deleted += _delete(upto)
         if not nth:
             return deleted
 
 
+def _close_incidents(rows: QuerySet, now: datetime) -> None:
+    """Close the open incidents of the subjects ``rows`` (their history stays)."""
+    from django.contrib.contenttypes.models import ContentType
+
+    incidents = apps.get_model("alerts.Incident")._base_manager.filter(
+        content_type=ContentType.objects.get_for_model(rows.model),
+        object_id__in=rows.values("pk"),
+        closed=None,
+    )
+    incidents.update(closed=now, next_reminder=None)
+
+
 def _delete(rows: QuerySet) -> int:
     """``DELETE ... WHERE`` in SQL, the rows' cascaded children first (one level: what points
-    at history rows is a Notification at its Transition). Not ``QuerySet.delete()``: with
-    ``apps.lib.keep``'s ``pre_delete`` guard connected, Django would read every row into
-    Python and delete them a hundred at a time."""
+    at history rows is a Notification at its Transition, a Member at its gone Array), and the
+    links of rows that point at them with ``SET_NULL`` cleared (an array's parent). Not
+    ``QuerySet.delete()``: with ``apps.lib.keep``'s ``pre_delete`` guard connected, Django
+    would read every row into Python and delete them a hundred at a time."""
     for relation in rows.model._meta.related_objects:
-        if relation.on_delete is models.CASCADE and not relation.many_to_many:
+        if relation.on_delete is models.SET_NULL and not relation.many_to_many:
+            linked = relation.related_model._base_manager.filter(
+                **{f"{relation.field.name}__in": rows.values("pk")}
+            )
+            linked.update(**{relation.field.name: None})
+        elif relation.on_delete is models.CASCADE and not relation.many_to_many:
             children = relation.related_model._base_manager.filter(
                 **{f"{relation.field.name}__in": rows.values("pk")}
             )
@@ -123,5 +149,8 @@ def expire_all(now: datetime, extra: Iterable[History] = ()) -> dict[str, int]:
             cutoff = history.cutoff(now)
             deleted[history.model] = partitions.maintain(model, cutoff, now, batch, before)
         elif not history.partitioned_only:
-            deleted[history.model] = expire(history.expired(now), batch, history.time_field)
+            closing = now if history.closes_incidents else None
+            deleted[history.model] = expire(
+                history.expired(now), batch, history.time_field, closing
+            )
     return deleted

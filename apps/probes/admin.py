@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db import models
 
+from apps.lib.keep import HistoryAdmin
+
 from .models import TARGET_FIELDS, Result, Target
 
 
@@ -18,13 +20,7 @@ class TargetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Result)
-class ResultAdmin(admin.ModelAdmin):
+class ResultAdmin(HistoryAdmin, admin.ModelAdmin):
     list_display = ["target", "started_at", "status", "status_code", "idle_timeout_s", "error"]
     list_filter = ["status", "target__region"]
     date_hierarchy = "started_at"
-
-    def has_add_permission(self, request: object) -> bool:
-        return False
-
-    def has_change_permission(self, request: object, obj: object = None) -> bool:
-        return False

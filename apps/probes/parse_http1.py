@@ -11,6 +11,11 @@ headers, interim 1xx responses and chunked trailers) at most ``MAX_HEAD_BYTES``,
 most ``MAX_BODY_BYTES`` in at most ``MAX_CHUNKS`` chunks; numbers are read with bounded
 patterns. Past a bound the probe ends with a ``ProbeError`` saying which; the caller bounds
 the time (a trickling server times out).
+
+An error never quotes what the server sent: viewers read it, and the first bytes of whatever
+answered (``SSH-2.0-OpenSSH_9.2p1 internal-db-7``) would map internal services for them. It
+names the kind of answer instead (``answer_kind``: an SSH server's greeting, a TLS record,
+binary data...).
 """
 
 from __future__ import annotations
@@ -38,6 +43,37 @@ _STATUS_LINE = re.compile(r"HTTP/[0-9](?:\.[0-9])?\s+([0-9]{3})(?:\s|$)", re.ASC
 _LENGTH = re.compile(r"[0-9]{1,18}", re.ASCII)
 _CHUNK_SIZE = re.compile(r"[0-9A-Fa-f]{1,15}", re.ASCII)
 _TCP_INFO = getattr(socket, "TCP_INFO", None)  # Linux
+
+# What answered instead of HTTP, by its first bytes (as latin-1 text); first match wins.
+_ANSWER_KINDS = (
+    (re.compile(r"SSH-"), "an SSH server's greeting"),
+    (re.compile(r"[\x14-\x17]\x03[\x00-\x04]"), "a TLS record (the server speaks HTTPS?)"),
+    (re.compile(r"\x00\x00[\x00-\xff]\x04"), "an HTTP/2 frame"),
+    (re.compile(r"PRI \* HTTP/2"), "an HTTP/2 preface"),
+    (re.compile(r"HTTP/"), "a malformed HTTP status line"),
+    (re.compile(r"220[ -]"), "an SMTP or FTP greeting"),
+    (re.compile(r"\+OK|-ERR"), "a POP3 or Redis reply"),
+    (re.compile(r"\* (OK|PREAUTH|BYE)"), "an IMAP greeting"),
+    (re.compile(r"[+\-:$*][^\r\n]*$"), "a Redis-style reply"),
+    (re.compile(r"<"), "markup (HTML or XML) without an HTTP head"),
+    (re.compile(r"[{\[]"), "JSON without an HTTP head"),
+)
+
+
+def answer_kind(first_line: str) -> str:
+    """The kind of answer a line that is not an HTTP status line is, in words; never its
+    bytes (pure)."""
+    if not first_line.strip():
+        return "an empty line"
+    for pattern, kind in _ANSWER_KINDS:
+        if pattern.match(first_line):
+            return kind
+    printable = sum(32 <= ord(c) < 127 or c == "\t" for c in first_line)
+    if printable < 0.9 * len(first_line):
+        return "binary data"
+    return "a line of text"
+
+
 _TCP_INFO_SIZE = 60  # up to tcpi_last_ack_recv in struct tcp_info
 _LAST_DATA_RECV_OFFSET = 52  # u32 tcpi_last_data_recv, milliseconds ago
 _LAST_ACK_RECV_OFFSET = 56  # u32 tcpi_last_ack_recv, milliseconds ago
@@ -158,7 +194,7 @@ async def read_response(reader: TimedReader) -> Response:
     elif lengths:
         text = lengths[0].split(",")[0].strip()
         if not _LENGTH.fullmatch(text):
-            raise ProbeError(f"bad Content-Length: {lengths[0][:40]!r}")
+            raise ProbeError("a Content-Length that is not one number")
         length = int(text)
         body.spend(length)
         await _skip(reader, length)
@@ -172,7 +208,7 @@ async def _read_head(reader: TimedReader, budget: _Budget) -> tuple[int, list[tu
     line = await _read_line(reader, budget)
     match = _STATUS_LINE.match(line)
     if not match:
-        raise ProbeError(f"not an HTTP response: {line[:80]!r}")
+        raise ProbeError(f"not an HTTP response: {answer_kind(line)}")
     headers: list[tuple[str, str]] = []
     for _ in range(_MAX_HEADER_LINES):
         line = await _read_line(reader, budget)
@@ -200,7 +236,7 @@ async def _read_chunked(reader: TimedReader, head: _Budget, body: _Budget) -> No
         size_line = await _read_line(reader, body)  # chunk framing counts as body
         text = size_line.split(";")[0].strip()
         if not _CHUNK_SIZE.fullmatch(text):
-            raise ProbeError(f"bad chunk size: {size_line[:40]!r}")
+            raise ProbeError("a chunk size that is not a hexadecimal number")
         size = int(text, 16)
         if size == 0:
             while await _read_line(reader, head):

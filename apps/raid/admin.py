@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from apps.lib.keep import KeepHistoryAdmin
+from apps.lib.keep import HistoryAdmin, KeepHistoryAdmin
 
 from .models import Array, Host, Member
 
@@ -50,14 +50,11 @@ class MemberInline(admin.TabularInline):
 
 
 @admin.register(Array)
-class ArrayAdmin(admin.ModelAdmin):
+class ArrayAdmin(HistoryAdmin, admin.ModelAdmin):
+    """Arrays come from reports and go by their retention once gone (never by hand: a host's
+    arrays and their status changes keep it from being deleted)."""
+
     list_display = ["__str__", "level", "state", "status", "present", "sync_percent", "headroom"]
     list_filter = ["status", "present", "level", "region"]
     search_fields = ["name", "host__name"]
     inlines = [MemberInline]
-
-    def has_add_permission(self, request: object) -> bool:
-        return False
-
-    def has_change_permission(self, request: object, obj: object = None) -> bool:
-        return False

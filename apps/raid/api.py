@@ -33,7 +33,7 @@ from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
 from apps.regions.models import STATUS_CHOICES
 
-from .collect import ingest
+from .collect import TooManyArrays, ingest
 from .errors import ParseError
 from .models import COUNTERS, Array, Disk, DiskReading, Host, Member
 from .report import ARRAY_FACT_FIELDS
@@ -158,7 +158,8 @@ def _disk_fields(data: dict[str, Any]) -> dict[str, Any]:
             "transitions": serializers.IntegerField(),
         },
     ),
-    conflict="The host is disabled",
+    conflict="The host is disabled, or the report would give it more arrays than "
+    "VIGIL_RAID_MAX_ARRAYS_PER_HOST (present and gone ones together; nothing is stored)",
     description="Push a host's /proc/mdstat (and optionally mdadm --detail per array, the "
     "arrays' sysfs files, smartctl --json -a per disk and the disks' by-id and by-path "
     "links). Authenticate with the host's token (Bearer "
@@ -186,6 +187,9 @@ def report(request: Request, pk: str) -> Response:
     except ParseError as exc:
         host.collection_failed(f"report rejected: {exc}")
         return Response({"error": str(exc), "line": exc.line_number}, status=400)
+    except TooManyArrays as exc:
+        host.collection_failed(str(exc))
+        return Response({"error": str(exc)}, status=409)
     statuses = dict(host.arrays.filter(present=True).values_list("name", "status"))
     return Response({"host": host.name, "arrays": statuses, "transitions": len(transitions)})
 

@@ -9,6 +9,9 @@ class RaidConfig(AppConfig):
     verbose_name = "md-RAID"
 
     def ready(self) -> None:
+        from django.db.models import Q
+
+        from apps.lib.retention import History
         from apps.regions import concerns
 
         from .models import Array
@@ -18,4 +21,14 @@ class RaidConfig(AppConfig):
             "md-RAID",
             subjects=lambda: Array.objects.filter(present=True),
             add_links=(concerns.AddLink("Add an md-RAID host", "raid:add", "raid.add_host"),),
+            # Gone arrays and their members, by when they were last seen; present ones stay.
+            history=(
+                History(
+                    "raid.Array",
+                    "last_seen",
+                    "VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS",
+                    keep=lambda: Q(present=True),
+                    closes_incidents=True,
+                ),
+            ),
         )

@@ -33,6 +33,28 @@ from .scrub import ScrubMemory, ScrubThresholds
 log = logging.getLogger(__name__)
 
 
+class TooManyArrays(Exception):
+    """A report that would give its host more arrays than ``VIGIL_RAID_MAX_ARRAYS_PER_HOST``
+    (present and gone together): refused whole, nothing stored."""
+
+
+def check_array_limit(host: Host, kept: set[str], reported: set[str]) -> None:
+    """Raise ``TooManyArrays`` when ``kept`` (the host's arrays now, gone ones too) and the
+    new names of ``reported`` come to more than the setting."""
+    limit = settings.VIGIL_RAID_MAX_ARRAYS_PER_HOST
+    new = reported - kept
+    if len(kept) + len(new) <= limit:
+        return
+    gone = len(kept - reported)
+    raise TooManyArrays(
+        f"Host {host.name} keeps at most {limit} arrays (VIGIL_RAID_MAX_ARRAYS_PER_HOST): "
+        f"this report names {len(new)} new ones beside the {len(kept)} it has "
+        f"({gone} of them no longer in /proc/mdstat, kept "
+        f"{settings.VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS} days after they were last seen, "
+        "VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS). Nothing was stored."
+    )
+
+
 def ssh_target(host: Host) -> ssh.SshTarget:
     return ssh.SshTarget(
         address=host.ssh_address,
@@ -78,6 +100,9 @@ def collect_over_ssh(host: Host) -> None:
     except ParseError as exc:
         host.collection_failed(f"unreadable output: {exc}")
         return
+    except TooManyArrays as exc:
+        host.collection_failed(str(exc))
+        return
     except Exception as exc:  # a bug, not the host's text: on the host page, and logged
         log.exception("Collection of RAID host %s failed", host)
         host.collection_failed(f"collection failed: {type(exc).__name__}: {exc}")
@@ -102,7 +127,8 @@ def ingest(
     """Save a report for ``host`` (``sysfs``: the lines of /sys/block/mdX/md/; ``smart``: disk
     name -> ``smartctl --json -a`` text; ``devlinks``: the by-id and by-path lines;
     ``read_at``: when the host read them, else ``now``); ParseError (nothing stored) when the
-    report is refused as a whole (``report.assess``)."""
+    report is refused as a whole (``report.assess``), TooManyArrays when it would give the
+    host more arrays than ``VIGIL_RAID_MAX_ARRAYS_PER_HOST``."""
     try:
         rules = validate_rules(host.domain_rules)
     except ValueError:
@@ -143,8 +169,9 @@ def ingest(
     with transaction.atomic():
         # one report of a host at a time (PostgreSQL row lock; SQLite writes one at a time)
         Host.objects.select_for_update().filter(pk=host.pk).first()
-        disk_ids = _save_disks(host, report, read_at)
         rows = {a.name: a for a in Array.objects.filter(host=host)}
+        check_array_limit(host, set(rows), {facts.name for facts in report.arrays})
+        disk_ids = _save_disks(host, report, read_at)
         for array in rows.values():
             array.host = host
         _save_arrays(host, rows, report.arrays, now, disk_ids)

@@ -20,6 +20,12 @@ def _at_least_zero(value: int) -> int:
     return value
 
 
+def _positive(value: int) -> int:
+    if value < 1:
+        raise ValueError("at least 1")
+    return value
+
+
 SETTINGS = (
     # A host with no report for this long (SSH hosts: at least 3 intervals) turns its arrays unknown.
     Setting("VIGIL_RAID_STALE_MINUTES", "int", 15),
@@ -42,4 +48,10 @@ SETTINGS = (
     Setting("VIGIL_RAID_DISK_HISTORY_MINUTES", "int", 60, _at_least_zero),
     # Disk readings are kept this long, then expired by the beat (apps/lib/retention.py).
     Setting("VIGIL_RAID_DISK_RETENTION_DAYS", "int", 400),
+    # Arrays gone from /proc/mdstat (and their members) are kept this long after they were
+    # last seen, then expired by the beat (apps/lib/retention.py) like other history.
+    Setting("VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS", "int", 30, _positive),
+    # Arrays one host keeps, present and gone together: a report that would give it more is
+    # refused (409) and stores nothing. Twice what one report may name (apps/raid/bounds.py).
+    Setting("VIGIL_RAID_MAX_ARRAYS_PER_HOST", "int", 512, _positive),
 )

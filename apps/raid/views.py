@@ -8,7 +8,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import F, Window
+from django.core.paginator import Page, Paginator
+from django.db.models import F, Prefetch, Window
 from django.db.models.functions import RowNumber
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -24,6 +25,7 @@ from apps.regions.models import Region
 from .models import Array, Disk, DiskReading, Host
 
 RECENT_TRANSITIONS = 30
+GONE_PAGE = 50  # gone arrays listed per page of the host page (?gone=2 for the next)
 DISK_HISTORY = 48  # readings of each disk on the host page (the API has them all)
 
 
@@ -68,7 +70,8 @@ def host_rows(hosts: list[Host]) -> list[HostRow]:
 
 
 def region_panel_context(region: Region) -> dict[str, Any]:
-    hosts = list(Host.objects.filter(region=region).prefetch_related("arrays"))
+    present = Prefetch("arrays", queryset=Array.objects.filter(present=True))
+    hosts = list(Host.objects.filter(region=region).prefetch_related(present))
     return {"rows": host_rows(hosts), "region": region}
 
 
@@ -100,19 +103,34 @@ def disk_history(disks: list[Disk]) -> list[tuple[Disk, list[DiskReading]]]:
     return [(disk, by_disk[disk.pk]) for disk in disks if disk.pk in by_disk]
 
 
-def host_context(host: Host, *, live_only: bool = False) -> dict[str, Any]:
-    arrays = list(host.arrays.prefetch_related("members__disk").order_by("position", "name"))
-    present = [a for a in arrays if a.present]
+def gone_page(host: Host, number: object = 1) -> Page:
+    """One page of the host's arrays gone from /proc/mdstat, last seen first (only their names
+    and times are read: a host may keep ``VIGIL_RAID_MAX_ARRAYS_PER_HOST`` of them)."""
+    gone = (
+        host.arrays.filter(present=False)
+        .only("name", "last_seen", "host_id")
+        .order_by(F("last_seen").desc(nulls_last=True), "name")
+    )
+    return Paginator(gone, GONE_PAGE).get_page(number)
+
+
+def host_context(host: Host, *, live_only: bool = False, gone: object = 1) -> dict[str, Any]:
+    present = list(
+        host.arrays.filter(present=True)
+        .prefetch_related("members__disk")
+        .order_by("position", "name")
+    )
     disks = list(host.disks.order_by("-present", "device"))
     content_type = ContentType.objects.get_for_model(Array)
     transitions = Transition.objects.filter(
-        content_type=content_type, object_id__in=[a.pk for a in arrays]
+        content_type=content_type, object_id__in=host.arrays.values("pk")
     ).order_by("-created", "-pk")[:RECENT_TRANSITIONS]
     return {
         "host": host,
         "status": worst(a.status for a in present) or Status.UNKNOWN,
         "nodes": tree(present),
-        "gone": [a for a in arrays if not a.present],
+        "gone": gone_page(host, gone),
+        "gone_days": settings.VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS,
         "transitions": transitions,
         "details": sorted((host.details_text or {}).items()),
         "agent_files": agents.files(AGENT),
@@ -126,7 +144,8 @@ def host_context(host: Host, *, live_only: bool = False) -> dict[str, Any]:
 @require_safe
 def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
     host = get_object_or_404(Host.objects.select_related("region", "region__account"), pk=pk)
-    return subject_page(request, "raid/host.html", host_context(host, live_only=bool(request.htmx)))
+    context = host_context(host, live_only=bool(request.htmx), gone=request.GET.get("gone", 1))
+    return subject_page(request, "raid/host.html", context)
 
 
 @requires("raid.change_host")

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from apps.accounts.roles import refuse_unless
+from apps.lib import trials
 from apps.lib.liveforms import TRY_FIELD, check, is_check
 
 
@@ -44,14 +45,18 @@ def edit_page(
     subject, form = subject_form(request, form_class, pk)
     if is_check(request):
         return check(request, form)
-    tried = None
+    tried = refused = None
     if request.method == "POST" and form.is_valid():
         if request.POST.get(TRY_FIELD) != "1":
             saved = form.save()
             return redirect(f"{saved._meta.app_label}:{saved._meta.model_name}", pk=saved.pk)
-        tried = trial(form.instance)
+        with trials.slot(request.user.pk) as refused:  # one per user, a few for everyone
+            if refused is None:
+                tried = trial(form.instance)
     meta = form_class._meta.model._meta
-    context = {"form": form, meta.model_name: subject, "trial": tried}
-    return render(
-        request, f"{meta.app_label}/edit.html", context, status=400 if form.errors else 200
-    )
+    context = {"form": form, meta.model_name: subject, "trial": tried, "trial_refused": refused}
+    status = 400 if form.errors else 429 if refused else 200
+    response = render(request, f"{meta.app_label}/edit.html", context, status=status)
+    if refused:
+        response["Retry-After"] = str(trials.RETRY_AFTER_S)
+    return response

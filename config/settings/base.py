@@ -59,6 +59,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_ALERT_SWEEP_SECONDS",
     "VIGIL_ALERT_UNDELIVERABLE_HOURS",
     "VIGIL_API_KEYS_PER_USER",
+    "VIGIL_API_KEY_CACHE_SECONDS",
     "VIGIL_API_LIST_CACHE_SECONDS",
     "VIGIL_API_RATE_READ",
     "VIGIL_API_RATE_USER_READ",
@@ -84,6 +85,7 @@ KNOWN_VIGIL_VARIABLES = {
     "VIGIL_PROXY_COUNT",
     "VIGIL_PUSH_MAX_BYTES",
     "VIGIL_REGION_QUEUES",
+    "VIGIL_TRIALS_AT_ONCE",
     "VIGIL_VAR_DIR",
     "VIGIL_WEB_BIND",  # docker-compose.yml only
     "VIGIL_WEB_PORT",
@@ -382,8 +384,8 @@ REST_FRAMEWORK = {
         "apps.api.lists.FilterBackend",
         "apps.api.lists.StableOrdering",
     ],
-    # Per API key (else host token, session user, address), and per user across all their
-    # keys and sessions, counted in CACHES["default"].
+    # Per API key (else the push token's subject, session user, address), and per user across
+    # all their keys and sessions, counted in CACHES["default"].
     "DEFAULT_THROTTLE_CLASSES": [
         "apps.api.throttling.ReadThrottle",
         "apps.api.throttling.WriteThrottle",
@@ -398,6 +400,12 @@ REST_FRAMEWORK = {
     },
     "EXCEPTION_HANDLER": "apps.api.errors.json_exception_handler",
 }
+# An API key with its owner and role is kept in the cache this long (0: read every request);
+# revoking it or changing its owner takes effect at once (apps/accounts/keycache.py).
+VIGIL_API_KEY_CACHE_SECONDS = setting("VIGIL_API_KEY_CACHE_SECONDS", "int", default=5)
+# "Measure once" and "Try" run in a web request: at most this many at once for everyone (and
+# one per user), so that they never hold every web thread (apps/lib/trials.py).
+VIGIL_TRIALS_AT_ONCE = setting("VIGIL_TRIALS_AT_ONCE", "int", default=2)
 # Live (unrevoked) API keys one user may hold; issuing one more is refused.
 VIGIL_API_KEYS_PER_USER = setting("VIGIL_API_KEYS_PER_USER", "int", default=10)
 # A polled configuration list (file systems) keeps its rendered body this many seconds, under

@@ -37,4 +37,9 @@ CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {**CONTENT_SECURITY_POLICY["DIRECTIVES"], "upgrade-insecure-requests": True},
 }
 
+# Demo mode is off unless VIGIL_DEMO=true: "auto" (the local default, base.py) would turn it on,
+# and loopback probing with it, on an instance whose role gives it no credentials in the
+# environment.
+VIGIL_DEMO = setting("VIGIL_DEMO", default="false").lower()
+
 EMAIL_BACKEND = setting("EMAIL_BACKEND", default="anymail.backends.amazon_ses.EmailBackend")

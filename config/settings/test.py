@@ -29,6 +29,7 @@ VIGIL_PAGE_CACHE_SECONDS = 0  # pages show what a test just wrote; the cache is 
 VIGIL_METRICS_CACHE_SECONDS = 0  # likewise /metrics
 VIGIL_EFS_COMPARISON_CACHE_SECONDS = 0  # and the file system page's mode comparison
 VIGIL_API_LIST_CACHE_SECONDS = 0  # and the API's file system list
+VIGIL_API_KEY_CACHE_SECONDS = 0  # and API keys with their owner's role
 STATIC_ROOT = None  # tests serve static files from the finders, nothing is collected
 # A minimal concern app, so the concern contract is tested without depending on a real one.
 install(globals(), "tests.concern_app")  # noqa: F405  (the tests' concern, as a real one)

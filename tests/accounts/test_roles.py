@@ -200,3 +200,35 @@ def test_pages_show_each_role_only_what_it_may_do(client, viewer, operator, user
         OPERATOR: {"acknowledge": True, "disable": True, "add channel": False, "admin link": True},
         ADMIN: dict.fromkeys(("acknowledge", "disable", "add channel", "admin link"), True),
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_requests_cannot_pass_the_key_limit_together(user, settings):
+    """Twelve requests of one user at once, each in its own thread and database connection."""
+    import threading
+
+    from django.db import connection
+    from django.test import Client
+
+    settings.VIGIL_API_KEYS_PER_USER = 3
+    start = threading.Barrier(12)
+    answers: list[int] = []
+
+    def issue(n: int) -> None:
+        client = Client()
+        client.force_login(user)
+        start.wait()
+        try:
+            response = client.post("/api/keys/", {"name": f"k{n}"}, content_type="application/json")
+            answers.append(response.status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=issue, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(answers) == [201] * 3 + [403] * 9
+    assert user.api_keys.filter(revoked=None).count() == 3

@@ -266,3 +266,71 @@ def test_send_a_test_emails_every_address_of_the_channel(logged_in_client, make_
         "TEST Vigil channel On call: a test message sent by oncall, nothing changed"
     )
     assert "if you read this, it works" in mail.outbox[0].body
+
+
+TEAMS_URL = "https://outlook.office.com/webhook/PLANTED-team-guid/IncomingWebhook/PLANTEDkey"
+TEAMS_SHOWN = "https://outlook.office.com/…"
+
+
+def test_a_webhook_url_is_shown_by_its_scheme_and_host_only(
+    client, viewer, api_client, api_key, admin, settings
+):
+    """Teams, Discord and Google Chat webhooks carry their credential in the path or query."""
+    settings.VIGIL_OUTBOUND_ALLOW_LOOPBACK = True
+    writer = bearer(api_key(read_only=False))
+    made = api_client.post(
+        "/api/alerts/channels/",
+        {"name": "Teams", "kind": "webhook", "target": TEAMS_URL, "secret": "s" * 20},
+        format="json",
+        **writer,
+    )
+    assert made.status_code == 201, made.content
+    assert made.json()["target"] == TEAMS_SHOWN
+    channel = Channel.objects.get(name="Teams")
+    assert channel.target == TEAMS_URL  # kept whole, and sent to
+
+    # the API's GET sent back in a PUT keeps the URL; a whole new one replaces it
+    shown = api_client.get(f"/api/alerts/channels/{channel.pk}/", **writer).json()
+    put = {k: shown[k] for k in ("name", "kind", "target", "disabled")}
+    assert (
+        api_client.put(
+            f"/api/alerts/channels/{channel.pk}/", put, format="json", **writer
+        ).status_code
+        == 200
+    )
+    channel.refresh_from_db()
+    assert channel.target == TEAMS_URL
+    other = "https://discord.com/api/webhooks/123/PLANTED-discord-token?wait=true"
+    api_client.patch(
+        f"/api/alerts/channels/{channel.pk}/", {"target": other}, format="json", **writer
+    )
+    channel.refresh_from_db()
+    assert channel.target == other
+
+    client.force_login(viewer)
+    pages = [
+        client.get(url).content.decode()
+        for url in ("/alerts/channels/", f"/alerts/channels/{channel.pk}/")
+    ]
+    listed = client.get("/api/alerts/channels/").content.decode()
+    client.force_login(admin)
+    edit_page = client.get(f"/alerts/channels/{channel.pk}/").content.decode()
+    admin_pages = [
+        client.get(url).content.decode()
+        for url in ("/admin/alerts/channel/", f"/admin/alerts/channel/{channel.pk}/change/")
+    ]
+    trail = client.get("/api/audit/?model=alerts.channel").content.decode()
+    trail_page = client.get("/accounts/audit/?model=alerts.channel").content.decode()
+    for answer in (*pages, listed, edit_page, *admin_pages, trail, trail_page):
+        assert "PLANTED" not in answer
+    assert "https://discord.com/…" in pages[1] and "https://discord.com/…" in listed
+    assert "https://outlook.office.com/…" in trail and "https://discord.com/…" in trail
+
+    # the edit page's form sends the shown URL back: the saved one is kept
+    saved = client.post(
+        f"/alerts/channels/{channel.pk}/",
+        {"name": "Teams", "kind": "webhook", "target": "https://discord.com/…", "secret": ""},
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    channel.refresh_from_db()
+    assert channel.target == other

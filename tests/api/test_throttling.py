@@ -103,3 +103,23 @@ def test_it_counts_every_key_of_a_user_against_one_user_budget(api_client, api_k
         answers = [api_client.get("/api/regions/", **first).status_code for _ in range(3)]
         answers += [api_client.get("/api/regions/", **second).status_code for _ in range(2)]
     assert answers == [200, 200, 200, 200, 429]
+
+
+def test_it_counts_every_budget_of_a_request_in_one_round_trip(
+    api_client, api_key, limits, redis, settings
+):
+    """A key's read budget and its owner's are counted in one MULTI/EXEC, not one each."""
+    import redis as redis_py
+
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"read": "3/min", "user_read": "4/min"},
+    }
+    auth = bearer(api_key())
+    client = redis_py.Redis.from_url(redis.url)
+    client.config_resetstat()
+    answers = [api_client.get("/api/regions/", **auth).status_code for _ in range(5)]
+    assert answers == [200, 200, 200, 429, 429]
+    stats = client.info("commandstats")
+    assert stats["cmdstat_exec"]["calls"] == 5  # one round trip per request
+    assert stats["cmdstat_set"]["calls"] == 10  # two budgets each (SET NX, then INCRBY)

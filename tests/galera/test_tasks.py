@@ -110,10 +110,11 @@ def test_it_never_reads_a_password_reference_outside_the_allowed_places(site, tm
     tasks.poll_cluster(cluster.pk)
 
     details = dict(cluster.nodes.values_list("name", "detail"))
-    assert details["file"] == (
-        f"password unavailable: The password file must be inside {tmp_path / 'secrets'}."
+    refused = (
+        "password unavailable: the node's password reference is not allowed "
+        "(edit the node to give it again)"
     )
-    assert details["env"].startswith("password unavailable: The variable's name must start with")
+    assert details == {"file": refused, "env": refused}  # neither reference named to viewers
 
 
 def test_it_does_not_connect_when_the_password_variable_is_missing(site, monkeypatch):
@@ -126,9 +127,35 @@ def test_it_does_not_connect_when_the_password_variable_is_missing(site, monkeyp
     tasks.poll_cluster(cluster.pk)
 
     cluster.refresh_from_db()
-    assert "password unavailable: environment variable GALERA_MISSING_PASSWORD is not set" in (
+    assert "password unavailable: its environment variable is not set on the worker" in (
         cluster.reason
     )
+
+
+def test_viewers_never_read_the_password_variables_name_after_a_failed_poll(
+    site, monkeypatch, client, viewer, caplog
+):
+    monkeypatch.delenv("GALERA_MISSING_PASSWORD", raising=False)
+    cluster = make_cluster(site)
+    node = Node.objects.create(
+        cluster=cluster, host="127.0.0.1", port=3306, password_env="GALERA_MISSING_PASSWORD"
+    )
+    tasks.poll_cluster(cluster.pk)
+    client.force_login(viewer)
+
+    answers = [
+        client.get(url).content.decode()
+        for url in (
+            f"/galera/clusters/{cluster.pk}/",
+            f"/api/galera/nodes/{node.pk}/",
+            f"/api/galera/clusters/{cluster.pk}/",
+            f"/regions/{site.pk}/",
+        )
+    ]
+
+    assert all("GALERA_MISSING_PASSWORD" not in answer for answer in answers)
+    assert "its environment variable is not set on the worker" in answers[1]
+    assert "environment variable GALERA_MISSING_PASSWORD" in caplog.text  # for the operator
 
 
 def test_a_cluster_without_nodes_is_unknown(site):

@@ -35,3 +35,25 @@ def test_it_counts_in_redis_with_the_counter_expiring_from_its_first_count(redis
 def test_it_counts_with_add_and_incr_on_other_backends():
     local = LocMemCache("counts", {})
     assert [cache.count(local, "hits", 60) for _ in range(3)] == [1, 2, 3]
+
+
+def test_it_counts_in_one_round_trip_through_djangos_cache_proxy(tmp_path, settings):
+    """DRF's throttles hold ``django.core.cache.cache``, a proxy: it counted with ``add`` and
+    ``incr`` (three commands) until the backend behind the proxy was used."""
+    from django.core.cache import cache as proxy
+    from django.core.cache import caches
+
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        settings.CACHES = {
+            "default": {"BACKEND": "apps.lib.cache.RedisCache", "LOCATION": server.url}
+        }
+        client = caches["default"]._cache.get_client()
+        client.config_resetstat()
+        assert [cache.count(proxy, "hits", 60) for _ in range(3)] == [1, 2, 3]
+        stats = client.info("commandstats")
+        assert stats["cmdstat_exec"]["calls"] == 3
+        assert "cmdstat_exists" not in stats and "cmdstat_get" not in stats
+    finally:
+        server.stop()

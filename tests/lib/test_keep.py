@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from auditlog.models import LogEntry
 from django.db import transaction
+from django.utils import timezone
 
 from apps import alerts
 from apps.alerts.models import Channel, Notification, Rule
@@ -109,3 +110,44 @@ def test_no_other_path_deletes_history_either_but_code_that_means_it(fleet):
     with allow_deleting_history():
         account.delete()
     assert not Cluster.objects.exists()
+
+
+def test_the_admin_shows_history_read_only_and_never_deletes_it(client, user, fleet):
+    """Deleting the status changes by hand would then let the cluster go, with no audit entry."""
+    from apps.alerts.models import Incident, Transition
+    from apps.probes.models import Result, Target
+
+    _, region, cluster, _ = fleet
+    target = Target.objects.create(region=region, url="https://shop.example.com/")
+    result = Result.objects.create(
+        target=target, cap_s=60.0, status="ok", started_at=timezone.now()
+    )
+    host = Host.objects.create(name="db1", region=region)
+    array = Array.objects.create(host=host, region=region, name="md0")
+    transition, incident = Transition.objects.get(), Incident.objects.get()
+    notification = Notification.objects.get()
+    rows = {
+        "alerts/transition": transition,
+        "alerts/incident": incident,
+        "alerts/notification": notification,
+        "probes/result": result,
+        "raid/array": array,
+    }
+    client.force_login(user)  # an admin
+    for path, row in rows.items():
+        listed = client.get(f"/admin/{path}/")
+        assert listed.status_code == 200, path
+        assert 'value="delete_selected"' not in listed.content.decode(), path
+        assert client.get(f"/admin/{path}/{row.pk}/change/").status_code == 200, path  # a view
+        assert client.post(f"/admin/{path}/{row.pk}/delete/", {"post": "yes"}).status_code == 403
+        bulk = client.post(
+            f"/admin/{path}/",
+            {"action": "delete_selected", "_selected_action": [row.pk], "post": "yes"},
+        )
+        assert bulk.status_code in (200, 302), path
+        assert type(row).objects.filter(pk=row.pk).exists(), path
+
+    refused = client.post(f"/admin/galera/cluster/{cluster.pk}/delete/", {"post": "yes"})
+    assert "was not deleted: it holds" in refused.content.decode()
+    assert Cluster.objects.filter(pk=cluster.pk).exists()
+    assert not LogEntry.objects.filter(action=LogEntry.Action.DELETE).exists()

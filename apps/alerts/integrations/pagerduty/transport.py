@@ -3,7 +3,8 @@
 The ``dedup_key`` is the subject (``events.subject_key``), so PagerDuty's incident opens, is
 updated and closes with Vigil's. One event per subject of a batch, its latest change. 202 is
 accepted; 400 (a wrong routing key, an invalid event) is the channel's failure; 429 and 5xx
-are retried (PagerDuty asks for it).
+are retried (PagerDuty asks for it). PagerDuty shows its fields as plain text: pushed text in
+them is put on one line of printable characters (``content.plain``), never markup.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ def event(notification: Notification, routing_key: str) -> dict:
             "summary": content.summary_line(t)[:1024],
             "source": f"vigil {item['region']}",
             "severity": SEVERITY.get(t.new_status, "error"),
-            "component": t.subject_label,
+            "component": content.plain(t.subject_label),
             "group": item["concern"],
             "class": t.new_status,
-            "custom_details": {"reason": t.reason, **dict(item["figures"])},
+            "custom_details": {"reason": content.plain(t.reason), **dict(item["figures"])},
         },
         "links": [{"href": item["url"], "text": "Open in Vigil"}],
         "client": "Vigil",

@@ -3,6 +3,12 @@
 The webhook URL is the credential (anyone holding it may post), so it is the channel's secret.
 Slack answers 200 ``ok``; 400/403/404/410 (``invalid_payload``, ``invalid_token``,
 ``channel_not_found``, ``channel_is_archived``) are the channel's failure; 429 and 5xx retried.
+
+Every text is escaped for Slack's mrkdwn (``escaped``): a reason may hold what a node pushed,
+and ``<https://evil.example|Sign in again>`` or ``<!channel>`` in it would become a disguised
+link or a mention of everyone. Slack asks for exactly ``&``, ``<`` and ``>`` to be replaced by
+their HTML entities ("Escaping text", https://api.slack.com/reference/surfaces/formatting#escaping,
+read 2026-11-26).
 """
 
 from __future__ import annotations
@@ -20,6 +26,12 @@ COLOURS = {"ok": "#1a7f37", "warning": "#9a6700", "critical": "#cf222e", "unknow
 MAX_ATTACHMENTS = 20  # Slack shows no more than this many well
 
 
+def escaped(text: object) -> str:
+    """``text`` for Slack's mrkdwn: ``&``, ``<`` and ``>`` as entities, on one line."""
+    plain = content.plain(str(text))
+    return plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def message(notifications: Sequence[Notification]) -> dict:
     ctx = content.context(notifications)
     attachments = []
@@ -30,18 +42,20 @@ def message(notifications: Sequence[Notification]) -> dict:
         attachments.append(
             {
                 "color": COLOURS.get(t.new_status, COLOURS["unknown"]),
-                "title": f"{item['word']} {item['region']} {item['concern']} {item['label']}",
+                "title": escaped(
+                    f"{item['word']} {item['region']} {item['concern']} {item['label']}"
+                ),
                 "title_link": item["url"],
-                "text": t.reason,
+                "text": escaped(t.reason),
                 "fields": [
-                    {"title": name, "value": value, "short": True}
+                    {"title": escaped(name), "value": escaped(value), "short": True}
                     for name, value in item["figures"][:6]
                 ],
-                "fallback": content.summary_line(t, n.kind),
+                "fallback": escaped(content.summary_line(t, n.kind)),
             }
         )
     more = len(latest) - MAX_ATTACHMENTS
-    text = ctx["subject"] + (f" (and {more} more in Vigil)" if more > 0 else "")
+    text = escaped(ctx["subject"]) + (f" (and {more} more in Vigil)" if more > 0 else "")
     return {"text": text, "attachments": attachments}
 
 
