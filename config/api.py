@@ -13,6 +13,7 @@ from rest_framework.routers import DefaultRouter
 
 from apps.accounts.api import ApiKeyViewSet, AuditViewSet
 from apps.alerts.api import (
+    CauseViewSet,
     ChannelViewSet,
     IncidentViewSet,
     RuleViewSet,
@@ -28,6 +29,7 @@ router.register("regions", RegionViewSet, basename="region")
 router.register("keys", ApiKeyViewSet, basename="apikey")
 router.register("audit", AuditViewSet, basename="audit")
 router.register("alerts/incidents", IncidentViewSet, basename="incident")
+router.register("alerts/causes", CauseViewSet, basename="cause")
 router.register("alerts/transitions", TransitionViewSet, basename="transition")
 router.register("alerts/silences", SilenceViewSet, basename="silence")
 router.register("alerts/channels", ChannelViewSet, basename="channel")

@@ -7,7 +7,7 @@ from datetime import timedelta
 import django_filters
 from django.db.models import QuerySet
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -18,7 +18,7 @@ from apps.api.lists import FilterBackend, FilterSet, IdFilter, KeysetPagination,
 from apps.api.validation import ModelClean
 from apps.regions import concerns
 
-from .models import RULE_FIELDS, Channel, Incident, Rule, Silence, Transition
+from .models import RULE_FIELDS, Cause, Channel, Incident, Rule, Silence, Transition
 
 MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
 
@@ -63,7 +63,36 @@ class IncidentSerializer(serializers.ModelSerializer):
             "acknowledged",
             "acknowledged_by",
             "reminders_sent",
+            "cause",
         ]
+
+
+class CauseMemberSerializer(serializers.ModelSerializer):
+    """A subject of an incident by cause, and whether its own alert was held back."""
+
+    inhibited = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Incident
+        fields = ["id", "subject_label", "content_type", "object_id", "status", "reason",
+                  "opened", "closed", "inhibited"]  # fmt: skip
+
+    def get_inhibited(self, incident: Incident) -> bool:
+        return incident.last_transition.notifications.filter(state="inhibited").exists()
+
+
+class CauseSerializer(serializers.ModelSerializer):
+    region = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    subjects = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Cause
+        fields = ["id", "key", "label", "region", "concern", "status", "opened", "closed",
+                  "subjects"]  # fmt: skip
+
+    @extend_schema_field(CauseMemberSerializer(many=True))
+    def get_subjects(self, cause: Cause) -> list[dict]:
+        return CauseMemberSerializer(cause.members(), many=True).data
 
 
 class SilenceSerializer(ModelClean, serializers.ModelSerializer):
@@ -176,6 +205,30 @@ class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     queryset = Transition.objects.select_related("region")
     filterset_class = TransitionFilter
     ordering = ["-created", "-pk"]
+
+
+class CauseFilter(SinceUntilFilterSet):
+    time_field = "opened"
+    concern = concern_filter()
+    open = django_filters.BooleanFilter(
+        field_name="closed", lookup_expr="isnull", help_text="true: open; false: closed"
+    )
+
+    class Meta:
+        model = Cause
+        fields = ["region", "status", "concern"]
+
+
+class CauseViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
+    """Incidents by cause (a storage server, an agent that stopped, ...), newest first, each
+    with the subjects failing for it; ?open=true for the current ones."""
+
+    serializer_class = CauseSerializer
+    queryset = Cause.objects.select_related("region")
+    filterset_class = CauseFilter
+    pagination_class = KeysetPagination
+    filter_backends = [FilterBackend]
+    ordering = ["-opened", "-pk"]
 
 
 class IncidentFilter(SinceUntilFilterSet):

@@ -34,8 +34,23 @@ def subject_url(transition: Transition) -> str:
     return settings.VIGIL_BASE_URL.rstrip("/") + path
 
 
+def cause_of(transition: Transition):
+    """The incident by cause the transition belongs to (None for a subject alone)."""
+    return transition.cause if transition.cause_id else None
+
+
+def label(transition: Transition) -> str:
+    """What failed: the subject, or the cause it failed for ("storage server storage-b")."""
+    cause = cause_of(transition)
+    return cause.label if cause is not None else transition.subject_label
+
+
 def headline(transition: Transition) -> str:
-    """The reason's first clause: what fits in a phone's subject line."""
+    """The reason's first clause: what fits in a phone's subject line; for a cause, the
+    subjects failing for it ("5 arrays: db:md1, db:md2, …")."""
+    cause = cause_of(transition)
+    if cause is not None:
+        return cause.summary()
     return transition.reason.split(";")[0].strip()
 
 
@@ -52,7 +67,7 @@ def summary_line(transition: Transition, kind: str = "") -> str:
         return f"TEST Vigil channel {transition.subject_label}: {headline(transition)}"
     return (
         f"{word(transition)} {transition.region.code} {concern_label(transition.concern)} "
-        f"{transition.subject_label}: {headline(transition)}"
+        f"{label(transition)}: {headline(transition)}"
     )
 
 
@@ -124,8 +139,9 @@ def item(
         "word": word(transition, kind),
         "concern": concern_label(transition.concern),
         "region": transition.region.code,
-        "label": transition.subject_label,
+        "label": label(transition) if kind != Notification.Kind.TEST else transition.subject_label,
         "headline": headline(transition),
+        "cause": cause_of(transition),
         "figures": figures(transition),
         "url": subject_url(transition),
         "was": (earliest or transition).old_status,

@@ -50,6 +50,53 @@ class SubjectRef(models.Model):
         abstract = True
 
 
+class Cause(models.Model):
+    """An incident by cause: subjects failing for one known cause (``lib.status.Cause``)
+    share it, and one page; it closes when the last of them recovers (routing.py)."""
+
+    key = models.CharField(max_length=200)
+    label = models.CharField(max_length=255)
+    region = models.ForeignKey(Region, models.CASCADE, related_name="causes")
+    concern = models.CharField(max_length=20)
+    status = models.CharField(max_length=10, choices=STATUS_CHOICES)
+    opened = models.DateTimeField(default=timezone.now)
+    closed = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-opened"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key"], condition=Q(closed=None), name="one_open_incident_per_cause"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.status} since {self.opened:%Y-%m-%d %H:%M}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("alerts:cause", args=[self.pk])
+
+    def members(self) -> list[Incident]:
+        """The subjects' incidents, open ones first, each subject once (its latest)."""
+        seen: dict[tuple[int, int], Incident] = {}
+        for incident in self.incidents.order_by("-opened", "-pk"):
+            seen.setdefault((incident.content_type_id, incident.object_id), incident)
+        return sorted(seen.values(), key=lambda i: (i.closed is not None, i.subject_label))
+
+    def summary(self) -> str:
+        """``5 arrays: host:md1, host:md2, …`` (the open ones; all of them once closed)."""
+        members = self.members()
+        shown = [m for m in members if m.closed is None] or members
+        models_ = {m.content_type.model_class() for m in shown}
+        model = next(iter(models_)) if len(models_) == 1 else None
+        noun = str(model._meta.verbose_name_plural) if model else "subjects"
+        labels = ", ".join(m.subject_label for m in shown[:20])
+        more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+        if len(shown) == 1 and model:
+            noun = str(model._meta.verbose_name)
+        return f"{len(shown)} {noun}: {labels}{more}"
+
+
 class Transition(SubjectRef):
     region = models.ForeignKey(Region, models.CASCADE, related_name="transitions")
     old_status = models.CharField(max_length=10, choices=STATUS_CHOICES)
@@ -58,6 +105,10 @@ class Transition(SubjectRef):
     figures = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
     processed = models.DateTimeField(null=True, blank=True)
+    # The known cause it failed for (or, a recovery, the cause whose incident it belongs to).
+    cause = models.ForeignKey(
+        Cause, models.SET_NULL, null=True, blank=True, related_name="transitions"
+    )
 
     class Meta:
         ordering = ["-created"]
@@ -90,6 +141,9 @@ class Incident(SubjectRef):
     )
     next_reminder = models.DateTimeField(null=True, blank=True)
     reminders_sent = models.PositiveIntegerField(default=0)
+    cause = models.ForeignKey(
+        Cause, models.SET_NULL, null=True, blank=True, related_name="incidents"
+    )
 
     class Meta:
         ordering = ["-opened"]
@@ -312,6 +366,7 @@ class Notification(models.Model):
         FAILED = "failed", "Failed permanently"
         SILENCED = "silenced", "Silenced"
         SUPPRESSED = "suppressed", "Suppressed while flapping"
+        INHIBITED = "inhibited", "Held: its cause's incident was sent"
 
     transition = models.ForeignKey(Transition, models.CASCADE, related_name="notifications")
     channel = models.ForeignKey(Channel, models.CASCADE, related_name="notifications")

@@ -12,9 +12,28 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Q
 
+from apps.lib.status import Cause as KnownCause
 from apps.regions.models import Region
 
-from .models import Channel, Incident, Notification, Rule, Silence, SubjectRef, Transition, severity
+from .models import (
+    Cause,
+    Channel,
+    Incident,
+    Notification,
+    Rule,
+    Silence,
+    SubjectRef,
+    Transition,
+    severity,
+)
+
+#: What was sent (or is being sent) about an incident: its channels were told.
+TOLD = (
+    Notification.State.SENT,
+    Notification.State.PENDING,
+    Notification.State.FAILED,
+    Notification.State.SUPPRESSED,
+)
 
 
 def channels_for(transition: Transition) -> list[Channel]:
@@ -103,18 +122,73 @@ def told_about(incident: Incident) -> list[Channel]:
             notifications__transition__content_type_id=incident.content_type_id,
             notifications__transition__object_id=incident.object_id,
             notifications__transition__created__gte=incident.opened,
-            notifications__state__in=[
-                Notification.State.SENT,
-                Notification.State.PENDING,
-                Notification.State.FAILED,
-                Notification.State.SUPPRESSED,
-            ],
+            notifications__state__in=TOLD,
         ).distinct()
     )
 
 
-def enqueue(transition: Transition, incident: Incident | None = None) -> list[Notification]:
+def told_about_cause(cause: Cause, excluding: Transition | None = None) -> set[int]:
+    """Channels told about any subject of the incident by cause ``cause``."""
+    told = Notification.objects.filter(
+        transition__cause=cause, state__in=TOLD, channel__disabled=False
+    )
+    if excluding is not None:
+        told = told.exclude(transition=excluding)
+    return set(told.values_list("channel_id", flat=True))
+
+
+def attach_cause(
+    transition: Transition, incident: Incident | None, known: KnownCause | None
+) -> tuple[Cause | None, bool]:
+    """Join the subject's incident to its cause's (opened by the first subject failing for
+    it); a recovery leaves it, and closes it when it was the last. (The cause, whether this
+    transition closed it.)"""
+    if incident is None:
+        return None, False
+    now = transition.created
+    if transition.is_recovery or known is None:
+        cause = incident.cause
+        if cause is None:
+            return None, False
+        if not transition.is_recovery:  # failing now for another reason: on its own again
+            Incident.objects.filter(pk=incident.pk).update(cause=None)
+        Transition.objects.filter(pk=transition.pk).update(cause=cause)
+        transition.cause = cause
+        others = cause.incidents.filter(closed=None).exclude(pk=incident.pk).exists()
+        closing = not others
+        if closing:
+            Cause.objects.filter(pk=cause.pk, closed=None).update(closed=now, status="ok")
+        return (cause, closing) if transition.is_recovery else (None, closing)
+    cause = Cause.objects.select_for_update().filter(key=known.key, closed=None).first()
+    if cause is None:
+        cause = Cause.objects.create(
+            key=known.key,
+            label=known.label,
+            region_id=transition.region_id,
+            concern=transition.concern,
+            status=transition.new_status,
+            opened=now,
+        )
+    elif severity(transition.new_status) > severity(cause.status):
+        Cause.objects.filter(pk=cause.pk).update(status=transition.new_status)
+    if incident.cause_id != cause.pk:
+        Incident.objects.filter(pk=incident.pk).update(cause=cause)
+    Transition.objects.filter(pk=transition.pk).update(cause=cause)
+    transition.cause = cause
+    return cause, False
+
+
+def enqueue(
+    transition: Transition,
+    incident: Incident | None = None,
+    cause: Cause | None = None,
+    closing: bool = False,
+) -> list[Notification]:
     """The outbox rows this transition owes, one per channel.
+
+    A subject failing for a known cause (``cause``) is sent only to channels not told about
+    the cause yet: the others keep it as ``inhibited``, listed on the incident by cause. Its
+    recovery is sent only when it closes the cause (``closing``), to every channel told.
 
     A recovery goes to exactly the channels told about the incident it closes, whatever the
     rules say of this last change (critical → warning → ok closes a PagerDuty incident too),
@@ -126,11 +200,21 @@ def enqueue(transition: Transition, incident: Incident | None = None) -> list[No
         return []
     if transition.is_recovery:
         channels = told_about(incident) if incident is not None else []
+        if cause is not None and closing:
+            told = told_about_cause(cause) - {c.pk for c in channels}
+            channels += list(Channel.objects.filter(pk__in=told))
     else:
         channels = channels_for(transition)
     if not channels:
         return []
     kind, state = Notification.Kind.TRANSITION, Notification.State.PENDING
+    inhibited: set[int] = set()
+    if cause is not None and not closing:
+        inhibited = (
+            {c.pk for c in channels}
+            if transition.is_recovery
+            else told_about_cause(cause, excluding=transition)
+        )
     if active_silence(transition, transition.created):
         state = Notification.State.SILENCED
     elif _flapping(transition):
@@ -138,22 +222,26 @@ def enqueue(transition: Transition, incident: Incident | None = None) -> list[No
             state = Notification.State.SUPPRESSED
         else:
             kind = Notification.Kind.FLAPPING
-    return Notification.objects.bulk_create(
+    rows = Notification.objects.bulk_create(
         Notification(
             transition=transition,
             channel=channel,
             kind=kind,
-            state=state,
+            state=Notification.State.INHIBITED
+            if channel.pk in inhibited and state == Notification.State.PENDING
+            else state,
             created=transition.created,
             next_attempt=transition.created,
         )
         for channel in channels
     )
+    return [n for n in rows if n.state != Notification.State.INHIBITED]
 
 
-def on_transition(transition: Transition) -> list[Notification]:
+def on_transition(transition: Transition, known: KnownCause | None = None) -> list[Notification]:
     incident = update_incident(transition)
-    return enqueue(transition, incident)
+    cause, closing = attach_cause(transition, incident, known)
+    return enqueue(transition, incident, cause, closing)
 
 
 def queue_reminders(now: datetime) -> int:
@@ -173,6 +261,10 @@ def queue_reminders(now: datetime) -> int:
         if not won or active_silence(incident, now):
             continue
         transition = incident.last_transition
+        if Notification.objects.filter(
+            transition=transition, state=Notification.State.INHIBITED
+        ).exists():
+            continue  # its cause's incident is the one reminded of
         for channel in channels_for(transition):
             Notification.objects.get_or_create(
                 transition=transition,

@@ -8,6 +8,7 @@ app_name = "alerts"
 urlpatterns = [
     path("", views.incidents, name="incidents"),
     path("incidents/<int:pk>/acknowledge/", views.acknowledge, name="acknowledge"),
+    path("causes/<int:pk>/", views.cause, name="cause"),
     path("history/<int:content_type>/<int:object_id>/", views.history, name="history"),
     path("channels/", views.channels, name="channels"),
     path("channels/<int:pk>/", views.channel, name="channel"),

@@ -22,7 +22,7 @@ from apps.regions.models import Region, Subject
 
 from . import routing, scopes, trial
 from .forms import ChannelForm, RuleForm, SilenceForm, subject_options
-from .models import Channel, Incident, Notification, Rule, Silence, Transition
+from .models import Cause, Channel, Incident, Notification, Rule, Silence, Transition
 from .transitions import wake_sender
 
 
@@ -31,7 +31,7 @@ def incidents_by_region(now=None) -> list[tuple[object, list[tuple[Incident, str
     now = now or timezone.now()
     groups: dict[int, tuple[object, list]] = {}
     shown = Incident.objects.filter(closed=None, region__in=Region.objects.shown())
-    for incident in shown.select_related("region", "acknowledged_by"):
+    for incident in shown.select_related("region", "acknowledged_by", "cause"):
         if routing.active_silence(incident, now):
             state = "silenced"
         elif incident.acknowledged:
@@ -75,6 +75,23 @@ def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
         acknowledged=timezone.now(), acknowledged_by=request.user
     )
     return redirect("alerts:incidents")
+
+
+@require_safe
+def cause(request: HttpRequest, pk: int) -> HttpResponse:
+    """An incident by cause: what failed, the subjects failing for it, and what each was sent
+    or held back (inhibited: the cause's alert said it)."""
+    found = get_object_or_404(Cause.objects.select_related("region"), pk=pk)
+    members = found.members()
+    rows = []
+    for incident in members:
+        notes = Notification.objects.filter(
+            transition__content_type_id=incident.content_type_id,
+            transition__object_id=incident.object_id,
+            transition__cause=found,
+        ).select_related("channel", "transition")
+        rows.append((incident, list(notes.order_by("created", "pk"))))
+    return render(request, "alerts/cause.html", {"cause": found, "rows": rows})
 
 
 @require_safe

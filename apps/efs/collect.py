@@ -19,7 +19,7 @@ from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
-from apps.lib.status import Status, Verdict, jsonable
+from apps.lib.status import Cause, Status, Verdict, jsonable
 from apps.lib.stopwatch import Stopwatch
 
 from . import cloudwatch, elasticfilesystem, history, pricing
@@ -258,7 +258,7 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
     th = thresholds(limits)
     span = max(th.forecast_window, th.stale_after)
     live = FileSystem.objects.filter(region=rc.region, deleted__isnull=True)
-    filesystems = list(live.select_related("region"))
+    filesystems = list(live.select_related("region__account"))
     counts: dict[str, int] = {}
     with transaction.atomic():  # one commit for the region, not one per file system
         for i in range(0, len(filesystems), JUDGE_BATCH):
@@ -317,9 +317,21 @@ def judge(
     )
     if verdict.status is Status.UNKNOWN and region_error:
         return Verdict(
-            verdict.status, f"{verdict.reason}; collection failing: {region_error}", verdict.figures
+            verdict.status,
+            f"{verdict.reason}; collection failing: {region_error}",
+            verdict.figures,
+            cause=access_cause(fs.region),
         )
     return verdict
+
+
+def access_cause(region) -> Cause:
+    """The account-region whose AWS calls fail: every file system going unknown with it
+    shares one incident by cause (``lib.status.Cause``)."""
+    return Cause(
+        f"aws/{region.account_id}/{region.code}/access",
+        f"AWS access to {region.code} ({region.account})",
+    )
 
 
 def run_cycle(collection_id: int, now: datetime) -> dict:
