@@ -72,7 +72,16 @@ def summary_line(transition: Transition, kind: str = "") -> str:
 
 
 #: One short subject template per kind of email (``emails/subject-<name>.txt``).
-SUBJECTS = ("alert", "recovery", "reminder", "flapping", "grouped", "undeliverable", "test")
+SUBJECTS = (
+    "alert",
+    "recovery",
+    "reminder",
+    "flapping",
+    "grouped",
+    "undeliverable",
+    "test",
+    "escalation",
+)
 
 
 def subject_name(kind: str, grouped: bool, new_status: str) -> str:
@@ -81,6 +90,8 @@ def subject_name(kind: str, grouped: bool, new_status: str) -> str:
         return "test"
     if kind == Notification.Kind.UNDELIVERABLE:
         return "undeliverable"
+    if kind == Notification.Kind.ESCALATION:
+        return "escalation"
     if grouped:
         return "grouped"
     if kind in (Notification.Kind.REMINDER, Notification.Kind.FLAPPING):

@@ -18,7 +18,10 @@ from apps.regions.models import Region
 from .models import (
     Cause,
     Channel,
+    EscalationLevel,
     Incident,
+    IncidentEvent,
+    MaintenanceWindow,
     Notification,
     Rule,
     Silence,
@@ -36,21 +39,69 @@ TOLD = (
 )
 
 
-def channels_for(transition: Transition) -> list[Channel]:
-    """Channels of every enabled rule matching the transition; the default rule's otherwise."""
+def matching_rules(transition: Transition) -> list[Rule]:
+    """Every enabled rule matching the transition; the default rule otherwise."""
     rules = list(Rule.objects.filter(enabled=True).prefetch_related("channels"))
     matched = [r for r in rules if not r.is_default and r.matches(transition)]
     if not matched:
         matched = [r for r in rules if r.is_default and r.matches(transition)]
+    return matched
+
+
+def channels_for(transition: Transition, incident: Incident | None = None) -> list[Channel]:
+    """Channels of every enabled rule matching the transition (the default rule's otherwise),
+    and those of the escalation levels its incident already reached."""
+    matched = matching_rules(transition)
     channels = {c.pk: c for r in matched for c in r.channels.all() if not c.disabled}
+    if incident is not None and incident.escalation_policy_id and incident.escalation_level:
+        for level in escalation_levels(incident.escalation_policy_id)[: incident.escalation_level]:
+            channels.update({c.pk: c for c in level.channels.all() if not c.disabled})
     return list(channels.values())
 
 
-def active_silence(ref: SubjectRef, now: datetime) -> Silence | None:
+def escalation_levels(policy_id: int) -> list[EscalationLevel]:
+    """A policy's levels, first first (by delay)."""
+    return list(
+        EscalationLevel.objects.filter(policy_id=policy_id)
+        .order_by("delay_minutes", "pk")
+        .prefetch_related("channels")
+    )
+
+
+def start_escalation(transition: Transition, incident: Incident) -> None:
+    """A new incident: the policy of the first matching rule that has one; its levels due at
+    once (delay 0) are told with the rules' channels, the next one is due after its delay."""
+    policy_id = next((r.escalation_id for r in matching_rules(transition) if r.escalation_id), None)
+    if policy_id is None:
+        return
+    levels = escalation_levels(policy_id)
+    reached = sum(1 for level in levels if level.delay_minutes <= 0)
+    incident.escalation_policy_id, incident.escalation_level = policy_id, reached
+    incident.next_escalation = (
+        incident.opened + timedelta(minutes=levels[reached].delay_minutes)
+        if reached < len(levels)
+        else None
+    )
+    Incident.objects.filter(pk=incident.pk).update(
+        escalation_policy_id=policy_id,
+        escalation_level=reached,
+        next_escalation=incident.next_escalation,
+    )
+
+
+def active_silence(ref: SubjectRef, now: datetime) -> Silence | MaintenanceWindow | None:
+    """The silence, or the open maintenance window, holding ``ref`` back at ``now``."""
     candidates = Silence.objects.filter(starts__lte=now, ends__gt=now).filter(
         Q(region__isnull=True) | Q(region_id=ref.region_id)
     )
-    return next((s for s in candidates if s.matches(ref)), None)
+    return next((s for s in candidates if s.matches(ref)), None) or active_window(ref, now)
+
+
+def active_window(ref: SubjectRef, now: datetime) -> MaintenanceWindow | None:
+    windows = MaintenanceWindow.objects.filter(enabled=True).filter(
+        Q(region__isnull=True) | Q(region_id=ref.region_id)
+    )
+    return next((w for w in windows if w.matches(ref) and w.weekly.open_at(now)), None)
 
 
 def update_incident(transition: Transition) -> Incident | None:
@@ -72,7 +123,7 @@ def update_incident(transition: Transition) -> Incident | None:
         return open_incident
     reminder = now + timedelta(hours=settings.VIGIL_ALERT_REMINDER_HOURS)
     if open_incident is None:
-        return Incident.objects.create(
+        created = Incident.objects.create(
             content_type=transition.content_type,
             object_id=transition.object_id,
             region_id=transition.region_id,
@@ -84,6 +135,8 @@ def update_incident(transition: Transition) -> Incident | None:
             last_transition=transition,
             next_reminder=reminder,
         )
+        start_escalation(transition, created)
+        return created
     changes = {
         "status": transition.new_status,
         "reason": transition.reason,
@@ -204,7 +257,7 @@ def enqueue(
             told = told_about_cause(cause) - {c.pk for c in channels}
             channels += list(Channel.objects.filter(pk__in=told))
     else:
-        channels = channels_for(transition)
+        channels = channels_for(transition, incident)
     if not channels:
         return []
     kind, state = Notification.Kind.TRANSITION, Notification.State.PENDING
@@ -274,6 +327,68 @@ def queue_reminders(now: datetime) -> int:
                 defaults={"created": now, "next_attempt": now},
             )
             queued += 1
+    return queued
+
+
+def queue_escalations(now: datetime) -> int:
+    """The next level of each open, unacknowledged incident whose delay has passed: its
+    channels are sent the incident's latest change (kind ``escalation``, sequence = level),
+    and the step is in the incident's timeline. Acknowledging stops the climb."""
+    queued = 0
+    due = Incident.objects.filter(
+        closed=None,
+        acknowledged=None,
+        next_escalation__lte=now,
+        escalation_policy__isnull=False,
+        region__in=Region.objects.shown(),
+    )
+    for incident in due.select_related("last_transition"):
+        levels = escalation_levels(incident.escalation_policy_id)
+        reached = incident.escalation_level
+        if reached >= len(levels):
+            Incident.objects.filter(pk=incident.pk).update(next_escalation=None)
+            continue
+        after = reached + 1
+        following = (
+            incident.opened + timedelta(minutes=levels[after].delay_minutes)
+            if after < len(levels)
+            else None
+        )
+        won = Incident.objects.filter(
+            pk=incident.pk, escalation_level=reached, closed=None, acknowledged=None
+        ).update(escalation_level=after, next_escalation=following)
+        if not won:
+            continue
+        transition = incident.last_transition
+        if Notification.objects.filter(
+            transition=transition, state=Notification.State.INHIBITED
+        ).exists():
+            continue  # its cause's incident is the one that climbs
+        level = levels[reached]
+        channels = [c for c in level.channels.all() if not c.disabled]
+        state = (
+            Notification.State.SILENCED
+            if active_silence(incident, now)
+            else Notification.State.PENDING
+        )
+        for channel in channels:
+            _, created = Notification.objects.get_or_create(
+                transition=transition,
+                channel=channel,
+                kind=Notification.Kind.ESCALATION,
+                sequence=after,
+                defaults={"state": state, "created": now, "next_attempt": now},
+            )
+            queued += created
+        names = ", ".join(c.name for c in channels) or "no channel"
+        waited = level.delay_minutes
+        IncidentEvent.objects.create(
+            incident=incident,
+            kind=IncidentEvent.Kind.ESCALATED,
+            text=f"Level {after} ({names}): not acknowledged {waited:g} min after it opened"
+            + (" (silenced)" if state == Notification.State.SILENCED else ""),
+            created=now,
+        )
     return queued
 
 
@@ -352,6 +467,48 @@ def release_silence(silence: Silence, now: datetime) -> int:
         if incident.region_id not in shown or active_silence(incident, now):
             continue  # another silence still holds it, and releases it when it ends
         released += _send_late(incident.last_transition, now)
+    return released
+
+
+def held_by_window(window: MaintenanceWindow, opens: datetime, closes: datetime):
+    """Open incidents one occurrence of ``window`` held back (as ``held_by`` for a silence)."""
+    silenced = Notification.objects.filter(
+        state=Notification.State.SILENCED,
+        created__gte=opens,
+        created__lte=closes,
+        transition__content_type=OuterRef("content_type"),
+        transition__object_id=OuterRef("object_id"),
+    )
+    incidents = Incident.objects.filter(closed=None).filter(Exists(silenced))
+    if window.region_id:
+        incidents = incidents.filter(region_id=window.region_id)
+    if window.concern:
+        incidents = incidents.filter(concern=window.concern)
+    found = incidents.select_related("region", "last_transition", "cause")
+    return [i for i in found if window.matches(i)]
+
+
+def release_windows(now: datetime) -> int:
+    """Each maintenance window whose latest occurrence closed and was not released yet: what
+    it held that is still open is sent once, as at a silence's end."""
+    released = 0
+    shown = set(Region.objects.shown().values_list("pk", flat=True))
+    for window in MaintenanceWindow.objects.filter(enabled=True):
+        occurrence = window.weekly.last_closed(now)
+        if occurrence is None:
+            continue
+        opens, closes = occurrence
+        if closes <= (window.released_until or window.created):
+            continue
+        won = MaintenanceWindow.objects.filter(
+            pk=window.pk, released_until=window.released_until
+        ).update(released_until=closes)
+        if not won:
+            continue  # another worker released it
+        for incident in held_by_window(window, opens, closes):
+            if incident.region_id not in shown or active_silence(incident, now):
+                continue
+            released += _send_late(incident.last_transition, now)
     return released
 
 

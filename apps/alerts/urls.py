@@ -7,6 +7,8 @@ from . import views
 app_name = "alerts"
 urlpatterns = [
     path("", views.incidents, name="incidents"),
+    path("incidents/<int:pk>/", views.incident, name="incident"),
+    path("incidents/<int:pk>/notes/", views.add_note, name="add-note"),
     path("incidents/<int:pk>/acknowledge/", views.acknowledge, name="acknowledge"),
     path("causes/<int:pk>/", views.cause, name="cause"),
     path("history/<int:content_type>/<int:object_id>/", views.history, name="history"),
