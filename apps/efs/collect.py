@@ -33,7 +33,7 @@ from .cloudwatch_plan import (
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
 from .models import DESCRIBED_FIELDS, FileSystem, RegionCollection
-from .verdict import Thresholds, filesystem_verdict
+from .verdict import Thresholds, check_overrides, filesystem_verdict, with_overrides
 
 log = logging.getLogger(__name__)
 
@@ -309,7 +309,7 @@ def judge(
         throughput_mode=fs.throughput_mode,
         performance_mode=fs.performance_mode,
         standard_bytes=None if has_storage else fs.size_standard_bytes,
-        thresholds=th,
+        thresholds=with_overrides(th, own_thresholds(fs)),
         file_system_type=fs.file_system_type,
         region=fs.region.code,
         limits=limits if limits is not None else pricing.limits_table(),
@@ -323,6 +323,14 @@ def judge(
             cause=access_cause(fs.region),
         )
     return verdict
+
+
+def own_thresholds(fs: FileSystem) -> dict[str, float]:
+    """The thresholds set for ``fs`` (a bad value set outside the API is ignored)."""
+    try:
+        return check_overrides(fs.thresholds)
+    except ValueError:
+        return {}
 
 
 def access_cause(region) -> Cause:

@@ -77,6 +77,12 @@ class FileSystem(Subject):
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
     figures = models.JSONField(default=dict, blank=True, help_text="Current figures.")
+    thresholds = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='This file system\'s own thresholds, e.g. {"io_limit_pct": 70} '
+        "(apps/efs/verdict.py PER_SUBJECT); the others are the global defaults.",
+    )
     changed = models.DateTimeField(
         default=timezone.now,
         editable=False,
