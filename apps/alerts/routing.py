@@ -180,6 +180,19 @@ def told_about(incident: Incident) -> list[Channel]:
     )
 
 
+def told_alone(incident: Incident) -> set[int]:
+    """Channels told about a change of ``incident`` that was not its cause's."""
+    return set(
+        Notification.objects.filter(
+            transition__content_type_id=incident.content_type_id,
+            transition__object_id=incident.object_id,
+            transition__created__gte=incident.opened,
+            transition__cause=None,
+            state__in=TOLD,
+        ).values_list("channel_id", flat=True)
+    )
+
+
 def told_about_cause(cause: Cause, excluding: Transition | None = None) -> set[int]:
     """Channels told about any subject of the incident by cause ``cause``."""
     told = Notification.objects.filter(
@@ -199,19 +212,19 @@ def attach_cause(
     if incident is None:
         return None, False
     now = transition.created
-    if transition.is_recovery or known is None:
+    if known is None:
         cause = incident.cause
-        if cause is None:
+        if cause is None or not transition.is_recovery:
+            # Not failing for a known cause (now): its change is its own, sent as any other;
+            # it stays listed on its cause's incident until it recovers.
             return None, False
-        if not transition.is_recovery:  # failing now for another reason: on its own again
-            Incident.objects.filter(pk=incident.pk).update(cause=None)
+        others = cause.incidents.filter(closed=None).exclude(pk=incident.pk).exists()
+        if others:
+            return cause, False  # the cause's incident stays open: nothing to resolve yet
+        Cause.objects.filter(pk=cause.pk, closed=None).update(closed=now, status="ok")
         Transition.objects.filter(pk=transition.pk).update(cause=cause)
         transition.cause = cause
-        others = cause.incidents.filter(closed=None).exclude(pk=incident.pk).exists()
-        closing = not others
-        if closing:
-            Cause.objects.filter(pk=cause.pk, closed=None).update(closed=now, status="ok")
-        return (cause, closing) if transition.is_recovery else (None, closing)
+        return cause, True
     cause = Cause.objects.select_for_update().filter(key=known.key, closed=None).first()
     if cause is None:
         cause = Cause.objects.create(
@@ -226,6 +239,9 @@ def attach_cause(
         Cause.objects.filter(pk=cause.pk).update(status=transition.new_status)
     if incident.cause_id != cause.pk:
         Incident.objects.filter(pk=incident.pk).update(cause=cause)
+        left = incident.cause_id
+        if left and not Incident.objects.filter(cause_id=left, closed=None).exists():
+            Cause.objects.filter(pk=left, closed=None).update(closed=now)  # none left in it
     Transition.objects.filter(pk=transition.pk).update(cause=cause)
     transition.cause = cause
     return cause, False
@@ -263,11 +279,10 @@ def enqueue(
     kind, state = Notification.Kind.TRANSITION, Notification.State.PENDING
     inhibited: set[int] = set()
     if cause is not None and not closing:
-        inhibited = (
-            {c.pk for c in channels}
-            if transition.is_recovery
-            else told_about_cause(cause, excluding=transition)
-        )
+        if transition.is_recovery:  # only channels told of it alone hear it recovered
+            inhibited = {c.pk for c in channels} - told_alone(incident)
+        else:
+            inhibited = told_about_cause(cause, excluding=transition)
     if active_silence(transition, transition.created):
         state = Notification.State.SILENCED
     elif _flapping(transition):

@@ -87,3 +87,27 @@ def test_the_incident_by_cause_on_its_page_and_in_the_api(host, oncall, admin_cl
     assert item["label"] == "storage server storage-b"
     subjects = {s["subject_label"]: s["inhibited"] for s in item["subjects"]}
     assert len(subjects) == 6 and sum(subjects.values()) == 5
+
+
+def test_an_array_failing_for_a_second_reason_is_sent_alone_and_hears_its_own_recovery(
+    host, oncall, mailoutbox
+):
+    ingest(host, seed_layout_mdstat())
+    ingest(host, seed_layout_mdstat(failed=STORAGE_B))
+    delivery.send_due()
+    assert len(mailoutbox) == 1  # the cause
+    # md5 loses storage-a's disk too: the stack on it can lose nothing more, for two domains
+    ingest(host, seed_layout_mdstat(failed=[*STORAGE_B, "sdf"]))
+    delivery.send_due()
+    assert len(mailoutbox) == 2
+    alone = mailoutbox[1].subject
+    assert "storage-client:md99" in alone and "storage server" not in alone
+    ingest(host, seed_layout_mdstat())  # both servers back: everything recovers
+    delivery.send_due()
+    assert Cause.objects.get().closed is not None
+    md99 = Notification.objects.filter(
+        transition__subject_label="storage-client:md99", transition__new_status="ok"
+    )
+    assert {n.state for n in md99} == {"sent"}  # told of it alone: hears it recovered
+    text = " ".join(m.subject + m.body for m in mailoutbox[2:])
+    assert "storage server storage-b" in text and "storage-client:md99" in text
