@@ -19,7 +19,7 @@ from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
-from apps.lib.status import Cause, Status, Verdict, jsonable
+from apps.lib.status import Cause, Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
 
 from . import cloudwatch, elasticfilesystem, history, pricing
@@ -334,12 +334,8 @@ def own_thresholds(fs: FileSystem) -> dict[str, float]:
 
 
 def access_cause(region) -> Cause:
-    """The account-region whose AWS calls fail: every file system going unknown with it
-    shares one incident by cause (``lib.status.Cause``)."""
-    return Cause(
-        f"aws/{region.account_id}/{region.code}/access",
-        f"AWS access to {region.code} ({region.account})",
-    )
+    """The account-region whose AWS calls fail (``lib.status.aws_access``)."""
+    return aws_access(region.account_id, str(region.account), region.code)
 
 
 def run_cycle(collection_id: int, now: datetime) -> dict:

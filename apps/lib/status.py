@@ -58,6 +58,14 @@ class Cause:
     label: str
 
 
+def aws_access(account_id: int | None, account: str, region_code: str) -> Cause:
+    """The account-region whose AWS calls fail: every subject going unknown with it (EFS file
+    systems, EBS volumes) shares one incident by cause."""
+    return Cause(
+        f"aws/{account_id}/{region_code}/access", f"AWS access to {region_code} ({account})"
+    )
+
+
 @dataclass(frozen=True)
 class Verdict:
     """A status with the reason a person reads, the figures behind it and, when the concern
