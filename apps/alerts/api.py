@@ -245,6 +245,16 @@ class CauseViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     pagination_class = KeysetPagination
     filter_backends = [FilterBackend]
     ordering = ["-opened", "-pk"]
+    required_perms = None  # the model's, but for the actions that declare theirs
+
+    @extend_schema(request=None, responses=CauseSerializer)
+    @action(detail=True, methods=["post"], required_perms=["alerts.acknowledge_incident"])
+    def acknowledge(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """Acknowledge every open incident of the cause's subjects: reminders and escalations
+        stop for all of them."""
+        cause = self.get_object()
+        cause.acknowledge(request.user)
+        return Response(CauseSerializer(cause).data)
 
 
 class StepSerializer(serializers.Serializer):

@@ -83,6 +83,11 @@ class Cause(models.Model):
             seen.setdefault((incident.content_type_id, incident.object_id), incident)
         return sorted(seen.values(), key=lambda i: (i.closed is not None, i.subject_label))
 
+    def acknowledge(self, user) -> int:
+        """Acknowledge every open incident of its subjects (their reminders and escalations
+        stop); how many this call acknowledged."""
+        return sum(i.acknowledge(user) for i in self.incidents.filter(closed=None))
+
     def summary(self) -> str:
         """``5 arrays: host:md1, host:md2, …`` (the open ones; all of them once closed)."""
         members = self.members()

@@ -11,6 +11,7 @@ urlpatterns = [
     path("incidents/<int:pk>/notes/", views.add_note, name="add-note"),
     path("incidents/<int:pk>/acknowledge/", views.acknowledge, name="acknowledge"),
     path("causes/<int:pk>/", views.cause, name="cause"),
+    path("causes/<int:pk>/acknowledge/", views.acknowledge_cause, name="acknowledge-cause"),
     path("history/<int:content_type>/<int:object_id>/", views.history, name="history"),
     path("channels/", views.channels, name="channels"),
     path("channels/<int:pk>/", views.channel, name="channel"),

@@ -107,6 +107,13 @@ def add_note(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("alerts:incident", pk)
 
 
+@requires("alerts.acknowledge_incident")
+@require_POST
+def acknowledge_cause(request: HttpRequest, pk: int) -> HttpResponse:
+    get_object_or_404(Cause, pk=pk).acknowledge(request.user)
+    return redirect("alerts:cause", pk)
+
+
 @require_safe
 def cause(request: HttpRequest, pk: int) -> HttpResponse:
     """An incident by cause: what failed, the subjects failing for it, and what each was sent

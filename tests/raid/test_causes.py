@@ -111,3 +111,26 @@ def test_an_array_failing_for_a_second_reason_is_sent_alone_and_hears_its_own_re
     assert {n.state for n in md99} == {"sent"}  # told of it alone: hears it recovered
     text = " ".join(m.subject + m.body for m in mailoutbox[2:])
     assert "storage server storage-b" in text and "storage-client:md99" in text
+
+
+def test_acknowledging_the_cause_acknowledges_every_subject(host, oncall, client, operator):
+    ingest(host, seed_layout_mdstat())
+    ingest(host, seed_layout_mdstat(failed=STORAGE_B))
+    cause = Cause.objects.get()
+    client.force_login(operator)
+    page = client.get(f"/alerts/causes/{cause.pk}/").content.decode()
+    assert "Acknowledge every subject" in page
+    answer = client.post(f"/api/alerts/causes/{cause.pk}/acknowledge/")
+    assert answer.status_code == 200
+    assert not Incident.objects.filter(closed=None, acknowledged=None).exists()
+    assert Incident.objects.filter(acknowledged_by=operator).count() == 6
+
+
+def test_a_viewer_may_not_acknowledge_a_cause(host, oncall, client, viewer):
+    ingest(host, seed_layout_mdstat())
+    ingest(host, seed_layout_mdstat(failed=STORAGE_B))
+    cause = Cause.objects.get()
+    client.force_login(viewer)
+    assert client.post(f"/alerts/causes/{cause.pk}/acknowledge/").status_code == 403
+    assert client.post(f"/api/alerts/causes/{cause.pk}/acknowledge/").status_code == 403
+    assert not Incident.objects.exclude(acknowledged=None).exists()
