@@ -13,7 +13,13 @@ sweep every VIGIL_ALERT_SWEEP_SECONDS, 30 s):
   failing during it; from each silence's end to SES accepting the email about it (p95; goal
   <= 60 s);
 - ``webhook_p95_s``: status changes routed to a webhook channel, from the change to the
-  request reaching a loopback receiver (p95; goal <= 2 s).
+  request reaching a loopback receiver (p95; goal <= 2 s);
+- ``server_storm_*``: one storage server gone under ``--server-hosts`` RAID hosts of the demo's
+  layout (RAID-0 over five RAID-10s on three storage servers, the reports stored as a push
+  stores them): every host's six arrays change at once and share one incident by cause; the
+  webhook messages and PagerDuty-style events each storm sent (goal: 1 and 1), and the time
+  from the first report to the first message (p95 over ``--server-storms`` storms, each
+  followed by the recovery).
 
 Starts its own redis-server, worker and beat, and a moto server unless --aws-url names one;
 uses a temporary SQLite database unless --database-url is given (migrated here). ``--tiny``
@@ -58,6 +64,8 @@ def main() -> None:
         "--silence-spread", type=float, default=90.0, help="s over which the silences end"
     )
     parser.add_argument("--webhook-changes", type=int, default=200)
+    parser.add_argument("--server-hosts", type=int, default=20)
+    parser.add_argument("--server-storms", type=int, default=5)
     parser.add_argument(
         "--repeat-hold",
         type=float,
@@ -131,6 +139,7 @@ def main() -> None:
             args.silenced_subjects, args.silence_lead, args.silence_spread
         )
         webhook = measure_webhook(args.webhook_changes)
+        server = measure_server_storm(args.server_hosts, args.server_storms)
     finally:
         if beat:
             beat.stop()
@@ -155,6 +164,12 @@ def main() -> None:
         "webhook_changes": len(webhook),
         "webhook_p50_s": round(statistics.median(webhook), 3),
         "webhook_p95_s": p95(webhook),
+        "server_hosts": args.server_hosts,
+        "server_storm_transitions": server["transitions"],
+        "server_storm_messages": server["messages"],
+        "server_storm_pagerduty_events": server["events"],
+        "server_storm_first_p50_s": round(statistics.median(server["first"]), 3),
+        "server_storm_first_p95_s": p95(server["first"]),
         "database": "postgresql" if args.database_url.startswith("postgres") else "sqlite",
         "cores": os.cpu_count(),
     }
@@ -180,6 +195,14 @@ def main() -> None:
         f"status change -> webhook receiver: p50 {result['webhook_p50_s']} s, "
         f"p95 {result['webhook_p95_s']} s over {result['webhook_changes']} changes (goal <= 2 s)"
     )
+    print(
+        f"storage server storm: {args.server_hosts} hosts x 6 arrays = "
+        f"{result['server_storm_transitions']} transitions -> "
+        f"{result['server_storm_messages']} webhook messages and "
+        f"{result['server_storm_pagerduty_events']} PagerDuty events per storm; "
+        f"to the first: p50 {result['server_storm_first_p50_s']} s, "
+        f"p95 {result['server_storm_first_p95_s']} s over {args.server_storms} storms"
+    )
     if args.json:
         print(json.dumps(result))
 
@@ -194,6 +217,8 @@ TINY = {
     "silence_spread": 2.0,
     "webhook_changes": 10,
     "repeat_hold": 2.0,
+    "server_hosts": 2,
+    "server_storms": 2,
 }
 
 
@@ -375,6 +400,83 @@ def measure_webhook(count: int, rate: float = 20.0) -> list[float]:
         return [seen[pk] - created for pk, created in written.items()]
     finally:
         receiver.close()
+
+
+def measure_server_storm(hosts: int, storms: int) -> dict:
+    """One storage server gone under ``hosts`` RAID hosts, ``storms`` times (each followed by
+    its recovery): per storm, the webhook messages and PagerDuty events sent (the most of any
+    storm) and the seconds from the first report to the first message."""
+    from apps.alerts.models import Channel, Notification, Rule
+    from apps.raid.collect import ingest
+    from apps.raid.demo import SEED_ARRAYS, SEED_RULES, seed_layout_mdstat
+    from apps.raid.models import Host
+    from apps.regions.models import Region
+    from tests.services.receiver import Receiver
+
+    failed = [disks[1] for disks in SEED_ARRAYS.values()]  # storage-b's five disks
+    hook, pager = Receiver(), Receiver(accepted=202)
+    try:
+        region, _ = Region.objects.get_or_create(
+            kind="site", code="storage", defaults={"name": "storage"}
+        )
+        rule = Rule.objects.create(name="storage", region=region)
+        rule.channels.add(
+            Channel.objects.create(
+                name="storm hook", kind="webhook", target=hook.url,
+                secret="bench-secret-0123456789",
+            ),
+            Channel.objects.create(
+                name="storm pager", kind="pagerduty", target=pager.url,
+                secret="Benchroutingkey0123456789abcdefA",
+            ),
+        )  # fmt: skip
+        clients = [
+            Host.objects.create(
+                name=f"client-{i}",
+                region=region,
+                domain_rules=dict(SEED_RULES),
+                domain_noun="storage server",
+            )  # fmt: skip
+            for i in range(hosts)
+        ]
+        healthy, broken = seed_layout_mdstat(), seed_layout_mdstat(failed=failed)
+        for host in clients:
+            ingest(host, healthy)
+        first: list[float] = []
+        messages = events = transitions = 0
+        offset = time.time() - time.monotonic()
+
+        def settled() -> bool:
+            return not Notification.objects.filter(state="pending").exists()
+
+        for _ in range(storms):
+            hooks_before, pages_before = len(hook.requests), len(pager.requests)
+            started = time.time()
+            for host in clients:
+                transitions += len(ingest(host, broken))
+            wait_for(
+                lambda n=hooks_before: len(hook.requests) > n, 120, "the storm's first message"
+            )
+            wait_for(settled, 120, "the storm's messages", interval=0.5)
+            time.sleep(2)  # anything held for a repeat would be due by now
+            wait_for(settled, 120, "the storm's messages", interval=0.5)
+            first.append(hook.requests[hooks_before].at + offset - started)
+            messages = max(messages, len(hook.requests) - hooks_before)
+            events = max(events, len(pager.requests) - pages_before)
+            recovered = len(pager.requests)
+            for host in clients:
+                ingest(host, healthy)
+            wait_for(lambda n=recovered: len(pager.requests) > n, 120, "the recovery")
+            wait_for(settled, 120, "the recovery's messages", interval=0.5)
+        return {
+            "transitions": transitions // max(storms, 1),
+            "messages": messages,
+            "events": events,
+            "first": first,
+        }
+    finally:
+        hook.close()
+        pager.close()
 
 
 def _emails(endpoint: str) -> list[str]:

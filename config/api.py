@@ -13,8 +13,11 @@ from rest_framework.routers import DefaultRouter
 
 from apps.accounts.api import ApiKeyViewSet, AuditViewSet
 from apps.alerts.api import (
+    CauseViewSet,
     ChannelViewSet,
+    EscalationPolicyViewSet,
     IncidentViewSet,
+    MaintenanceWindowViewSet,
     RuleViewSet,
     SilenceViewSet,
     TransitionViewSet,
@@ -28,6 +31,11 @@ router.register("regions", RegionViewSet, basename="region")
 router.register("keys", ApiKeyViewSet, basename="apikey")
 router.register("audit", AuditViewSet, basename="audit")
 router.register("alerts/incidents", IncidentViewSet, basename="incident")
+router.register("alerts/causes", CauseViewSet, basename="cause")
+router.register(
+    "alerts/maintenance-windows", MaintenanceWindowViewSet, basename="maintenance-window"
+)
+router.register("alerts/escalation-policies", EscalationPolicyViewSet, basename="escalation-policy")
 router.register("alerts/transitions", TransitionViewSet, basename="transition")
 router.register("alerts/silences", SilenceViewSet, basename="silence")
 router.register("alerts/channels", ChannelViewSet, basename="channel")

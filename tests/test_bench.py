@@ -314,6 +314,8 @@ def test_it_runs_the_alerts_benchmark_tiny(bench_database, moto_server):
         "silence end -> SES accepted the email about a subject still failing: p50 {n} s, "
         "p95 {n} s, max {n} s over {n} subjects ending over {n} s (goal <= 60 s)",
         "status change -> webhook receiver: p50 {n} s, p95 {n} s over {n} changes (goal <= 2 s)",
+        "storage server storm: {n} hosts x 6 arrays = {n} transitions -> 1 webhook messages and "
+        "1 PagerDuty events per storm; to the first: p50 {n} s, p95 {n} s over {n} storms",
     )
 
 

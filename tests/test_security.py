@@ -575,6 +575,10 @@ VIEWER_MAY = {
 # What an operator may change besides; everything else of the API and the pages is refused.
 OPERATOR_MAY = {
     "alerts:acknowledge",
+    "alerts:acknowledge-cause",
+    "alerts:add-note",
+    "api:cause-acknowledge",
+    "api:incident-notes",
     "alerts:new-silence",
     "alerts:expire-silence",
     "alerts:resend",

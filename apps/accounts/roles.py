@@ -40,6 +40,7 @@ GROUPS = {VIEWER: VIEWER_GROUP, OPERATOR: OPERATOR_GROUP, ADMIN: ADMIN_GROUP}
 #: What the Operator group is given on top of reading (``app_label.codename``).
 OPERATOR_PERMISSIONS = (
     "alerts.acknowledge_incident",
+    "alerts.annotate_incident",  # given by alerts' migration 0013
     "alerts.add_silence",
     "alerts.change_silence",
     "alerts.delete_silence",

@@ -5,7 +5,17 @@ from django.contrib import admin
 from apps.lib.keep import HistoryAdmin, KeepHistoryAdmin
 
 from .forms import ChannelForm
-from .models import Channel, Incident, Notification, Rule, Silence, Transition
+from .models import (
+    Channel,
+    EscalationLevel,
+    EscalationPolicy,
+    Incident,
+    MaintenanceWindow,
+    Notification,
+    Rule,
+    Silence,
+    Transition,
+)
 
 
 class ReadOnlyAdmin(HistoryAdmin, admin.ModelAdmin):
@@ -60,6 +70,29 @@ class RuleAdmin(admin.ModelAdmin):
 @admin.register(Silence)
 class SilenceAdmin(admin.ModelAdmin):
     list_display = ["region", "concern", "starts", "ends", "author", "comment"]
+    exclude = ["author"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        if not change:
+            obj.author = request.user
+        super().save_model(request, obj, form, change)
+
+
+class EscalationLevelInline(admin.TabularInline):
+    model = EscalationLevel
+    extra = 1
+    filter_horizontal = ["channels"]
+
+
+@admin.register(EscalationPolicy)
+class EscalationPolicyAdmin(admin.ModelAdmin):
+    list_display = ["name", "created"]
+    inlines = [EscalationLevelInline]
+
+
+@admin.register(MaintenanceWindow)
+class MaintenanceWindowAdmin(admin.ModelAdmin):
+    list_display = ["name", "region", "concern", "days", "start", "minutes", "time_zone", "enabled"]
     exclude = ["author"]
 
     def save_model(self, request, obj, form, change) -> None:

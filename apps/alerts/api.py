@@ -6,9 +6,10 @@ from datetime import timedelta
 from typing import Any
 
 import django_filters
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -19,7 +20,19 @@ from apps.api.lists import FilterBackend, FilterSet, IdFilter, KeysetPagination,
 from apps.api.validation import ModelClean
 from apps.regions import concerns
 
-from .models import RULE_FIELDS, Channel, Incident, Rule, Silence, Transition
+from .models import (
+    NOTE_MAX,
+    RULE_FIELDS,
+    Cause,
+    Channel,
+    EscalationLevel,
+    EscalationPolicy,
+    Incident,
+    MaintenanceWindow,
+    Rule,
+    Silence,
+    Transition,
+)
 
 MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
 
@@ -64,7 +77,39 @@ class IncidentSerializer(serializers.ModelSerializer):
             "acknowledged",
             "acknowledged_by",
             "reminders_sent",
+            "cause",
+            "escalation_policy",
+            "escalation_level",
+            "next_escalation",
         ]
+
+
+class CauseMemberSerializer(serializers.ModelSerializer):
+    """A subject of an incident by cause, and whether its own alert was held back."""
+
+    inhibited = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Incident
+        fields = ["id", "subject_label", "content_type", "object_id", "status", "reason",
+                  "opened", "closed", "inhibited"]  # fmt: skip
+
+    def get_inhibited(self, incident: Incident) -> bool:
+        return incident.last_transition.notifications.filter(state="inhibited").exists()
+
+
+class CauseSerializer(serializers.ModelSerializer):
+    region = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    subjects = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Cause
+        fields = ["id", "key", "label", "region", "concern", "status", "opened", "closed",
+                  "subjects"]  # fmt: skip
+
+    @extend_schema_field(CauseMemberSerializer(many=True))
+    def get_subjects(self, cause: Cause) -> list[dict]:
+        return CauseMemberSerializer(cause.members(), many=True).data
 
 
 class SilenceSerializer(ModelClean, serializers.ModelSerializer):
@@ -188,6 +233,52 @@ class TransitionViewSet(AppendOnlyList, viewsets.ReadOnlyModelViewSet):
     ordering = ["-created", "-pk"]
 
 
+class CauseFilter(SinceUntilFilterSet):
+    time_field = "opened"
+    concern = concern_filter()
+    open = django_filters.BooleanFilter(
+        field_name="closed", lookup_expr="isnull", help_text="true: open; false: closed"
+    )
+
+    class Meta:
+        model = Cause
+        fields = ["region", "status", "concern"]
+
+
+class CauseViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
+    """Incidents by cause (a storage server, an agent that stopped, ...), newest first, each
+    with the subjects failing for it; ?open=true for the current ones."""
+
+    serializer_class = CauseSerializer
+    queryset = Cause.objects.select_related("region")
+    filterset_class = CauseFilter
+    pagination_class = KeysetPagination
+    filter_backends = [FilterBackend]
+    ordering = ["-opened", "-pk"]
+    required_perms = None  # the model's, but for the actions that declare theirs
+
+    @extend_schema(request=None, responses=CauseSerializer)
+    @action(detail=True, methods=["post"], required_perms=["alerts.acknowledge_incident"])
+    def acknowledge(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """Acknowledge every open incident of the cause's subjects: reminders and escalations
+        stop for all of them."""
+        cause = self.get_object()
+        cause.acknowledge(request.user)
+        return Response(CauseSerializer(cause).data)
+
+
+class StepSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.CharField(help_text="change, escalated, acknowledged or note")
+    text = serializers.CharField()
+    by = serializers.CharField(help_text="Who (acknowledgements, notes); empty for Vigil")
+    status = serializers.CharField(help_text="A change's new status")
+
+
+class NoteSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=NOTE_MAX, trim_whitespace=True)
+
+
 class IncidentFilter(SinceUntilFilterSet):
     time_field = "opened"
     concern = concern_filter()
@@ -215,14 +306,34 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     ordering = ["-opened", "-pk"]
     required_perms = None  # the model's, but for the actions that declare theirs
 
+    @extend_schema(request=NoteSerializer, responses={201: StepSerializer})
+    @action(detail=True, methods=["post"], required_perms=["alerts.annotate_incident"])
+    def notes(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """Add a note (operators and admins): in the incident's timeline and the audit trail."""
+        incident = self.get_object()
+        given = NoteSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        event = incident.add_note(request.user, given.validated_data["text"])
+        step = {"at": event.created, "kind": "note", "text": event.text, "by": str(request.user),
+                "status": ""}  # fmt: skip
+        return Response(StepSerializer(step).data, status=201)
+
+    @extend_schema(responses=StepSerializer(many=True), filters=False)
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def timeline(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
+        """The incident's timeline, oldest first: status changes, escalations,
+        acknowledgements and notes."""
+        from .timeline import timeline
+
+        steps = timeline(self.get_object())
+        return Response(StepSerializer([s.__dict__ for s in steps], many=True).data)
+
     @extend_schema(request=None, responses=IncidentSerializer)
     @action(detail=True, methods=["post"], required_perms=["alerts.acknowledge_incident"])
     def acknowledge(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """Acknowledge an open incident: reminders stop until it gets worse."""
         incident = self.get_object()
-        Incident.objects.filter(pk=incident.pk, closed=None, acknowledged=None).update(
-            acknowledged=timezone.now(), acknowledged_by=request.user
-        )
+        incident.acknowledge(request.user)
         incident.refresh_from_db()
         return Response(IncidentSerializer(incident).data)
 
@@ -280,6 +391,119 @@ class ChannelViewSet(ConditionalGet, viewsets.ModelViewSet):
 
         channel = self.get_object()
         return Response({"resent": resend(channel.failed_notifications())})
+
+
+class EscalationLevelSerializer(serializers.ModelSerializer):
+    channels = serializers.PrimaryKeyRelatedField(many=True, queryset=Channel.objects.all())
+
+    class Meta:
+        model = EscalationLevel
+        fields = ["delay_minutes", "channels"]
+
+    def validate_delay_minutes(self, value: float) -> float:
+        if value < 0 or value > 7 * 24 * 60:
+            raise serializers.ValidationError("Between 0 and 10080 minutes (a week).")
+        return value
+
+
+class EscalationPolicySerializer(serializers.ModelSerializer):
+    """A policy with its levels, first first; writing ``levels`` replaces them all."""
+
+    levels = EscalationLevelSerializer(many=True)
+
+    class Meta:
+        model = EscalationPolicy
+        fields = ["id", "name", "levels"]
+
+    def to_representation(self, instance: EscalationPolicy) -> dict:
+        data = super().to_representation(instance)
+        data["levels"] = EscalationLevelSerializer(
+            instance.levels.order_by("delay_minutes", "pk"), many=True
+        ).data
+        return data
+
+    def validate_levels(self, value: list[dict]) -> list[dict]:
+        if not value:
+            raise serializers.ValidationError("Give at least one level.")
+        if len(value) > 10:
+            raise serializers.ValidationError("At most 10 levels.")
+        if any(not level["channels"] for level in value):
+            raise serializers.ValidationError("Each level needs at least one channel.")
+        return value
+
+    def _save_levels(self, policy: EscalationPolicy, levels: list[dict]) -> None:
+        policy.levels.all().delete()
+        for data in levels:
+            level = EscalationLevel.objects.create(
+                policy=policy, delay_minutes=data["delay_minutes"]
+            )
+            level.channels.set(data["channels"])
+
+    def create(self, validated_data: dict) -> EscalationPolicy:
+        levels = validated_data.pop("levels")
+        with transaction.atomic():
+            policy = EscalationPolicy.objects.create(**validated_data)
+            self._save_levels(policy, levels)
+        return policy
+
+    def update(self, instance: EscalationPolicy, validated_data: dict) -> EscalationPolicy:
+        levels = validated_data.pop("levels", None)
+        with transaction.atomic():
+            instance = super().update(instance, validated_data)
+            if levels is not None:
+                self._save_levels(instance, levels)
+        return instance
+
+
+class EscalationPolicyViewSet(ConditionalGet, viewsets.ModelViewSet):
+    """Escalation policies (admins write them): levels of channels, each told when an
+    incident stays unacknowledged for its delay. Attach one to a rule (``escalation``)."""
+
+    serializer_class = EscalationPolicySerializer
+    queryset = EscalationPolicy.objects.prefetch_related("levels__channels")
+    ordering = ["name", "pk"]
+
+    def perform_destroy(self, instance: EscalationPolicy) -> None:
+        if instance.rules.exists():
+            raise serializers.ValidationError(
+                {"error": "Rules use this policy: attach another to them first."}
+            )
+        instance.delete()
+
+
+class MaintenanceWindowSerializer(ModelClean, serializers.ModelSerializer):
+    next_opens = serializers.SerializerMethodField()
+    open_now = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MaintenanceWindow
+        fields = ["id", "name", "region", "concern", "content_type", "object_id", "cause_key",
+                  "days", "start", "minutes", "time_zone", "enabled", "comment",
+                  "open_now", "next_opens"]  # fmt: skip
+
+    def validate_days(self, value: object) -> list[int]:
+        if not isinstance(value, list) or not value:
+            raise serializers.ValidationError("Give weekdays as a list, 0 (Monday) to 6 (Sunday).")
+        return value
+
+    def get_open_now(self, window: MaintenanceWindow) -> bool:
+        return window.weekly.open_at(timezone.now()) is not None
+
+    def get_next_opens(self, window: MaintenanceWindow) -> str | None:
+        found = window.weekly.next_open(timezone.now())
+        return found[0].isoformat() if found else None
+
+
+class MaintenanceWindowViewSet(ConditionalGet, viewsets.ModelViewSet):
+    """Recurring maintenance windows (admins write them): weekly days and hours in a named
+    time zone; held while open, still-failing subjects sent when an occurrence closes."""
+
+    serializer_class = MaintenanceWindowSerializer
+    queryset = MaintenanceWindow.objects.all()
+    ordering = ["name", "pk"]
+
+    def perform_create(self, serializer: MaintenanceWindowSerializer) -> None:
+        serializer.save(author=self.request.user)
 
 
 class RuleFilter(FilterSet):

@@ -48,8 +48,24 @@ def plain(text: str) -> str:
     return _CONTROL.sub(" ", text).strip()
 
 
+def cause_of(transition: Transition):
+    """The incident by cause the transition belongs to (None for a subject alone)."""
+    return transition.cause if transition.cause_id else None
+
+
+def label(transition: Transition) -> str:
+    """What failed: the subject, or the cause it failed for ("storage server storage-b"), on
+    one line."""
+    cause = cause_of(transition)
+    return plain(cause.label if cause is not None else transition.subject_label)
+
+
 def headline(transition: Transition) -> str:
-    """The reason's first clause: what fits in a phone's subject line."""
+    """The reason's first clause: what fits in a phone's subject line; for a cause, the
+    subjects failing for it ("5 arrays: db:md1, db:md2, …")."""
+    cause = cause_of(transition)
+    if cause is not None:
+        return plain(cause.summary())
     return plain(transition.reason.split(";")[0])
 
 
@@ -66,12 +82,21 @@ def summary_line(transition: Transition, kind: str = "") -> str:
         return f"TEST Vigil channel {plain(transition.subject_label)}: {headline(transition)}"
     return (
         f"{word(transition)} {transition.region.code} {concern_label(transition.concern)} "
-        f"{plain(transition.subject_label)}: {headline(transition)}"
+        f"{label(transition)}: {headline(transition)}"
     )
 
 
 #: One short subject template per kind of email (``emails/subject-<name>.txt``).
-SUBJECTS = ("alert", "recovery", "reminder", "flapping", "grouped", "undeliverable", "test")
+SUBJECTS = (
+    "alert",
+    "recovery",
+    "reminder",
+    "flapping",
+    "grouped",
+    "undeliverable",
+    "test",
+    "escalation",
+)
 
 
 def subject_name(kind: str, grouped: bool, new_status: str) -> str:
@@ -80,6 +105,8 @@ def subject_name(kind: str, grouped: bool, new_status: str) -> str:
         return "test"
     if kind == Notification.Kind.UNDELIVERABLE:
         return "undeliverable"
+    if kind == Notification.Kind.ESCALATION:
+        return "escalation"
     if grouped:
         return "grouped"
     if kind in (Notification.Kind.REMINDER, Notification.Kind.FLAPPING):
@@ -138,8 +165,9 @@ def item(
         "word": word(transition, kind),
         "concern": concern_label(transition.concern),
         "region": transition.region.code,
-        "label": transition.subject_label,
+        "label": label(transition) if kind != Notification.Kind.TEST else transition.subject_label,
         "headline": headline(transition),
+        "cause": cause_of(transition),
         "figures": figures(transition),
         "url": subject_url(transition),
         "was": (earliest or transition).old_status,

@@ -50,6 +50,58 @@ class SubjectRef(models.Model):
         abstract = True
 
 
+class Cause(models.Model):
+    """An incident by cause: subjects failing for one known cause (``lib.status.Cause``)
+    share it, and one page; it closes when the last of them recovers (routing.py)."""
+
+    key = models.CharField(max_length=200)
+    label = models.CharField(max_length=255)
+    region = models.ForeignKey(Region, models.CASCADE, related_name="causes")
+    concern = models.CharField(max_length=20)
+    status = models.CharField(max_length=10, choices=STATUS_CHOICES)
+    opened = models.DateTimeField(default=timezone.now)
+    closed = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-opened"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key"], condition=Q(closed=None), name="one_open_incident_per_cause"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.status} since {self.opened:%Y-%m-%d %H:%M}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("alerts:cause", args=[self.pk])
+
+    def members(self) -> list[Incident]:
+        """The subjects' incidents, open ones first, each subject once (its latest)."""
+        seen: dict[tuple[int, int], Incident] = {}
+        for incident in self.incidents.order_by("-opened", "-pk"):
+            seen.setdefault((incident.content_type_id, incident.object_id), incident)
+        return sorted(seen.values(), key=lambda i: (i.closed is not None, i.subject_label))
+
+    def acknowledge(self, user) -> int:
+        """Acknowledge every open incident of its subjects (their reminders and escalations
+        stop); how many this call acknowledged."""
+        return sum(i.acknowledge(user) for i in self.incidents.filter(closed=None))
+
+    def summary(self) -> str:
+        """``5 arrays: host:md1, host:md2, …`` (the open ones; all of them once closed)."""
+        members = self.members()
+        shown = [m for m in members if m.closed is None] or members
+        models_ = {m.content_type.model_class() for m in shown}
+        model = next(iter(models_)) if len(models_) == 1 else None
+        noun = str(model._meta.verbose_name_plural) if model else "subjects"
+        labels = ", ".join(m.subject_label for m in shown[:20])
+        more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+        if len(shown) == 1 and model:
+            noun = str(model._meta.verbose_name)
+        return f"{len(shown)} {noun}: {labels}{more}"
+
+
 class Transition(SubjectRef):
     region = models.ForeignKey(Region, models.CASCADE, related_name="transitions")
     old_status = models.CharField(max_length=10, choices=STATUS_CHOICES)
@@ -58,6 +110,10 @@ class Transition(SubjectRef):
     figures = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
     processed = models.DateTimeField(null=True, blank=True)
+    # The known cause it failed for (or, a recovery, the cause whose incident it belongs to).
+    cause = models.ForeignKey(
+        Cause, models.SET_NULL, null=True, blank=True, related_name="transitions"
+    )
 
     class Meta:
         ordering = ["-created"]
@@ -90,10 +146,23 @@ class Incident(SubjectRef):
     )
     next_reminder = models.DateTimeField(null=True, blank=True)
     reminders_sent = models.PositiveIntegerField(default=0)
+    cause = models.ForeignKey(
+        Cause, models.SET_NULL, null=True, blank=True, related_name="incidents"
+    )
+    # Escalation (routing.queue_escalations): the policy of the rule that routed it, how many
+    # of its levels were told, and when the next one is due if nobody acknowledges.
+    escalation_policy = models.ForeignKey(
+        "EscalationPolicy", models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    escalation_level = models.PositiveIntegerField(default=0)
+    next_escalation = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-opened"]
-        permissions = [("acknowledge_incident", "Can acknowledge an incident")]
+        permissions = [
+            ("acknowledge_incident", "Can acknowledge an incident"),
+            ("annotate_incident", "Can add a note to an incident"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["content_type", "object_id"],
@@ -106,10 +175,66 @@ class Incident(SubjectRef):
                 fields=["next_reminder"], condition=Q(closed=None), name="incident_reminder_due"
             ),
             models.Index(fields=["-opened", "-id"], name="incident_newest"),
+            models.Index(
+                fields=["next_escalation"],
+                condition=Q(closed=None, acknowledged=None),
+                name="incident_escalation_due",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.subject_label}: {self.status} since {self.opened:%Y-%m-%d %H:%M}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("alerts:incident", args=[self.pk])
+
+    def acknowledge(self, user) -> bool:
+        """Acknowledge it if open and not yet: reminders and the escalation stop (until it
+        gets worse). In its timeline. Whether this call acknowledged it."""
+        now = timezone.now()
+        won = Incident.objects.filter(pk=self.pk, closed=None, acknowledged=None).update(
+            acknowledged=now, acknowledged_by=user
+        )
+        if won:
+            self.acknowledged, self.acknowledged_by = now, user
+            IncidentEvent.objects.create(
+                incident=self, kind=IncidentEvent.Kind.ACKNOWLEDGED, user=user, created=now
+            )
+        return bool(won)
+
+    def add_note(self, user, text: str) -> IncidentEvent:
+        """An operator's note: what was tried, by whom. In its timeline and the audit trail."""
+        return IncidentEvent.objects.create(
+            incident=self, kind=IncidentEvent.Kind.NOTE, user=user, text=text.strip()
+        )
+
+
+#: The longest note (characters): a page of what was tried, not a log file.
+NOTE_MAX = 4000
+
+
+class IncidentEvent(models.Model):
+    """A step of an incident's timeline that is not a status change (those are its
+    transitions): an escalation, an acknowledgement, a note."""
+
+    class Kind(models.TextChoices):
+        ESCALATED = "escalated", "Escalated"
+        ACKNOWLEDGED = "acknowledged", "Acknowledged"
+        NOTE = "note", "Note"
+
+    incident = models.ForeignKey(Incident, models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=15, choices=Kind.choices)
+    text = models.TextField(blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.created:%Y-%m-%d %H:%M}"
 
 
 class Channel(KeepsHistory, models.Model):
@@ -208,6 +333,42 @@ class Channel(KeepsHistory, models.Model):
         ).exclude(state=Notification.State.PENDING)
 
 
+class EscalationPolicy(models.Model):
+    """Who hears of an incident nobody acknowledges: levels of channels, each told once its
+    delay after the incident opened has passed unacknowledged ("Slack now; the on-call
+    PagerDuty after 10 minutes; the team lead's email after 30"). Attached to rules."""
+
+    name = models.CharField(max_length=100, unique=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "escalation policies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EscalationLevel(models.Model):
+    policy = models.ForeignKey(EscalationPolicy, models.CASCADE, related_name="levels")
+    delay_minutes = models.FloatField(
+        default=0, help_text="After the incident opened, if nobody acknowledged it (0: at once)."
+    )
+    channels = models.ManyToManyField(Channel, related_name="escalation_levels")
+
+    class Meta:
+        ordering = ["policy", "delay_minutes", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.policy}: after {self.delay_minutes:g} min"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        if self.delay_minutes < 0:
+            raise ValidationError({"delay_minutes": "A delay is 0 minutes or more."})
+
+
 #: What people set on a rule (the form; the API adds ``id`` and ``is_default``).
 RULE_FIELDS = (
     "name",
@@ -217,6 +378,7 @@ RULE_FIELDS = (
     "object_id",
     "min_severity",
     "channels",
+    "escalation",
     "enabled",
 )
 
@@ -240,6 +402,14 @@ class Rule(models.Model):
         default=Status.WARNING.value,
     )
     channels = models.ManyToManyField(Channel, blank=True, related_name="rules")
+    escalation = models.ForeignKey(
+        EscalationPolicy,
+        models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="rules",
+        help_text="Who else hears of an incident it routes if nobody acknowledges it.",
+    )
     is_default = models.BooleanField(default=False, editable=False)
     enabled = models.BooleanField(default=True)
 
@@ -309,6 +479,79 @@ class Silence(models.Model):
         )
 
 
+class MaintenanceWindow(models.Model):
+    """Recurring maintenance: every week on ``days`` from ``start`` (local time in
+    ``time_zone``) for ``minutes``, what it matches is held back as by a silence, and what is
+    still failing when an occurrence closes is sent then (routing.release_windows).
+
+    It matches by region, concern, subject and failure domain (``cause_key``: the key of the
+    cause subjects fail for, e.g. ``raid/3/domain/storage-b``); empty fields match everything.
+    """
+
+    name = models.CharField(max_length=100)
+    region = models.ForeignKey(Region, models.CASCADE, null=True, blank=True)
+    concern = models.CharField(max_length=20, blank=True, choices=concerns.choices)
+    content_type = models.ForeignKey(ContentType, models.CASCADE, null=True, blank=True)
+    object_id = models.PositiveBigIntegerField(null=True, blank=True)
+    cause_key = models.CharField(
+        "failure domain",
+        max_length=200,
+        blank=True,
+        help_text="A cause's key (an incident by cause's page shows it), e.g. "
+        "raid/3/domain/storage-b: subjects failing for it are held.",
+    )
+    days = models.JSONField(help_text="Weekdays, 0 (Monday) to 6 (Sunday), e.g. [6].")
+    start = models.TimeField(help_text="Local time in the window's time zone.")
+    minutes = models.PositiveIntegerField(help_text="How long each occurrence lasts.")
+    time_zone = models.CharField(max_length=64, default="UTC", help_text="e.g. Europe/Berlin")
+    enabled = models.BooleanField(default=True)
+    comment = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(default=timezone.now, editable=False)
+    # The close of the latest occurrence whose held-back alerts were released.
+    released_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def weekly(self):
+        from .schedule import Weekly
+
+        return Weekly(frozenset(self.days or ()), self.start, self.minutes, self.time_zone)
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from .schedule import check
+
+        errors = check(
+            self.days if isinstance(self.days, list) else [], self.minutes or 0, self.time_zone
+        )
+        if errors:
+            raise ValidationError(errors)
+        check_scope(self)
+
+    def matches(self, ref: SubjectRef) -> bool:
+        return (
+            (not self.region_id or self.region_id == ref.region_id)
+            and (not self.concern or self.concern == ref.concern)
+            and (
+                not self.content_type_id
+                or (self.content_type_id, self.object_id) == (ref.content_type_id, ref.object_id)
+            )
+            and (
+                not self.cause_key
+                or (getattr(ref, "cause_id", None) and ref.cause.key == self.cause_key)
+            )
+        )
+
+
 class Notification(models.Model):
     """The outbox: one row per transition (or reminder of it) per channel."""
 
@@ -317,6 +560,7 @@ class Notification(models.Model):
         REMINDER = "reminder", "Reminder"
         FLAPPING = "flapping", "Flapping summary"
         UNDELIVERABLE = "undeliverable", "Not delivered elsewhere"
+        ESCALATION = "escalation", "Escalation"
         TEST = "test", "Test message"  # a channel's "Send a test": never saved (alerts.trial)
 
     class Failure(models.TextChoices):
@@ -330,6 +574,7 @@ class Notification(models.Model):
         FAILED = "failed", "Failed permanently"
         SILENCED = "silenced", "Silenced"
         SUPPRESSED = "suppressed", "Suppressed while flapping"
+        INHIBITED = "inhibited", "Held: its cause's incident was sent"
 
     transition = models.ForeignKey(Transition, models.CASCADE, related_name="notifications")
     channel = models.ForeignKey(Channel, models.CASCADE, related_name="notifications")
@@ -379,6 +624,10 @@ track(
 )
 track(Rule, m2m=["channels"])
 track(Silence, exclude=["released"])
+track(IncidentEvent)
+track(EscalationPolicy)
+track(MaintenanceWindow, exclude=["released_until"])
+track(EscalationLevel, m2m=["channels"])
 
 
 class SentMessage(models.Model):

@@ -12,26 +12,96 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Q
 
+from apps.lib.status import Cause as KnownCause
 from apps.regions.models import Region
 
-from .models import Channel, Incident, Notification, Rule, Silence, SubjectRef, Transition, severity
+from .models import (
+    Cause,
+    Channel,
+    EscalationLevel,
+    Incident,
+    IncidentEvent,
+    MaintenanceWindow,
+    Notification,
+    Rule,
+    Silence,
+    SubjectRef,
+    Transition,
+    severity,
+)
+
+#: What was sent (or is being sent) about an incident: its channels were told.
+TOLD = (
+    Notification.State.SENT,
+    Notification.State.PENDING,
+    Notification.State.FAILED,
+    Notification.State.SUPPRESSED,
+)
 
 
-def channels_for(transition: Transition) -> list[Channel]:
-    """Channels of every enabled rule matching the transition; the default rule's otherwise."""
+def matching_rules(transition: Transition) -> list[Rule]:
+    """Every enabled rule matching the transition; the default rule otherwise."""
     rules = list(Rule.objects.filter(enabled=True).prefetch_related("channels"))
     matched = [r for r in rules if not r.is_default and r.matches(transition)]
     if not matched:
         matched = [r for r in rules if r.is_default and r.matches(transition)]
+    return matched
+
+
+def channels_for(transition: Transition, incident: Incident | None = None) -> list[Channel]:
+    """Channels of every enabled rule matching the transition (the default rule's otherwise),
+    and those of the escalation levels its incident already reached."""
+    matched = matching_rules(transition)
     channels = {c.pk: c for r in matched for c in r.channels.all() if not c.disabled}
+    if incident is not None and incident.escalation_policy_id and incident.escalation_level:
+        for level in escalation_levels(incident.escalation_policy_id)[: incident.escalation_level]:
+            channels.update({c.pk: c for c in level.channels.all() if not c.disabled})
     return list(channels.values())
 
 
-def active_silence(ref: SubjectRef, now: datetime) -> Silence | None:
+def escalation_levels(policy_id: int) -> list[EscalationLevel]:
+    """A policy's levels, first first (by delay)."""
+    return list(
+        EscalationLevel.objects.filter(policy_id=policy_id)
+        .order_by("delay_minutes", "pk")
+        .prefetch_related("channels")
+    )
+
+
+def start_escalation(transition: Transition, incident: Incident) -> None:
+    """A new incident: the policy of the first matching rule that has one; its levels due at
+    once (delay 0) are told with the rules' channels, the next one is due after its delay."""
+    policy_id = next((r.escalation_id for r in matching_rules(transition) if r.escalation_id), None)
+    if policy_id is None:
+        return
+    levels = escalation_levels(policy_id)
+    reached = sum(1 for level in levels if level.delay_minutes <= 0)
+    incident.escalation_policy_id, incident.escalation_level = policy_id, reached
+    incident.next_escalation = (
+        incident.opened + timedelta(minutes=levels[reached].delay_minutes)
+        if reached < len(levels)
+        else None
+    )
+    Incident.objects.filter(pk=incident.pk).update(
+        escalation_policy_id=policy_id,
+        escalation_level=reached,
+        next_escalation=incident.next_escalation,
+    )
+
+
+def active_silence(ref: SubjectRef, now: datetime) -> Silence | MaintenanceWindow | None:
+    """The silence, or the open maintenance window, holding ``ref`` back at ``now``."""
     candidates = Silence.objects.filter(starts__lte=now, ends__gt=now).filter(
         Q(region__isnull=True) | Q(region_id=ref.region_id)
     )
-    return next((s for s in candidates if s.matches(ref)), None)
+    return next((s for s in candidates if s.matches(ref)), None) or active_window(ref, now)
+
+
+def active_window(ref: SubjectRef, now: datetime) -> MaintenanceWindow | None:
+    windows = MaintenanceWindow.objects.filter(enabled=True).filter(
+        Q(region__isnull=True) | Q(region_id=ref.region_id)
+    )
+    return next((w for w in windows if w.matches(ref) and w.weekly.open_at(now)), None)
 
 
 def update_incident(transition: Transition) -> Incident | None:
@@ -53,7 +123,7 @@ def update_incident(transition: Transition) -> Incident | None:
         return open_incident
     reminder = now + timedelta(hours=settings.VIGIL_ALERT_REMINDER_HOURS)
     if open_incident is None:
-        return Incident.objects.create(
+        created = Incident.objects.create(
             content_type=transition.content_type,
             object_id=transition.object_id,
             region_id=transition.region_id,
@@ -65,6 +135,8 @@ def update_incident(transition: Transition) -> Incident | None:
             last_transition=transition,
             next_reminder=reminder,
         )
+        start_escalation(transition, created)
+        return created
     changes = {
         "status": transition.new_status,
         "reason": transition.reason,
@@ -103,18 +175,89 @@ def told_about(incident: Incident) -> list[Channel]:
             notifications__transition__content_type_id=incident.content_type_id,
             notifications__transition__object_id=incident.object_id,
             notifications__transition__created__gte=incident.opened,
-            notifications__state__in=[
-                Notification.State.SENT,
-                Notification.State.PENDING,
-                Notification.State.FAILED,
-                Notification.State.SUPPRESSED,
-            ],
+            notifications__state__in=TOLD,
         ).distinct()
     )
 
 
-def enqueue(transition: Transition, incident: Incident | None = None) -> list[Notification]:
+def told_alone(incident: Incident) -> set[int]:
+    """Channels told about a change of ``incident`` that was not its cause's."""
+    return set(
+        Notification.objects.filter(
+            transition__content_type_id=incident.content_type_id,
+            transition__object_id=incident.object_id,
+            transition__created__gte=incident.opened,
+            transition__cause=None,
+            state__in=TOLD,
+        ).values_list("channel_id", flat=True)
+    )
+
+
+def told_about_cause(cause: Cause, excluding: Transition | None = None) -> set[int]:
+    """Channels told about any subject of the incident by cause ``cause``."""
+    told = Notification.objects.filter(
+        transition__cause=cause, state__in=TOLD, channel__disabled=False
+    )
+    if excluding is not None:
+        told = told.exclude(transition=excluding)
+    return set(told.values_list("channel_id", flat=True))
+
+
+def attach_cause(
+    transition: Transition, incident: Incident | None, known: KnownCause | None
+) -> tuple[Cause | None, bool]:
+    """Join the subject's incident to its cause's (opened by the first subject failing for
+    it); a recovery leaves it, and closes it when it was the last. (The cause, whether this
+    transition closed it.)"""
+    if incident is None:
+        return None, False
+    now = transition.created
+    if known is None:
+        cause = incident.cause
+        if cause is None or not transition.is_recovery:
+            # Not failing for a known cause (now): its change is its own, sent as any other;
+            # it stays listed on its cause's incident until it recovers.
+            return None, False
+        others = cause.incidents.filter(closed=None).exclude(pk=incident.pk).exists()
+        if others:
+            return cause, False  # the cause's incident stays open: nothing to resolve yet
+        Cause.objects.filter(pk=cause.pk, closed=None).update(closed=now, status="ok")
+        Transition.objects.filter(pk=transition.pk).update(cause=cause)
+        transition.cause = cause
+        return cause, True
+    cause = Cause.objects.select_for_update().filter(key=known.key, closed=None).first()
+    if cause is None:
+        cause = Cause.objects.create(
+            key=known.key,
+            label=known.label,
+            region_id=transition.region_id,
+            concern=transition.concern,
+            status=transition.new_status,
+            opened=now,
+        )
+    elif severity(transition.new_status) > severity(cause.status):
+        Cause.objects.filter(pk=cause.pk).update(status=transition.new_status)
+    if incident.cause_id != cause.pk:
+        Incident.objects.filter(pk=incident.pk).update(cause=cause)
+        left = incident.cause_id
+        if left and not Incident.objects.filter(cause_id=left, closed=None).exists():
+            Cause.objects.filter(pk=left, closed=None).update(closed=now)  # none left in it
+    Transition.objects.filter(pk=transition.pk).update(cause=cause)
+    transition.cause = cause
+    return cause, False
+
+
+def enqueue(
+    transition: Transition,
+    incident: Incident | None = None,
+    cause: Cause | None = None,
+    closing: bool = False,
+) -> list[Notification]:
     """The outbox rows this transition owes, one per channel.
+
+    A subject failing for a known cause (``cause``) is sent only to channels not told about
+    the cause yet: the others keep it as ``inhibited``, listed on the incident by cause. Its
+    recovery is sent only when it closes the cause (``closing``), to every channel told.
 
     A recovery goes to exactly the channels told about the incident it closes, whatever the
     rules say of this last change (critical → warning → ok closes a PagerDuty incident too),
@@ -126,11 +269,20 @@ def enqueue(transition: Transition, incident: Incident | None = None) -> list[No
         return []
     if transition.is_recovery:
         channels = told_about(incident) if incident is not None else []
+        if cause is not None and closing:
+            told = told_about_cause(cause) - {c.pk for c in channels}
+            channels += list(Channel.objects.filter(pk__in=told))
     else:
-        channels = channels_for(transition)
+        channels = channels_for(transition, incident)
     if not channels:
         return []
     kind, state = Notification.Kind.TRANSITION, Notification.State.PENDING
+    inhibited: set[int] = set()
+    if cause is not None and not closing:
+        if transition.is_recovery:  # only channels told of it alone hear it recovered
+            inhibited = {c.pk for c in channels} - told_alone(incident)
+        else:
+            inhibited = told_about_cause(cause, excluding=transition)
     if active_silence(transition, transition.created):
         state = Notification.State.SILENCED
     elif _flapping(transition):
@@ -138,22 +290,26 @@ def enqueue(transition: Transition, incident: Incident | None = None) -> list[No
             state = Notification.State.SUPPRESSED
         else:
             kind = Notification.Kind.FLAPPING
-    return Notification.objects.bulk_create(
+    rows = Notification.objects.bulk_create(
         Notification(
             transition=transition,
             channel=channel,
             kind=kind,
-            state=state,
+            state=Notification.State.INHIBITED
+            if channel.pk in inhibited and state == Notification.State.PENDING
+            else state,
             created=transition.created,
             next_attempt=transition.created,
         )
         for channel in channels
     )
+    return [n for n in rows if n.state != Notification.State.INHIBITED]
 
 
-def on_transition(transition: Transition) -> list[Notification]:
+def on_transition(transition: Transition, known: KnownCause | None = None) -> list[Notification]:
     incident = update_incident(transition)
-    return enqueue(transition, incident)
+    cause, closing = attach_cause(transition, incident, known)
+    return enqueue(transition, incident, cause, closing)
 
 
 def queue_reminders(now: datetime) -> int:
@@ -173,6 +329,10 @@ def queue_reminders(now: datetime) -> int:
         if not won or active_silence(incident, now):
             continue
         transition = incident.last_transition
+        if Notification.objects.filter(
+            transition=transition, state=Notification.State.INHIBITED
+        ).exists():
+            continue  # its cause's incident is the one reminded of
         for channel in channels_for(transition):
             Notification.objects.get_or_create(
                 transition=transition,
@@ -182,6 +342,68 @@ def queue_reminders(now: datetime) -> int:
                 defaults={"created": now, "next_attempt": now},
             )
             queued += 1
+    return queued
+
+
+def queue_escalations(now: datetime) -> int:
+    """The next level of each open, unacknowledged incident whose delay has passed: its
+    channels are sent the incident's latest change (kind ``escalation``, sequence = level),
+    and the step is in the incident's timeline. Acknowledging stops the climb."""
+    queued = 0
+    due = Incident.objects.filter(
+        closed=None,
+        acknowledged=None,
+        next_escalation__lte=now,
+        escalation_policy__isnull=False,
+        region__in=Region.objects.shown(),
+    )
+    for incident in due.select_related("last_transition"):
+        levels = escalation_levels(incident.escalation_policy_id)
+        reached = incident.escalation_level
+        if reached >= len(levels):
+            Incident.objects.filter(pk=incident.pk).update(next_escalation=None)
+            continue
+        after = reached + 1
+        following = (
+            incident.opened + timedelta(minutes=levels[after].delay_minutes)
+            if after < len(levels)
+            else None
+        )
+        won = Incident.objects.filter(
+            pk=incident.pk, escalation_level=reached, closed=None, acknowledged=None
+        ).update(escalation_level=after, next_escalation=following)
+        if not won:
+            continue
+        transition = incident.last_transition
+        if Notification.objects.filter(
+            transition=transition, state=Notification.State.INHIBITED
+        ).exists():
+            continue  # its cause's incident is the one that climbs
+        level = levels[reached]
+        channels = [c for c in level.channels.all() if not c.disabled]
+        state = (
+            Notification.State.SILENCED
+            if active_silence(incident, now)
+            else Notification.State.PENDING
+        )
+        for channel in channels:
+            _, created = Notification.objects.get_or_create(
+                transition=transition,
+                channel=channel,
+                kind=Notification.Kind.ESCALATION,
+                sequence=after,
+                defaults={"state": state, "created": now, "next_attempt": now},
+            )
+            queued += created
+        names = ", ".join(c.name for c in channels) or "no channel"
+        waited = level.delay_minutes
+        IncidentEvent.objects.create(
+            incident=incident,
+            kind=IncidentEvent.Kind.ESCALATED,
+            text=f"Level {after} ({names}): not acknowledged {waited:g} min after it opened"
+            + (" (silenced)" if state == Notification.State.SILENCED else ""),
+            created=now,
+        )
     return queued
 
 
@@ -260,6 +482,48 @@ def release_silence(silence: Silence, now: datetime) -> int:
         if incident.region_id not in shown or active_silence(incident, now):
             continue  # another silence still holds it, and releases it when it ends
         released += _send_late(incident.last_transition, now)
+    return released
+
+
+def held_by_window(window: MaintenanceWindow, opens: datetime, closes: datetime):
+    """Open incidents one occurrence of ``window`` held back (as ``held_by`` for a silence)."""
+    silenced = Notification.objects.filter(
+        state=Notification.State.SILENCED,
+        created__gte=opens,
+        created__lte=closes,
+        transition__content_type=OuterRef("content_type"),
+        transition__object_id=OuterRef("object_id"),
+    )
+    incidents = Incident.objects.filter(closed=None).filter(Exists(silenced))
+    if window.region_id:
+        incidents = incidents.filter(region_id=window.region_id)
+    if window.concern:
+        incidents = incidents.filter(concern=window.concern)
+    found = incidents.select_related("region", "last_transition", "cause")
+    return [i for i in found if window.matches(i)]
+
+
+def release_windows(now: datetime) -> int:
+    """Each maintenance window whose latest occurrence closed and was not released yet: what
+    it held that is still open is sent once, as at a silence's end."""
+    released = 0
+    shown = set(Region.objects.shown().values_list("pk", flat=True))
+    for window in MaintenanceWindow.objects.filter(enabled=True):
+        occurrence = window.weekly.last_closed(now)
+        if occurrence is None:
+            continue
+        opens, closes = occurrence
+        if closes <= (window.released_until or window.created):
+            continue
+        won = MaintenanceWindow.objects.filter(
+            pk=window.pk, released_until=window.released_until
+        ).update(released_until=closes)
+        if not won:
+            continue  # another worker released it
+        for incident in held_by_window(window, opens, closes):
+            if incident.region_id not in shown or active_silence(incident, now):
+                continue
+            released += _send_late(incident.last_transition, now)
     return released
 
 

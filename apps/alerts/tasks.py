@@ -55,12 +55,14 @@ def wake_at_silence_end(ends) -> None:
 
 @shared_task(time_limit=300, soft_time_limit=280)
 def sweep() -> int:
-    """Every VIGIL_ALERT_SWEEP_SECONDS: reminders, flapping subjects that settled, silences
-    that ended, and what the queue left."""
+    """Every VIGIL_ALERT_SWEEP_SECONDS: reminders, escalations due, flapping subjects that
+    settled, silences and maintenance windows that ended, and what the queue left."""
     now = timezone.now()
     routing.queue_reminders(now)
+    routing.queue_escalations(now)
     routing.release_settled(now)
     routing.release_ended_silences(now)
+    routing.release_windows(now)
     _wake_at_silence_ends(now)
     return _deliver()
 

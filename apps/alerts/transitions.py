@@ -70,7 +70,7 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
             figures=jsonable(verdict.figures),
             created=now,
         )
-        if routing.on_transition(created):
+        if routing.on_transition(created, verdict.cause):
             transaction.on_commit(wake_sender)
     subject.status, subject.reason, subject.status_changed = new, verdict.reason, now
     return created

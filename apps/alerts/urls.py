@@ -7,7 +7,11 @@ from . import views
 app_name = "alerts"
 urlpatterns = [
     path("", views.incidents, name="incidents"),
+    path("incidents/<int:pk>/", views.incident, name="incident"),
+    path("incidents/<int:pk>/notes/", views.add_note, name="add-note"),
     path("incidents/<int:pk>/acknowledge/", views.acknowledge, name="acknowledge"),
+    path("causes/<int:pk>/", views.cause, name="cause"),
+    path("causes/<int:pk>/acknowledge/", views.acknowledge_cause, name="acknowledge-cause"),
     path("history/<int:content_type>/<int:object_id>/", views.history, name="history"),
     path("channels/", views.channels, name="channels"),
     path("channels/<int:pk>/", views.channel, name="channel"),

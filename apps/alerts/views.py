@@ -22,7 +22,7 @@ from apps.regions.models import Region, Subject
 
 from . import routing, scopes, trial
 from .forms import ChannelForm, RuleForm, SilenceForm, subject_options
-from .models import Channel, Incident, Notification, Rule, Silence, Transition
+from .models import NOTE_MAX, Cause, Channel, Incident, Notification, Rule, Silence, Transition
 from .transitions import wake_sender
 
 
@@ -31,7 +31,7 @@ def incidents_by_region(now=None) -> list[tuple[object, list[tuple[Incident, str
     now = now or timezone.now()
     groups: dict[int, tuple[object, list]] = {}
     shown = Incident.objects.filter(closed=None, region__in=Region.objects.shown())
-    for incident in shown.select_related("region", "acknowledged_by"):
+    for incident in shown.select_related("region", "acknowledged_by", "cause"):
         if routing.active_silence(incident, now):
             state = "silenced"
         elif incident.acknowledged:
@@ -71,10 +71,64 @@ ENDED_SILENCES_SHOWN = timedelta(days=7)
 @requires("alerts.acknowledge_incident")
 @require_POST
 def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
-    Incident.objects.filter(pk=pk, closed=None, acknowledged=None).update(
-        acknowledged=timezone.now(), acknowledged_by=request.user
-    )
+    get_object_or_404(Incident, pk=pk).acknowledge(request.user)
+    back = request.POST.get("next", "")
+    if back == "incident":
+        return redirect("alerts:incident", pk)
     return redirect("alerts:incidents")
+
+
+@require_safe
+def incident(request: HttpRequest, pk: int) -> HttpResponse:
+    """One incident: what failed, its state, and its timeline (changes, escalations,
+    acknowledgements, notes)."""
+    from .timeline import timeline
+
+    found = get_object_or_404(
+        Incident.objects.select_related("region", "acknowledged_by", "cause", "escalation_policy"),
+        pk=pk,
+    )
+    return render(request, "alerts/incident.html", {"incident": found, "steps": timeline(found)})
+
+
+@requires("alerts.annotate_incident")
+@require_POST
+def add_note(request: HttpRequest, pk: int) -> HttpResponse:
+    """An operator's note on an incident; an empty or overlong one is refused in the page."""
+    found = get_object_or_404(Incident, pk=pk)
+    text = request.POST.get("text", "").strip()
+    if not text or len(text) > NOTE_MAX:
+        from .timeline import timeline
+
+        error = "Write the note." if not text else f"At most {NOTE_MAX} characters."
+        context = {"incident": found, "steps": timeline(found), "note_error": error, "note": text}
+        return render(request, "alerts/incident.html", context, status=400)
+    found.add_note(request.user, text)
+    return redirect("alerts:incident", pk)
+
+
+@requires("alerts.acknowledge_incident")
+@require_POST
+def acknowledge_cause(request: HttpRequest, pk: int) -> HttpResponse:
+    get_object_or_404(Cause, pk=pk).acknowledge(request.user)
+    return redirect("alerts:cause", pk)
+
+
+@require_safe
+def cause(request: HttpRequest, pk: int) -> HttpResponse:
+    """An incident by cause: what failed, the subjects failing for it, and what each was sent
+    or held back (inhibited: the cause's alert said it)."""
+    found = get_object_or_404(Cause.objects.select_related("region"), pk=pk)
+    members = found.members()
+    rows = []
+    for incident in members:
+        notes = Notification.objects.filter(
+            transition__content_type_id=incident.content_type_id,
+            transition__object_id=incident.object_id,
+            transition__cause=found,
+        ).select_related("channel", "transition")
+        rows.append((incident, list(notes.order_by("created", "pk"))))
+    return render(request, "alerts/cause.html", {"cause": found, "rows": rows})
 
 
 @require_safe

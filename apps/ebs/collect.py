@@ -22,7 +22,7 @@ from apps import alerts
 from apps.efs import cloudwatch
 from apps.efs.cloudwatch_plan import collection_window
 from apps.lib import aws
-from apps.lib.status import Status, Verdict, jsonable
+from apps.lib.status import Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
 
 from . import ec2, history, hosts
@@ -218,7 +218,9 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
     th = thresholds()
     span = max(th.forecast_window, th.stale_after, th.utilisation_for)
     volumes = list(
-        Volume.objects.filter(region=rc.region, deleted__isnull=True).select_related("instance")
+        Volume.objects.filter(region=rc.region, deleted__isnull=True).select_related(
+            "instance", "region__account"
+        )
     )
     counts: dict[str, int] = {}
     instance_figures: dict[int, dict] = {}
@@ -264,7 +266,9 @@ def judge(
     verdict = volume_verdict(samples, now, facts, instance=instance, carries=carries, thresholds=th)
     if verdict.status is Status.UNKNOWN and region_error:
         reason = f"{verdict.reason}; collection failing: {region_error}"
-        return Verdict(verdict.status, reason, verdict.figures)
+        region = v.region
+        cause = aws_access(region.account_id, str(region.account), region.code)
+        return Verdict(verdict.status, reason, verdict.figures, cause=cause)
     return verdict
 
 

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
-from apps.lib.status import Status, Verdict, jsonable
+from apps.lib.status import Cause, Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
 
 from . import clients, cloudwatch, elasticfilesystem, history, pricing
@@ -33,7 +33,7 @@ from .cloudwatch_plan import (
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
 from .models import DESCRIBED_FIELDS, FileSystem, NfsMount, RegionCollection
-from .verdict import Thresholds, filesystem_verdict
+from .verdict import Thresholds, check_overrides, filesystem_verdict, with_overrides
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
     th = thresholds(limits)
     span = max(th.forecast_window, th.stale_after)
     live = FileSystem.objects.filter(region=rc.region, deleted__isnull=True)
-    filesystems = list(live.select_related("region"))
+    filesystems = list(live.select_related("region__account"))
     counts: dict[str, int] = {}
     with transaction.atomic():  # one commit for the region, not one per file system
         for i in range(0, len(filesystems), JUDGE_BATCH):
@@ -342,7 +342,7 @@ def judge(
         throughput_mode=fs.throughput_mode,
         performance_mode=fs.performance_mode,
         standard_bytes=None if has_storage else fs.size_standard_bytes,
-        thresholds=th,
+        thresholds=with_overrides(th, own_thresholds(fs)),
         file_system_type=fs.file_system_type,
         region=fs.region.code,
         limits=limits if limits is not None else pricing.limits_table(),
@@ -350,9 +350,25 @@ def judge(
     )
     if verdict.status is Status.UNKNOWN and region_error:
         return Verdict(
-            verdict.status, f"{verdict.reason}; collection failing: {region_error}", verdict.figures
+            verdict.status,
+            f"{verdict.reason}; collection failing: {region_error}",
+            verdict.figures,
+            cause=access_cause(fs.region),
         )
     return verdict
+
+
+def own_thresholds(fs: FileSystem) -> dict[str, float]:
+    """The thresholds set for ``fs`` (a bad value set outside the API is ignored)."""
+    try:
+        return check_overrides(fs.thresholds)
+    except ValueError:
+        return {}
+
+
+def access_cause(region) -> Cause:
+    """The account-region whose AWS calls fail (``lib.status.aws_access``)."""
+    return aws_access(region.account_id, str(region.account), region.code)
 
 
 def run_cycle(collection_id: int, now: datetime) -> dict:

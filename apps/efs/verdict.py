@@ -11,7 +11,7 @@ window (3 h by default).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from apps.efs.documented import LIMITS, Table, credit_cap_bytes, mode_limits, value
@@ -95,6 +95,69 @@ class Thresholds:
     #: A replica not synced for longer: warning (AWS's documented RPO), critical.
     replica_warning: timedelta = timedelta(minutes=value(LIMITS, "replication.rpo_minutes"))
     replica_critical: timedelta = timedelta(minutes=60)
+    #: The thresholds set for this file system: (name, the global default it replaces).
+    overridden: tuple[tuple[str, float], ...] = ()
+
+
+#: The thresholds a file system may set for itself (``FileSystem.thresholds``): name -> the
+#: ``Thresholds`` field, its unit and its bounds.
+PER_SUBJECT: dict[str, tuple[str, str, float, float]] = {
+    "io_limit_pct": ("io_limit_pct", "%", 1, 100),
+    "utilisation_pct": ("utilisation_pct", "%", 1, 100),
+    "combined_pct": ("combined_pct", "%", 1, 100),
+    "exhaustion_warning_hours": ("exhaustion_warning", "h", 0.1, 168),
+    "exhaustion_critical_hours": ("exhaustion_critical", "h", 0.1, 168),
+}
+
+
+def check_overrides(given: object) -> dict[str, float]:
+    """A file system's thresholds as a plain dict; ``ValueError`` in words if they are not."""
+    if given in (None, ""):
+        return {}
+    if not isinstance(given, dict):
+        raise ValueError(f"Give an object of threshold -> number, of: {', '.join(PER_SUBJECT)}")
+    out: dict[str, float] = {}
+    for name, number in given.items():
+        if name not in PER_SUBJECT:
+            raise ValueError(f"No threshold {name!r}: one of {', '.join(PER_SUBJECT)}")
+        _, unit, low, high = PER_SUBJECT[name]
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            raise ValueError(f"{name}: give a number")
+        if not low <= number <= high:
+            raise ValueError(f"{name}: between {low:g} and {high:g} {unit}")
+        out[name] = float(number)
+    warning, critical = out.get("exhaustion_warning_hours"), out.get("exhaustion_critical_hours")
+    if warning is not None and critical is not None and critical > warning:
+        raise ValueError("exhaustion_critical_hours must not be above exhaustion_warning_hours")
+    return out
+
+
+def with_overrides(th: Thresholds, overrides: dict[str, float]) -> Thresholds:
+    """``th`` with a file system's own thresholds, remembering the defaults they replace."""
+    changes: dict[str, object] = {}
+    replaced: list[tuple[str, float]] = []
+    for name, number in overrides.items():
+        if name not in PER_SUBJECT:
+            continue
+        field_name, unit, _, _ = PER_SUBJECT[name]
+        default = getattr(th, field_name)
+        if unit == "h":
+            replaced.append((field_name, default.total_seconds() / 3600))
+            changes[field_name] = timedelta(hours=number)
+        else:
+            replaced.append((field_name, default))
+            changes[field_name] = number
+    if not changes:
+        return th
+    return replace(th, overridden=tuple(replaced), **changes)
+
+
+def _whose(th: Thresholds, field_name: str, unit: str = "%") -> str:
+    """ " (this file system's threshold; default 90 %)" when it set its own, else ""."""
+    default = dict(th.overridden).get(field_name)
+    if default is None:
+        return ""
+    return f" (this file system's threshold; default {default:g} {unit})"
 
 
 def filesystem_verdict(
@@ -160,16 +223,19 @@ def filesystem_verdict(
         elif forecast.state is CreditState.DRAINING:
             left = timedelta(seconds=forecast.seconds_to_exhaustion or 0.0)
             if left <= th.exhaustion_critical:
-                findings.append((Status.CRITICAL, forecast.reason))
+                whose = _whose(th, "exhaustion_critical", "h")
+                findings.append((Status.CRITICAL, forecast.reason + whose))
             elif left <= th.exhaustion_warning:
-                findings.append((Status.WARNING, forecast.reason))
+                whose = _whose(th, "exhaustion_warning", "h")
+                findings.append((Status.WARNING, forecast.reason + whose))
 
     io_window = _sustained(ordered, lambda s: s.percent_io_limit, th.io_limit_for, th)
     if io_window and min(io_window) > th.io_limit_pct:
         findings.append(
             (
                 Status.WARNING,
-                f"PercentIOLimit above {th.io_limit_pct:g} % for {_span_label(th.io_limit_for)}",
+                f"PercentIOLimit above {th.io_limit_pct:g} %{_whose(th, 'io_limit_pct')} "
+                f"for {_span_label(th.io_limit_for)}",
             )
         )
     used = _sustained(ordered, throughput_utilisation_pct, th.utilisation_for, th)
@@ -177,7 +243,8 @@ def filesystem_verdict(
         findings.append(
             (
                 Status.WARNING,
-                f"throughput above {th.utilisation_pct:g} % of permitted for "
+                f"throughput above {th.utilisation_pct:g} % of permitted"
+                f"{_whose(th, 'utilisation_pct')} for "
                 f"{_span_label(th.utilisation_for)}",
             )
         )
@@ -190,7 +257,7 @@ def filesystem_verdict(
             (
                 Status.WARNING,
                 f"read and write throughput above {th.combined_pct:g} % of their one documented "
-                f"limit for {_span_label(th.utilisation_for)}",
+                f"limit{_whose(th, 'combined_pct')} for {_span_label(th.utilisation_for)}",
             )
         )
     findings += replica_findings(replicas, now, th.replica_warning, th.replica_critical)

@@ -45,12 +45,36 @@ def worst(statuses: Iterable[Status | str]) -> Status | None:
 
 
 @dataclass(frozen=True)
+class Cause:
+    """A known cause that many subjects may fail for at once (a storage server, an AWS
+    account-region whose access fails, an agent that stopped pushing, a whole Galera cluster).
+
+    ``key`` names it across concerns and subjects (``raid/3/domain/storage-b``): subjects
+    failing with the same key share one incident by cause and one page (apps/alerts/routing.py).
+    ``label`` names it for a person: "storage server storage-b".
+    """
+
+    key: str
+    label: str
+
+
+def aws_access(account_id: int | None, account: str, region_code: str) -> Cause:
+    """The account-region whose AWS calls fail: every subject going unknown with it (EFS file
+    systems, EBS volumes) shares one incident by cause."""
+    return Cause(
+        f"aws/{account_id}/{region_code}/access", f"AWS access to {region_code} ({account})"
+    )
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """A status with the reason a person reads, and the figures behind it."""
+    """A status with the reason a person reads, the figures behind it and, when the concern
+    knows it, the cause shared with other subjects failing with it."""
 
     status: Status
     reason: str
     figures: dict[str, Any] = field(default_factory=dict)
+    cause: Cause | None = None
 
 
 def jsonable(figures: dict[str, Any]) -> dict[str, Any]:

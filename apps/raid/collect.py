@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -20,14 +21,14 @@ from django.utils import timezone
 
 from apps import alerts
 from apps.alerts.models import Transition
-from apps.lib.status import Status, Verdict
+from apps.lib.status import Cause, Status, Verdict
 
 from . import ssh
 from .disks import DiskThresholds, LeafDisk, disk_name, thresholds_from
 from .domains import validate_rules
 from .errors import ParseError
 from .models import COUNTERS, Array, Disk, DiskReading, Host, Member
-from .report import ARRAY_FACT_FIELDS, ArrayFacts, Report, assess
+from .report import ARRAY_FACT_FIELDS, ArrayFacts, Report, assess, lost_domain
 from .scrub import ScrubMemory, ScrubThresholds
 
 log = logging.getLogger(__name__)
@@ -181,8 +182,9 @@ def ingest(
             if array.parent_id != (parent.pk if parent else None):
                 Array.objects.filter(pk=array.pk).update(parent=parent)
                 array.parent = parent
+        below = {facts.name: facts.members for facts in report.arrays}
         for facts in report.arrays:
-            if moved := alerts.record(rows[facts.name], facts.verdict):
+            if moved := alerts.record(rows[facts.name], with_cause(host, facts, below)):
                 transitions.append(moved)
         reported = {facts.name for facts in report.arrays}
         for name, array in rows.items():
@@ -200,6 +202,17 @@ def ingest(
         )
     host.last_report, host.last_error = now, ""
     return transitions
+
+
+def with_cause(host: Host, facts: ArrayFacts, below: Mapping[str, tuple] | None = None) -> Verdict:
+    """An array failing because of one failure domain (every lost disk under it on one
+    storage server) names it as its cause: the arrays it takes down share one incident."""
+    verdict = facts.verdict
+    domain = lost_domain(facts.members, below) if verdict.status is not Status.OK else None
+    if domain is None:
+        return verdict
+    key = f"raid/{host.region_id}/domain/{domain}"
+    return replace(verdict, cause=Cause(key, f"{host.domain_noun} {domain}"))
 
 
 _MEMBER_FIELDS = (
@@ -385,7 +398,9 @@ def mark_silent_hosts(now: datetime | None = None) -> list[Transition]:
         since = timezone.localtime(host.last_report).strftime("%Y-%m-%d %H:%M %Z")
         for array in host.arrays.filter(present=True).exclude(status=Status.UNKNOWN.value):
             verdict = Verdict(
-                Status.UNKNOWN, f"{array.name}: no report from {host.name} since {since}"
+                Status.UNKNOWN,
+                f"{array.name}: no report from {host.name} since {since}",
+                cause=Cause(f"raid/host/{host.pk}/silent", f"host {host.name}: no report"),
             )
             if moved := alerts.record(array, verdict):
                 transitions.append(moved)

@@ -33,7 +33,7 @@ Texts are cut to what their columns hold.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
@@ -395,6 +395,31 @@ def _array_facts(
         members=_members(array, detail, topology, mapping or {}, names),
         verdict=replace(verdict, reason=_clip(verdict.reason, REASON_TEXT), figures=figures),
     )
+
+
+def lost_domain(
+    members: Iterable[MemberFacts], below: Mapping[str, Iterable[MemberFacts]] | None = None
+) -> str | None:
+    """The one failure domain every lost disk under an array is in (its storage server), or
+    None: nothing lost, a disk outside the rules, or losses in several domains. ``below``:
+    the members of the arrays it is built on (a RAID-0 over RAID-10s), by array name."""
+    lost = _lost_domains(members, below or {}, depth=0)
+    return next(iter(lost)) if len(lost) == 1 and "" not in lost else None
+
+
+def _lost_domains(
+    members: Iterable[MemberFacts], below: Mapping[str, Iterable[MemberFacts]], depth: int
+) -> set[str]:
+    lost: set[str] = set()
+    for m in members:
+        if m.is_array:
+            if depth < 8 and m.device in below:
+                lost |= _lost_domains(below[m.device], below, depth + 1)
+        elif (
+            "F" in m.flags or m.state.startswith(("faulty", "removed")) or m.state == "not in sync"
+        ):
+            lost.add(m.domain)
+    return lost
 
 
 def _members(

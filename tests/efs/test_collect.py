@@ -11,6 +11,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from apps.alerts.models import Cause
 from apps.efs import collect, elasticfilesystem, tasks
 from apps.efs.cloudwatch_plan import align, build_queries
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
@@ -203,6 +204,15 @@ def test_it_marks_a_region_refused_by_aws_as_failing_and_goes_on_with_the_others
     failing = FileSystem.objects.filter(region=other_region)
     assert all(message in fs.last_error for fs in failing)
     assert all(fs.status == "unknown" and message in fs.reason for fs in failing)
+
+    # File systems that were ok go unknown for that one cause: one incident by cause.
+    failing.update(status="ok")
+    collect.judge_region(refused, timezone.now())
+    (cause,) = Cause.objects.all()
+    assert cause.label == f"AWS access to eu-west-1 ({other_region.account})"
+    assert sorted(i.subject_label for i in cause.incidents.all()) == sorted(
+        str(fs) for fs in failing
+    )
 
 
 def test_it_retries_throttled_calls_and_never_saves_zeros(aws, collection, responder, settings):

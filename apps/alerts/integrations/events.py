@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
+
 from apps.alerts import content
 from apps.alerts.models import Notification, Transition
 
@@ -18,6 +20,32 @@ def subject_key(transition: Transition) -> str:
     PagerDuty's ``dedup_key``, so an incident opens and closes in PagerDuty with Vigil's."""
     ct = transition.content_type
     return f"vigil/{ct.app_label}.{ct.model}/{transition.object_id}"
+
+
+def cause_key(transition: Transition) -> str:
+    """PagerDuty's ``dedup_key``: the cause's when the subject failed for a known one (one
+    PagerDuty incident for a storage server's five arrays), else the subject's."""
+    if transition.cause_id:
+        return f"vigil/cause/{transition.cause.key}"
+    return subject_key(transition)
+
+
+def cause(transition: Transition) -> dict[str, Any] | None:
+    """The incident by cause, in the webhook's events: the subjects failing for it."""
+    if not transition.cause_id:
+        return None
+    c = transition.cause
+    return {
+        "key": c.key,
+        "label": c.label,
+        "status": c.status,
+        "closed": c.closed.isoformat() if c.closed else None,
+        "url": settings.VIGIL_BASE_URL.rstrip("/") + c.get_absolute_url(),
+        "subjects": [
+            {"label": m.subject_label, "status": m.status, "open": m.closed is None}
+            for m in c.members()
+        ],
+    }
 
 
 def event_id(notification: Notification) -> str:
@@ -51,6 +79,7 @@ def event(notification: Notification) -> dict[str, Any]:
         "figures": t.figures,
         "changed_at": t.created.isoformat(),
         "transition_id": t.pk,
+        "cause": cause(t),
     }
 
 

@@ -1,7 +1,9 @@
 """PagerDuty Events API v2: trigger while a subject is not ok, resolve when it recovers.
 
-The ``dedup_key`` is the subject (``events.subject_key``), so PagerDuty's incident opens, is
-updated and closes with Vigil's. One event per subject of a batch, its latest change. 202 is
+The ``dedup_key`` is the subject (``events.subject_key``), or the cause it failed for
+(``events.cause_key``: one PagerDuty incident for a storage server's five arrays), so
+PagerDuty's incident opens, is updated and closes with Vigil's. One event per key of a batch,
+its latest change. 202 is
 accepted; 400 (a wrong routing key, an invalid event) is the channel's failure; 429 and 5xx
 are retried (PagerDuty asks for it). PagerDuty shows its fields as plain text: pushed text in
 them is put on one line of printable characters (``content.plain``), never markup.
@@ -17,7 +19,7 @@ from django.conf import settings
 from apps.alerts import content
 from apps.alerts.integrations import http
 from apps.alerts.integrations.base import Transport
-from apps.alerts.integrations.events import latest_per_subject, subject_key
+from apps.alerts.integrations.events import cause_key, latest_per_subject
 from apps.alerts.models import Notification
 
 EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
@@ -26,7 +28,7 @@ SEVERITY = {"critical": "critical", "unknown": "error", "warning": "warning"}
 
 def event(notification: Notification, routing_key: str) -> dict:
     t = notification.transition
-    key = subject_key(t)
+    key = cause_key(t)
     if t.new_status == "ok":
         return {"routing_key": routing_key, "event_action": "resolve", "dedup_key": key}
     item = content.item(t)
@@ -38,10 +40,12 @@ def event(notification: Notification, routing_key: str) -> dict:
             "summary": content.summary_line(t)[:1024],
             "source": f"vigil {item['region']}",
             "severity": SEVERITY.get(t.new_status, "error"),
-            "component": content.plain(t.subject_label),
+            "component": content.label(t),
             "group": item["concern"],
             "class": t.new_status,
-            "custom_details": {"reason": content.plain(t.reason), **dict(item["figures"])},
+            "custom_details": {"reason": content.plain(t.reason), **dict(item["figures"])}
+            if not t.cause_id
+            else {"cause": content.plain(t.cause.label), "subjects": content.headline(t)},
         },
         "links": [{"href": item["url"], "text": "Open in Vigil"}],
         "client": "Vigil",
@@ -54,13 +58,12 @@ class PagerDutyTransport(Transport):
 
     def send(self, recipient: str, notifications: Sequence[Notification]) -> str:
         url = self.channel.target.strip() or EVENTS_URL
-        keys = []
-        for n in latest_per_subject(notifications):
+        latest = {cause_key(n.transition): n for n in latest_per_subject(notifications)}
+        for n in latest.values():
             body = json.dumps(event(n, self.channel.secret)).encode()
             answer = http.post(url, body, {"Content-Type": "application/json"})
             http.raise_for_status(answer, "PagerDuty")
-            keys.append(subject_key(n.transition))
-        return ",".join(keys)
+        return ",".join(latest)
 
     @classmethod
     def validate(cls, target: str, secret: str) -> dict[str, str]:
