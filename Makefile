@@ -18,7 +18,7 @@ check: lint
 
 test: $(VENV)/.test system-deps $(VENV)/.ldap
 	cd tests/js && npm ci --no-audit --no-fund --silent
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check .

@@ -249,6 +249,7 @@ CYCLE = "wall {n} s{*}, collector CPU {n} s ({n} ms per file system), stand-in C
 
 
 @pytest.mark.slow
+@pytest.mark.stack
 @tiny("efs_collect.py")
 def test_it_runs_the_efs_collection_benchmark_tiny(bench_database):
     assert_prints(
@@ -289,6 +290,7 @@ def test_it_runs_the_ebs_collection_benchmark_tiny_at_the_call_floor(bench_datab
 @pytest.mark.redis
 @pytest.mark.workers
 @pytest.mark.services
+@pytest.mark.stack
 @tiny("alerts.py")
 def test_it_runs_the_alerts_benchmark_tiny(bench_database, moto_server):
     assert_prints(
@@ -335,6 +337,7 @@ def test_it_runs_the_keepalive_probes_benchmark_tiny():
 @pytest.mark.slow
 @pytest.mark.workers
 @pytest.mark.services
+@pytest.mark.stack
 @tiny("memory.py")
 def test_it_runs_the_memory_benchmark_tiny():
     assert_prints(
@@ -356,6 +359,7 @@ TARGETS = {"healthz": "/healthz", "stack": "/__bench__/stack/", "home": "/",
 @pytest.mark.redis
 @pytest.mark.workers
 @pytest.mark.services
+@pytest.mark.stack
 @tiny("load.sh")
 def test_it_runs_the_load_benchmark_tiny(bench_database):
     if not bench_database:

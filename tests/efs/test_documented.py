@@ -177,7 +177,10 @@ def test_the_page_names_the_type_and_tells_documented_limits_from_measured(
     assert "Write operations (data and metadata): 2,000 of 7,000 ops/s" in html
     assert "AWS documents for a One Zone elastic file system" in html
     assert "in us-east-1: 35,000 read and 7,000 write operations/s" in html
-    assert '(read 2026-11-26: <a class="source" href="https://docs.aws.amazon.com/efs/latest/ug/' in html
+    assert (
+        '(read 2026-11-26: <a class="source" href="https://docs.aws.amazon.com/efs/latest/ug/'
+        in html
+    )
 
 
 def test_a_file_system_with_archive_data_is_offered_elastic_only(collected):
