@@ -223,7 +223,8 @@ def aws(moto_server: str, settings) -> Iterator[str]:
     standin.install_replications()
 
     request = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
-    urllib.request.urlopen(request, timeout=10).close()
+    # The reset walks every backend of every region: over 10 s on a loaded machine.
+    urllib.request.urlopen(request, timeout=120).close()
     settings.AWS_ENDPOINT_URL = moto_server
     aws_lib.clear_cache()
     yield moto_server
