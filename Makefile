@@ -16,9 +16,13 @@ run: $(VENV)/.demo
 check: lint
 	env -u DATABASE_URL $(BIN)/pytest -m "not services and not slow" -n 2 -q -p no:schemathesis
 
+# PYTEST_ARGS="-n 2 --dist loadgroup" runs it in two workers, each shared service (Galera,
+# chromium, slapd, podman, make run) in one of them (tests/conftest.py); see README.md.
+PYTEST_ARGS ?=
+
 test: $(VENV)/.test system-deps $(VENV)/.ldap
 	cd tests/js && npm ci --no-audit --no-fund --silent
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check .

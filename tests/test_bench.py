@@ -249,6 +249,7 @@ CYCLE = "wall {n} s{*}, collector CPU {n} s ({n} ms per file system), stand-in C
 
 
 @pytest.mark.slow
+@pytest.mark.stack
 @tiny("efs_collect.py")
 def test_it_runs_the_efs_collection_benchmark_tiny(bench_database):
     assert_prints(
@@ -304,6 +305,7 @@ def test_it_runs_the_nfs_clients_benchmark_tiny(bench_database):
 @pytest.mark.redis
 @pytest.mark.workers
 @pytest.mark.services
+@pytest.mark.stack
 @tiny("alerts.py")
 def test_it_runs_the_alerts_benchmark_tiny(bench_database, moto_server):
     assert_prints(
@@ -352,6 +354,7 @@ def test_it_runs_the_keepalive_probes_benchmark_tiny():
 @pytest.mark.slow
 @pytest.mark.workers
 @pytest.mark.services
+@pytest.mark.stack
 @tiny("memory.py")
 def test_it_runs_the_memory_benchmark_tiny():
     assert_prints(
@@ -373,6 +376,7 @@ TARGETS = {"healthz": "/healthz", "stack": "/__bench__/stack/", "home": "/",
 @pytest.mark.redis
 @pytest.mark.workers
 @pytest.mark.services
+@pytest.mark.stack
 @tiny("load.sh")
 def test_it_runs_the_load_benchmark_tiny(bench_database):
     if not bench_database:

@@ -5,10 +5,18 @@ without importing them."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import ROOT, SERVICE_FIXTURES, SERVICE_MODULES, slow_module
+from tests.conftest import (
+    EXCLUSIVE_FIXTURES,
+    ROOT,
+    SERVICE_FIXTURES,
+    SERVICE_MODULES,
+    slow_module,
+    xdist_groups,
+)
 
 TESTS = ROOT / "tests"
 
@@ -18,7 +26,7 @@ def test_every_module_named_for_its_service_exists(module):
     assert (ROOT / module).is_file(), f"SERVICE_MODULES names {module}, which is gone"
 
 
-@pytest.mark.parametrize("fixture", sorted(SERVICE_FIXTURES))
+@pytest.mark.parametrize("fixture", sorted(set(SERVICE_FIXTURES) | set(EXCLUSIVE_FIXTURES)))
 def test_every_fixture_named_for_its_service_is_defined_in_a_conftest(fixture):
     defined = re.compile(rf"^def {fixture}\(", re.M)
     assert any(defined.search(path.read_text()) for path in TESTS.rglob("conftest.py")), (
@@ -46,3 +54,52 @@ def test_the_slow_modules_are_the_ones_marked_so():
     )
     assert "tests/test_schemathesis.py" in slow and "tests/fuzz/test_properties.py" in slow
     assert "tests/test_marks.py" not in slow
+
+
+class _Item(SimpleNamespace):
+    __hash__ = object.__hash__  # one test is one key, as pytest's items are
+    __eq__ = object.__eq__
+
+
+def _item(module: str, *fixtures: str, marks: tuple[str, ...] = (), module_scoped: str = ""):
+    """What ``xdist_groups`` reads of a test: its fixtures (``module_scoped`` one of ours with
+    that scope), its marks and its file."""
+    defs = {name: [SimpleNamespace(scope="function", baseid="tests")] for name in fixtures}
+    if module_scoped:
+        defs[module_scoped] = [SimpleNamespace(scope="module", baseid=f"tests/{module}")]
+    return _Item(
+        fixturenames=[*fixtures, *([module_scoped] if module_scoped else [])],
+        iter_markers=lambda: [SimpleNamespace(name=name) for name in marks],
+        _fixtureinfo=SimpleNamespace(name2fixturedefs=defs),
+        fspath=ROOT / "tests" / module,
+    )
+
+
+def test_it_puts_each_shared_service_and_module_fixture_in_one_xdist_group():
+    plain = _item("test_a.py", "db", "moto_server")
+    galera = _item("test_a.py", "galera_cluster")
+    both = _item("test_b.py", "galera_cluster", module_scoped="stack")
+    same_module = _item("test_b.py", "db", module_scoped="stack")
+    browser = _item("test_c.py", "chromium")
+    ldap = _item("test_d.py", "slapd")
+    compose = _item("test_e.py", marks=("compose",))
+
+    groups = xdist_groups([plain, galera, both, same_module, browser, ldap, compose])
+
+    assert plain not in groups  # goes wherever a worker is free
+    assert groups[galera] == groups[both] == groups[same_module] == "galera+tests/test_b.py"
+    assert groups[browser] == "browser"
+    assert groups[ldap] == "ldap"
+    assert groups[compose] == "compose"
+
+
+def test_every_test_of_a_shared_service_is_in_its_one_group(request):
+    """On this run's own collection (the whole suite under ``make test``)."""
+    groups: dict[str, set[str]] = {}
+    for item in request.session.items:
+        mark = item.get_closest_marker("xdist_group")
+        for fixture, service in EXCLUSIVE_FIXTURES.items():
+            if fixture in item.fixturenames:
+                assert mark is not None, f"{item.nodeid} uses {fixture} but has no xdist_group"
+                groups.setdefault(service, set()).add(mark.args[0])
+    assert all(len(names) == 1 for names in groups.values()), groups

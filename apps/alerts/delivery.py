@@ -204,6 +204,9 @@ def deliver(notifications: list[Notification]) -> None:
         Channel.objects.filter(pk=channel.pk).update(**channel_changes)
 
     retry = next((e for e in errors if e.failure != RECIPIENT), None)
+    # The backoff counts from the failure, not from the start of the attempt: an attempt slower
+    # than the first backoff (5 s: a slow SES on a loaded machine) was due again at once.
+    failed_at = timezone.now()
     for n in notifications:
         left = [r for r in recipients if r not in n.delivered and r not in n.refused]
         if left and retry is not None:
@@ -212,7 +215,7 @@ def deliver(notifications: list[Notification]) -> None:
                 [n],
                 last_error=error_text,
                 failure=retry.failure,
-                next_attempt=now + timedelta(seconds=delay),
+                next_attempt=failed_at + timedelta(seconds=delay),
             )
         elif n.delivered:
             refused = "; ".join(f"{r}: {why}" for r, why in n.refused.items())

@@ -1,10 +1,12 @@
 """A region turned back on: what happened while it was hidden is sent (routing.region_turned_on).
-A silence saved with an end before the next sweep: a release is queued for its end."""
+A silence saved with an end before the next sweep: a release is queued for its end. After a
+flush, the default rule is there again."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps as django_apps
 from django.db import transaction
 from django.utils import timezone
 
@@ -60,3 +62,21 @@ def silence_saved(sender: type, instance: Any, **kwargs: Any) -> None:
             )
 
     transaction.on_commit(wake)
+
+
+DEFAULT_RULE = {"name": "Default: everything warning or worse", "min_severity": "warning"}
+
+
+def ensure_default_rule(
+    sender: Any, apps: Any = None, using: str = "default", **kwargs: Any
+) -> None:
+    """``post_migrate``: the default rule, which no one can delete. Its data migration
+    (alerts.0002) makes it; a flush (``manage.py flush``, Django's transactional tests) empties
+    the table and sends ``post_migrate`` again, as for the role groups
+    (apps.accounts.receivers.ensure_roles). Nothing when the rules' table is not migrated yet."""
+    try:
+        rule = (apps or django_apps).get_model("alerts", "Rule")
+    except LookupError:
+        return
+    if not rule.objects.using(using).filter(is_default=True).exists():
+        rule.objects.using(using).create(is_default=True, **DEFAULT_RULE)

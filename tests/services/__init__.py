@@ -10,10 +10,15 @@ them are marked by what they need (``SERVICE_FIXTURES``, ``SERVICE_MODULES`` the
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
+import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -66,3 +71,29 @@ def wait_for(
         time.sleep(interval)
     cause = f" ({last_error})" if last_error else ""
     raise error(f"Timed out after {timeout:g} s waiting for {what}{cause}")
+
+
+@contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """Held by one process of the machine at a time (``fcntl.flock`` on a file in /tmp, let go
+    when the process dies): around what two test processes (``make test``'s two xdist workers,
+    two checkouts) must not do at once, such as installing into a shared folder."""
+    with (Path(tempfile.gettempdir()) / f"vigil-tests-{name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+JS = Path(__file__).resolve().parents[1] / "js"
+
+
+def npm_ci(needed: str) -> None:
+    """``npm ci`` in tests/js (as ``make test`` does) unless ``node_modules/<needed>`` is there;
+    once at a time, and not again when another process did it meanwhile."""
+    if (JS / "node_modules" / needed).exists():
+        return
+    with machine_lock("npm-ci"):
+        if not (JS / "node_modules" / needed).exists():
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=JS, check=True)

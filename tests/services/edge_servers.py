@@ -1,17 +1,24 @@
 """Small misbehaving HTTP servers (asyncio, 127.0.0.1) for the keep-alive probe's edge cases.
 
 Each behaviour is a coroutine that gets the connection after the request head was read.
-Start one with ``async with serve(behaviour) as port:`` inside the test's event loop.
+Start one with ``async with serve(behaviour) as port:`` inside the test's event loop, or several
+in a process of their own with ``with serve_in_a_process(names) as ports:`` (``BY_NAME``), so
+that what they do never waits on the test's loop, nor the test's on them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import socket
 import ssl
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 
 Behaviour = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -243,3 +250,49 @@ async def serve(
         yield server.sockets[0].getsockname()[1]
     finally:
         server.close()
+
+
+#: What ``serve_in_a_process`` can serve, by name.
+BY_NAME: dict[str, Behaviour] = {
+    **HOSTILE,
+    "keeps its keep-alive promise": keeps_its_keep_alive_promise,
+}
+
+
+@contextmanager
+def serve_in_a_process(names: list[str]) -> Iterator[dict[str, int]]:
+    """Serve each behaviour named (``BY_NAME``) from a child process with its own event loop;
+    yields ``{name: port}``. The hostile ones send megabytes as fast as they can: in the test's
+    own loop they would delay its timers, and a well-behaved server's one-second close with them
+    (by seconds, on a loaded machine), which is not what the probe measures."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.services.edge_servers", *names],
+        cwd=Path(__file__).resolve().parents[2],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        line = child.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the edge servers' process ended with {child.wait(10)}")
+        yield json.loads(line)
+    finally:
+        if child.stdin is not None:
+            child.stdin.close()  # its cue to go
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+async def _serve_until_stdin_closes(names: list[str]) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        ports = {name: await stack.enter_async_context(serve(BY_NAME[name])) for name in names}
+        print(json.dumps(ports), flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.buffer.read)
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve_until_stdin_closes(sys.argv[1:]))

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.services import free_port, wait_for
+from tests.services import free_port, npm_ci, wait_for
 
 JS = Path(__file__).resolve().parents[1] / "js"
 CLIENT_ID = "vigil-test"
@@ -36,8 +36,7 @@ class OidcProvider:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> OidcProvider:
-        if not (JS / "node_modules" / "oidc-provider").is_dir():
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=JS, check=True)
+        npm_ci("oidc-provider")
         self._write_accounts()
         config = {
             "port": self.port,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import asyncssh
 
-from tests.services import free_port
+from tests.services import free_port, machine_lock
 
 SSHD = "/usr/sbin/sshd"
 USER = "vigiltest"
@@ -89,15 +89,17 @@ LogLevel VERBOSE
 
 
 def ensure_user(name: str = USER) -> None:
-    """Create the test user once (no home, login by key only); idempotent."""
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        # "*" rather than useradd's "!": with UsePAM no, sshd refuses "!" as a locked account
-        subprocess.run(
-            ["useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name],
-            check=True,
-        )
+    """Create the test user once (no home, login by key only); idempotent, and once at a time
+    (``make test``'s two workers may both start an sshd)."""
+    with machine_lock("useradd"):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            # "*" rather than useradd's "!": with UsePAM no, sshd refuses "!" as a locked account
+            subprocess.run(
+                ["useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name],
+                check=True,
+            )
 
 
 class Sshd:
