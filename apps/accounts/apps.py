@@ -26,12 +26,12 @@ class AccountsConfig(AppConfig):
 
         from django.db.models.signals import m2m_changed, post_save
 
-        from . import keycache
+        from . import receivers
 
         user_model = get_user_model()
-        post_save.connect(keycache.user_saved, sender=user_model, dispatch_uid="vigil-keys-user")
+        post_save.connect(receivers.user_saved, sender=user_model, dispatch_uid="vigil-keys-user")
         m2m_changed.connect(
-            keycache.groups_changed,
+            receivers.groups_changed,
             sender=user_model.groups.through,
             dispatch_uid="vigil-keys-groups",
         )
@@ -43,8 +43,6 @@ class AccountsConfig(AppConfig):
         pre_delete.connect(refuse_deleting_history, dispatch_uid="vigil-keep-history")
 
         from django.contrib.auth import signals
-
-        from . import receivers
 
         signals.user_logged_in.connect(receivers.signed_in, dispatch_uid="vigil-signed-in")
         signals.user_login_failed.connect(receivers.sign_in_failed, dispatch_uid="vigil-failed")

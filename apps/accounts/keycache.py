@@ -61,13 +61,6 @@ def forget(lookups: Iterable[str]) -> None:
             cache.set_many(dict.fromkeys(names, GONE), 2 * _seconds() + TOMBSTONE_SLACK_S)
 
 
-def forget_user(user_id: object) -> None:
-    """Tombstones over every key of a user (deactivated, or given or taken a group)."""
-    from .models import ApiKey
-
-    forget(ApiKey.objects.filter(user_id=user_id, revoked=None).values_list("lookup", flat=True))
-
-
 def first_touch(key_id: int) -> bool:
     """Whether this request is the first of the minute to record the key's use."""
     if _seconds() <= 0:
@@ -76,23 +69,3 @@ def first_touch(key_id: int) -> bool:
         return bool(cache.add(f"{PREFIX}:touched:{key_id}", 1, 60))
     except Exception:
         return True
-
-
-def user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
-    """``post_save`` of a user: their keys are read again (active? superuser?), unless only
-    the time of their last sign-in was saved."""
-    if set(kwargs.get("update_fields") or ()) == {"last_login"}:
-        return
-    forget_user(instance.pk)
-
-
-def groups_changed(sender: Any, instance: Any, action: str, reverse: bool, **kwargs: Any) -> None:
-    """``m2m_changed`` of users' groups, from either side: the users' keys are read again."""
-    if not action.startswith("post_") and action != "pre_clear":
-        return
-    if not reverse:
-        forget_user(instance.pk)
-        return
-    users = kwargs.get("pk_set") or instance.user_set.values_list("pk", flat=True)
-    for user_id in users:
-        forget_user(user_id)

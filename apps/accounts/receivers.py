@@ -7,7 +7,9 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from . import keycache
 from .audit import record_sign_in
+from .models import ApiKey
 from .remote import LDAP, METHOD_KEY, OIDC, PASSWORD
 from .roles import GROUPS, OPERATOR_GROUP, OPERATOR_PERMISSIONS, role_of
 
@@ -71,3 +73,30 @@ def ensure_roles(sender: Any, using: str = "default", **kwargs: Any) -> None:
     missing = [p for p in found if [p.content_type.app_label, p.codename] in wanted]
     if missing:
         operator.permissions.add(*missing)
+
+
+def forget_user(user_id: object) -> None:
+    """Tombstones over every key of a user (deactivated, or given or taken a group)."""
+    keycache.forget(
+        ApiKey.objects.filter(user_id=user_id, revoked=None).values_list("lookup", flat=True)
+    )
+
+
+def user_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """``post_save`` of a user: their keys are read again (active? superuser?), unless only
+    the time of their last sign-in was saved."""
+    if set(kwargs.get("update_fields") or ()) == {"last_login"}:
+        return
+    forget_user(instance.pk)
+
+
+def groups_changed(sender: Any, instance: Any, action: str, reverse: bool, **kwargs: Any) -> None:
+    """``m2m_changed`` of users' groups, from either side: the users' keys are read again."""
+    if not action.startswith("post_") and action != "pre_clear":
+        return
+    if not reverse:
+        forget_user(instance.pk)
+        return
+    users = kwargs.get("pk_set") or instance.user_set.values_list("pk", flat=True)
+    for user_id in users:
+        forget_user(user_id)
