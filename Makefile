@@ -16,9 +16,9 @@ run: $(VENV)/.demo
 check: lint
 	env -u DATABASE_URL $(BIN)/pytest -m "not services and not slow" -n 2 -q -p no:schemathesis
 
-# PYTEST_ARGS="-n 2 --dist loadgroup" runs it in two workers, each shared service (Galera,
-# chromium, slapd, podman, make run) in one of them (tests/conftest.py); see README.md.
-PYTEST_ARGS ?=
+# Two workers, each shared service (Galera, chromium, slapd, podman, make run) in one of them
+# (tests/conftest.py); PYTEST_ARGS= runs the suite in one process. See README.md.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 test: $(VENV)/.test system-deps $(VENV)/.ldap
 	cd tests/js && npm ci --no-audit --no-fund --silent
