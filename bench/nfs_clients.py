@@ -11,8 +11,10 @@ Prints:
   mounts x 24, ``NfsHour``, what the page reads), and their size in the database, measured on
   ``--minutes`` of minutes and a whole day of hours written in bulk (bytes of each table and
   its indexes per row);
-- the file system page with every client of the fleet over 24 h (and the clients' share read
-  alone): p50 and p95 against its 50 ms p95 goal, and its queries.
+- the file system page with every client of the fleet over 24 h, its clients' section worked out
+  at each request: p50 and p95 against its 50 ms p95 goal, and its queries; the same page with
+  that section from the cache (``VIGIL_PAGE_CACHE_SECONDS``, what most views get), and the
+  clients' shares read alone.
 
 Uses a temporary SQLite database unless ``--database-url`` is given (an empty database).
 """
@@ -176,21 +178,37 @@ def main() -> None:
     http.force_login(admin)
     fs = filesystems[0]
     url = f"/efs/filesystems/{fs.pk}/?range=24h"
-    page_times, share_times = [], []
+    http.get(url)  # the 30 days behind the mode comparison: cached an hour, not measured here
+
+    def page(cache_seconds: int) -> tuple[list[float], int, int]:
+        """The page's times with the clients' section kept ``cache_seconds`` (0: worked out at
+        every request, what a viewer after each expiry waits for), its queries and size."""
+        settings.VIGIL_PAGE_CACHE_SECONDS = cache_seconds
+        spent = []
+        for _ in range(args.page_requests):
+            started = time.perf_counter()
+            response = http.get(url)
+            spent.append(time.perf_counter() - started)
+            assert response.status_code == 200
+        with CaptureQueriesContext(connection) as captured:
+            http.get(url)
+        return spent, len(captured.captured_queries), len(response.content) // 1024
+
+    cache_seconds = settings.VIGIL_PAGE_CACHE_SECONDS
+    page_times, queries, size = page(0)
+    cached_times, cached_queries, _ = page(cache_seconds)
+    share_times = []
     for _ in range(args.page_requests):
-        started = time.perf_counter()
-        response = http.get(url)
-        page_times.append(time.perf_counter() - started)
-        assert response.status_code == 200
         started = time.perf_counter()
         shares = client_history.client_shares(fs, now - timedelta(hours=24), now, now)
         share_times.append(time.perf_counter() - started)
-    with CaptureQueriesContext(connection) as captured:
-        http.get(url)
     print(
         f"page with {len(shares['rows'])} clients over 24 h: {times_ms(page_times)} "
-        f"(goal p95 <= {GOAL_MS} ms), {len(captured.captured_queries)} queries, "
-        f"{len(response.content) // 1024} KiB"
+        f"(goal p95 <= {GOAL_MS} ms), {queries} queries, {size} KiB"
+    )
+    print(
+        f"page with its clients' section cached ({cache_seconds} s): {times_ms(cached_times)}, "
+        f"{cached_queries} queries"
     )
     print(f"clients' shares alone: {times_ms(share_times)}")
 

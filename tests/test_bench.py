@@ -297,6 +297,7 @@ def test_it_runs_the_nfs_clients_benchmark_tiny(bench_database):
         "NfsHour: {n} rows; a day keeps {*}",
         "page with {n} clients over {n} h: p50 {n} ms, p95 {n} ms (goal p95 <= {n} ms), "
         "{n} queries, {n} KiB",
+        "page with its clients' section cached ({n} s): p50 {n} ms, p95 {n} ms, {n} queries",
         "clients' shares alone: p50 {n} ms, p95 {n} ms",
     )
 

@@ -6,12 +6,14 @@ one sum of CloudWatch's minutes, both from the hour the range starts in), and se
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from . import clients, pricing
 from .history import minute_retention_start
@@ -101,33 +103,42 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
     mounted = NfsMount.objects.filter(filesystem=fs)
     mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
-    total_clients = max(mounted_clients.count(), counted)
+    # How many clients mount it, and how many of them stopped: one scan of the mounts.
+    counts = mounted_clients.aggregate(
+        mounting=Count("pk"), stale=Count("pk", filter=Q(last_push__lt=stale_after))
+    )
+    total_clients = max(counts["mounting"], counted)
+    # The top clients' names came with their sums (_top_clients joins them).
+    who = {g["client_id"]: (g["hostname"] or g["identity"], g["last_push"]) for g in top}
     ids = [g["client_id"] for g in top]
-    if len(ids) < TOP:  # mounted, but nothing counted in the range: shown with zeros
-        ids += list(
-            mounted_clients.exclude(pk__in=ids).order_by("hostname", "identity")
-            .values_list("pk", flat=True)[: TOP - len(ids)]
-        )  # fmt: skip
-    who = {
-        pk: (hostname or identity, last_push)
-        for pk, identity, hostname, last_push in NfsClient.objects.filter(pk__in=ids).values_list(
-            "pk", "identity", "hostname", "last_push"
-        )
-    }
+    if len(ids) < TOP and counts["mounting"] > len(ids):
+        # mounted, but nothing counted in the range: shown with zeros
+        for pk, identity, hostname, last_push in (
+            mounted_clients.exclude(pk__in=ids)
+            .order_by("hostname", "identity")
+            .values_list("pk", "identity", "hostname", "last_push")[: TOP - len(ids)]
+        ):
+            ids.append(pk)
+            who[pk] = (hostname or identity, last_push)
     by_id = {g["client_id"]: {name: int(g[name] or 0) for name in _SUMS} for g in top}
     rows = [
         ClientRow(pk, who[pk][0], by_id.get(pk) or dict.fromkeys(_SUMS, 0), who[pk][1])
         for pk in ids
         if pk in who
     ]
-    stale_rows = mounted_clients.filter(last_push__lt=stale_after)
-    stale_count = stale_rows.count()
-    stale = [
-        ClientRow(pk, hostname or identity, {}, last_push, stale=True)
-        for pk, identity, hostname, last_push in stale_rows.order_by("last_push").values_list(
-            "pk", "identity", "hostname", "last_push"
-        )[:TOP]
-    ]
+    stale_count = counts["stale"]
+    stale = (
+        [
+            ClientRow(pk, hostname or identity, {}, last_push, stale=True)
+            for pk, identity, hostname, last_push in mounted_clients.filter(
+                last_push__lt=stale_after
+            )
+            .order_by("last_push")
+            .values_list("pk", "identity", "hostname", "last_push")[:TOP]
+        ]
+        if stale_count
+        else []
+    )
     # Mount options: one row per distinct set (a fleet mounts alike), judged once each.
     findings: dict[tuple[str, str], dict[str, Any]] = {}
     option_sets = (
@@ -221,18 +232,28 @@ def _top_clients(fs_id: int, start: datetime, end: datetime) -> tuple[list[dict]
     q = connection.ops.quote_name
     sums = ", ".join(f"SUM({q(n)}) AS {q(n)}" for n in _SUMS)
     overall = ", ".join(f"SUM(SUM({q(n)})) OVER () AS {q('all_' + n)}" for n in _SUMS)
-    sql = (
-        f"SELECT {q('client_id')}, {sums}, {overall}, COUNT(*) OVER () AS {q('clients')} "
+    moved = f"SUM({q('read_bytes')}) + SUM({q('write_bytes')})"
+    top = (
+        f"SELECT {q('client_id')}, {sums}, {overall}, COUNT(*) OVER () AS {q('clients')}, "
+        f"{moved} AS {q('moved')} "
         f"FROM {q(NfsHour._meta.db_table)} WHERE {q('filesystem_id')} = %s "
         f"AND {q('hour')} >= %s AND {q('hour')} <= %s GROUP BY {q('client_id')} "
-        f"ORDER BY SUM({q('read_bytes')}) + SUM({q('write_bytes')}) DESC, {q('client_id')} "
-        f"LIMIT {TOP}"
+        f"ORDER BY {moved} DESC, {q('client_id')} LIMIT {TOP}"
+    )
+    # Their names joined to the TOP rows (not to the hours): no second round trip.
+    client = q(NfsClient._meta.db_table)
+    sql = (
+        f"SELECT t.*, c.{q('identity')}, c.{q('hostname')}, c.{q('last_push')} FROM ({top}) t "
+        f"JOIN {client} c ON c.{q('id')} = t.{q('client_id')} "
+        f"ORDER BY t.{q('moved')} DESC, t.{q('client_id')}"
     )
     adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.execute(sql, [fs_id, adapt(start), adapt(end)])
         names = [c[0] for c in cursor.description]
         found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    for row in found:
+        row["last_push"] = _as_datetime(row["last_push"])
     if not found:
         return [], dict.fromkeys(_SUMS, 0), 0
     totals = {n: int(found[0][f"all_{n}"] or 0) for n in _SUMS}
@@ -253,6 +274,15 @@ def client_counts(filesystems: QuerySet, now: datetime) -> dict[int, tuple[int, 
         .order_by()
     )
     return {r["filesystem_id"]: (r["reporting"], r["stale"]) for r in rows}
+
+
+def _as_datetime(value: datetime | str | None) -> datetime | None:
+    """A raw row's datetime as the ORM reads it: SQLite's come naive (UTC) or as text."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value
 
 
 def hour_of(moment: datetime) -> datetime:

@@ -168,3 +168,15 @@ def test_the_page_works_out_which_client_once_per_cache_period(fs, logged_in_cli
         again = logged_in_client.get(url).content.decode()
     assert "batch-1" in first and "late-1" not in again  # the same work, shared
     cache.clear()
+
+
+def test_a_client_that_mounts_but_counted_nothing_in_the_range_shows_with_zeros(fs):
+    push("web-1", T0)
+    push("web-1", T0 + timedelta(minutes=1), read_bytes=64 * KIB, reads=1)
+    push("idle-1", T0 + timedelta(minutes=1))  # its first push: nothing counted yet
+    now = T0 + timedelta(minutes=2)
+    shares = client_history.client_shares(fs, T0, now, now)
+    assert [r.name for r in shares["rows"]] == ["web-1", "idle-1"]
+    assert shares["clients"] == 2 and shares["rows"][1].totals["read_bytes"] == 0
+    assert shares["rows"][1].last_push == T0 + timedelta(minutes=1)
+    assert shares["stale"] == [] and shares["rows"][0].last_push == T0 + timedelta(minutes=1)
