@@ -2,9 +2,9 @@
 
 Two hosts' arrays: every array of ``app-client`` is declared to depend on ``storage``'s md99.
 ``storage`` loses two disks (hosts without failure-domain rules: no cause Vigil knows) and is
-sent; ``app-client``
-then degrades too and is held back (inhibited) on storage's incident; storage recovers: its
-recovery and app-client's arrays still failing are sent; app-client recovers and hears it.
+sent; ``app-client`` then degrades too and is held back (inhibited) on storage's incident;
+storage recovers: its recovery and app-client's arrays still failing are sent; app-client
+recovers and hears it.
 """
 
 from __future__ import annotations
