@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from .models import Cause, Incident, MaintenanceWindow
+from .models import Cause, Incident, MaintenanceWindow, Notification
 
 LABELS = ("concern", "region")
 
@@ -46,11 +46,16 @@ def metrics(now: datetime | None = None) -> Iterator[Metric]:
         subjects.add_metric(labels, float(row["members"]))
     pending = GaugeMetricFamily(
         "vigil_alert_escalations_pending",
-        "Open, unacknowledged incidents whose escalation policy has a level still to come.",
+        "Open, unacknowledged incidents whose escalation policy has a level still to come (of "
+        "an incident by cause, the one that climbs for all).",
         labels=LABELS,
+    )
+    inhibited = Notification.objects.filter(
+        transition=OuterRef("last_transition"), state=Notification.State.INHIBITED
     )
     for row in (
         Incident.objects.filter(closed=None, acknowledged=None, next_escalation__isnull=False)
+        .exclude(Exists(inhibited))  # held on its cause's incident, which climbs for it
         .values("concern", "region__code")
         .annotate(n=Count("pk"))
         .order_by("concern", "region__code")
