@@ -15,6 +15,7 @@ from apps.accounts.api import ApiKeyViewSet, AuditViewSet
 from apps.alerts.api import (
     CauseViewSet,
     ChannelViewSet,
+    DependencyViewSet,
     EscalationPolicyViewSet,
     IncidentViewSet,
     MaintenanceWindowViewSet,
@@ -35,6 +36,7 @@ router.register("alerts/causes", CauseViewSet, basename="cause")
 router.register(
     "alerts/maintenance-windows", MaintenanceWindowViewSet, basename="maintenance-window"
 )
+router.register("alerts/dependencies", DependencyViewSet, basename="dependency")
 router.register("alerts/escalation-policies", EscalationPolicyViewSet, basename="escalation-policy")
 router.register("alerts/transitions", TransitionViewSet, basename="transition")
 router.register("alerts/silences", SilenceViewSet, basename="silence")

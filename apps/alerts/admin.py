@@ -7,6 +7,7 @@ from apps.lib.keep import HistoryAdmin, KeepHistoryAdmin
 from .forms import ChannelForm
 from .models import (
     Channel,
+    Dependency,
     EscalationLevel,
     EscalationPolicy,
     Incident,
@@ -93,6 +94,17 @@ class EscalationPolicyAdmin(admin.ModelAdmin):
 @admin.register(MaintenanceWindow)
 class MaintenanceWindowAdmin(admin.ModelAdmin):
     list_display = ["name", "region", "concern", "days", "start", "minutes", "time_zone", "enabled"]
+    exclude = ["author"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        if not change:
+            obj.author = request.user
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Dependency)
+class DependencyAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "comment", "created"]
     exclude = ["author"]
 
     def save_model(self, request, obj, form, change) -> None:

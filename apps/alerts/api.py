@@ -25,6 +25,7 @@ from .models import (
     RULE_FIELDS,
     Cause,
     Channel,
+    Dependency,
     EscalationLevel,
     EscalationPolicy,
     Incident,
@@ -33,6 +34,7 @@ from .models import (
     Silence,
     Transition,
 )
+from .scopes import subject_of
 
 MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
 
@@ -503,6 +505,35 @@ class MaintenanceWindowViewSet(ConditionalGet, viewsets.ModelViewSet):
     ordering = ["name", "pk"]
 
     def perform_create(self, serializer: MaintenanceWindowSerializer) -> None:
+        serializer.save(author=self.request.user)
+
+
+class DependencySerializer(ModelClean, serializers.ModelSerializer):
+    subject = serializers.SerializerMethodField()
+    upstream = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Dependency
+        fields = ["id", "content_type", "object_id", "subject", "upstream_type", "upstream_id",
+                  "upstream", "comment", "created"]  # fmt: skip
+
+    def get_subject(self, dependency: Dependency) -> str:
+        return str(subject_of(dependency.content_type_id, dependency.object_id) or "")
+
+    def get_upstream(self, dependency: Dependency) -> str:
+        return str(subject_of(dependency.upstream_type_id, dependency.upstream_id) or "")
+
+
+class DependencyViewSet(ConditionalGet, viewsets.ModelViewSet):
+    """Declared dependencies (admins write them): while ``upstream`` has an open incident, the
+    subject's failure joins it as an incident by cause and is held back from the channels told
+    of the upstream; the upstream's recovery sends what of the subject still fails."""
+
+    serializer_class = DependencySerializer
+    queryset = Dependency.objects.all()
+    ordering = ["pk"]
+
+    def perform_create(self, serializer: DependencySerializer) -> None:
         serializer.save(author=self.request.user)
 
 

@@ -552,6 +552,56 @@ class MaintenanceWindow(models.Model):
         )
 
 
+class Dependency(models.Model):
+    """Declared by an admin where Vigil cannot know the cause (Alertmanager's inhibition
+    rules): ``subject`` depends on ``upstream`` (a probe target on a Galera cluster). While the
+    upstream has an open incident, the subject's failure joins it as an incident by cause,
+    held back (inhibited) from the channels told of the upstream; the upstream's recovery
+    sends what of its dependents still fails (routing.py)."""
+
+    content_type = models.ForeignKey(ContentType, models.CASCADE, related_name="+")
+    object_id = models.PositiveBigIntegerField()
+    upstream_type = models.ForeignKey(ContentType, models.CASCADE, related_name="+")
+    upstream_id = models.PositiveBigIntegerField()
+    comment = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["pk"]
+        verbose_name_plural = "dependencies"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["content_type", "object_id", "upstream_type", "upstream_id"],
+                name="one_dependency_per_pair",
+            )
+        ]
+
+    def __str__(self) -> str:
+        from .scopes import subject_of
+
+        subject = subject_of(self.content_type_id, self.object_id)
+        upstream = subject_of(self.upstream_type_id, self.upstream_id)
+        return f"{subject or self.object_id} depends on {upstream or self.upstream_id}"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from .scopes import subject_of
+
+        errors = {}
+        if not self.content_type_id or subject_of(self.content_type_id, self.object_id) is None:
+            errors["object_id"] = "No such monitored subject."
+        if not self.upstream_type_id or subject_of(self.upstream_type_id, self.upstream_id) is None:
+            errors["upstream_id"] = "No such monitored subject."
+        if (self.content_type_id, self.object_id) == (self.upstream_type_id, self.upstream_id):
+            errors["upstream_id"] = "A subject cannot depend on itself."
+        if errors:
+            raise ValidationError(errors)
+
+
 class Notification(models.Model):
     """The outbox: one row per transition (or reminder of it) per channel."""
 
@@ -645,3 +695,6 @@ class SentMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.to}: {self.subject}"
+
+
+track(Dependency)

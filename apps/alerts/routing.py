@@ -18,6 +18,7 @@ from apps.regions.models import Region
 from .models import (
     Cause,
     Channel,
+    Dependency,
     EscalationLevel,
     Incident,
     IncidentEvent,
@@ -247,11 +248,63 @@ def attach_cause(
     return cause, False
 
 
+def dependency_key(content_type_id: int, object_id: int) -> str:
+    """The key of the incident by cause a declared upstream's failure opens for its dependents."""
+    return f"dependency/{content_type_id}/{object_id}"
+
+
+def failing_upstream(transition: Transition) -> Incident | None:
+    """The open incident of a subject ``transition``'s subject is declared to depend on, when
+    the change is a failure and one of them is failing (the oldest incident), else None."""
+    if transition.is_recovery:
+        return None
+    upstreams = Dependency.objects.filter(
+        content_type_id=transition.content_type_id, object_id=transition.object_id
+    ).values_list("upstream_type_id", "upstream_id")
+    found = Q(pk__in=[])
+    for type_id, object_id in upstreams:
+        found |= Q(content_type_id=type_id, object_id=object_id)
+    return Incident.objects.filter(found, closed=None).order_by("opened", "pk").first()
+
+
+def release_dependents(transition: Transition, incident: Incident | None) -> int:
+    """An upstream recovered: its dependents' incident by cause closes, and each dependent
+    still failing is sent what was held back of its latest change, on its own from now on."""
+    if not transition.is_recovery:
+        return 0
+    key = dependency_key(transition.content_type_id, transition.object_id)
+    cause = Cause.objects.select_for_update().filter(key=key, closed=None).first()
+    if cause is None:
+        return 0
+    now = transition.created
+    released = 0
+    for member in cause.incidents.filter(closed=None).select_related("last_transition"):
+        rows = Notification.objects.filter(
+            transition=member.last_transition,
+            kind=Notification.Kind.TRANSITION,
+            sequence=0,
+            state=Notification.State.INHIBITED,
+        )
+        kind, state = _flap_state(member.last_transition)
+        if active_silence(member, now):
+            state = Notification.State.SILENCED  # a silence's end sends it, as any other
+        released += rows.update(kind=kind, state=state, created=now, next_attempt=now)
+        # its own change from now on: sent, and its recovery sent, as the subject's alone
+        Transition.objects.filter(pk=member.last_transition_id, cause=cause).update(cause=None)
+    cause.incidents.filter(closed=None).update(cause=None)
+    if incident is not None and incident.cause_id == cause.pk:
+        Incident.objects.filter(pk=incident.pk).update(cause=None)
+        incident.cause = None
+    Cause.objects.filter(pk=cause.pk).update(closed=now, status="ok")
+    return released
+
+
 def enqueue(
     transition: Transition,
     incident: Incident | None = None,
     cause: Cause | None = None,
     closing: bool = False,
+    upstream: Incident | None = None,
 ) -> list[Notification]:
     """The outbox rows this transition owes, one per channel.
 
@@ -283,6 +336,8 @@ def enqueue(
             inhibited = {c.pk for c in channels} - told_alone(incident)
         else:
             inhibited = told_about_cause(cause, excluding=transition)
+            if upstream is not None:  # a declared dependency: the upstream's channels
+                inhibited |= {c.pk for c in told_about(upstream)}
     if active_silence(transition, transition.created):
         state = Notification.State.SILENCED
     elif _flapping(transition):
@@ -308,8 +363,23 @@ def enqueue(
 
 def on_transition(transition: Transition, known: KnownCause | None = None) -> list[Notification]:
     incident = update_incident(transition)
+    release_dependents(transition, incident)
+    upstream = None
+    if (
+        known is None
+        and incident is not None
+        and (incident.cause_id is None or incident.cause.key.startswith("dependency/"))
+    ):
+        upstream = failing_upstream(transition)
+        if upstream is not None:  # joins the upstream's incident, as a known cause would
+            known = KnownCause(
+                dependency_key(upstream.content_type_id, upstream.object_id),
+                f"{upstream.subject_label} (declared dependency)",
+            )
     cause, closing = attach_cause(transition, incident, known)
-    return enqueue(transition, incident, cause, closing)
+    if upstream is not None and cause is not None:
+        Incident.objects.filter(pk=upstream.pk, cause=None).update(cause=cause)
+    return enqueue(transition, incident, cause, closing, upstream)
 
 
 def queue_reminders(now: datetime) -> int:

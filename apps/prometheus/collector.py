@@ -28,6 +28,7 @@ from prometheus_client.core import Metric
 from prometheus_client.exposition import choose_encoder, generate_latest
 from prometheus_client.utils import floatToGoString
 
+from apps.alerts import prometheus as alerts
 from apps.regions import concerns
 
 from .families import SubjectStatuses
@@ -40,6 +41,7 @@ class FleetCollector:
             if concern.prometheus is not None:
                 yield from concern.prometheus(concern.subjects(), statuses)
         yield statuses.family
+        yield from alerts.metrics()
 
 
 registry = CollectorRegistry(auto_describe=False)

@@ -1,0 +1,72 @@
+"""The on-call state for ``/metrics``: open incidents by cause, escalations waiting for their
+next level, maintenance windows open now. Three queries, whatever the number of incidents.
+
+Labels stay few (``concern``, ``region``): a cause's key or a subject would make one series per
+incident. A group with nothing open has no sample (``sum(...) or vector(0)`` in a query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from .models import Cause, Incident, MaintenanceWindow, Notification
+
+LABELS = ("concern", "region")
+
+
+def metrics(now: datetime | None = None) -> Iterator[Metric]:
+    now = now or timezone.now()
+    causes = GaugeMetricFamily(
+        "vigil_alert_causes_open",
+        "Open incidents by cause (one storage server, account-region, agent...), by concern and "
+        "region.",
+        labels=LABELS,
+    )
+    subjects = GaugeMetricFamily(
+        "vigil_alert_cause_subjects_open",
+        "Subjects failing in an open incident by cause (inhibited: paged once, with the cause).",
+        labels=LABELS,
+    )
+    for row in (
+        Cause.objects.filter(closed=None)
+        .values("concern", "region__code")
+        .annotate(
+            n=Count("pk", distinct=True),
+            members=Count("incidents", filter=Q(incidents__closed=None), distinct=True),
+        )
+        .order_by("concern", "region__code")
+    ):
+        labels = [row["concern"], row["region__code"]]
+        causes.add_metric(labels, float(row["n"]))
+        subjects.add_metric(labels, float(row["members"]))
+    pending = GaugeMetricFamily(
+        "vigil_alert_escalations_pending",
+        "Open, unacknowledged incidents whose escalation policy has a level still to come (of "
+        "an incident by cause, the one that climbs for all).",
+        labels=LABELS,
+    )
+    inhibited = Notification.objects.filter(
+        transition=OuterRef("last_transition"), state=Notification.State.INHIBITED
+    )
+    for row in (
+        Incident.objects.filter(closed=None, acknowledged=None, next_escalation__isnull=False)
+        .exclude(Exists(inhibited))  # held on its cause's incident, which climbs for it
+        .values("concern", "region__code")
+        .annotate(n=Count("pk"))
+        .order_by("concern", "region__code")
+    ):
+        pending.add_metric([row["concern"], row["region__code"]], float(row["n"]))
+    windows = GaugeMetricFamily(
+        "vigil_alert_maintenance_windows_open",
+        "Enabled recurring maintenance windows open now (holding back what they match).",
+    )
+    enabled = MaintenanceWindow.objects.filter(enabled=True).only(
+        "days", "start", "minutes", "time_zone"
+    )
+    windows.add_metric([], float(sum(w.weekly.open_at(now) is not None for w in enabled)))
+    yield from (causes, subjects, pending, windows)
