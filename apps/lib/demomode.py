@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import botocore.session
 from django.conf import settings
 
 
@@ -19,6 +18,8 @@ def has_configured_credentials() -> bool:
     at: probing 169.254.169.254 off EC2 hangs or leaves the machine. On EC2 or ECS with an
     instance or task role, set VIGIL_DEMO=false.
     """
+    import botocore.session  # boto's clients on first use, not in every process's start
+
     session = botocore.session.get_session()
     resolver = session.get_component("credential_provider")
     for name in ("iam-role", "container-role"):

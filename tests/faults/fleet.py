@@ -171,9 +171,33 @@ def assert_no_transition_lost() -> None:
 
 def routed_to(transition: Transition) -> set[int]:
     """The channels routing owes ``transition`` (apps.alerts.routing.enqueue): its rules'; for a
-    recovery, those told of the trouble it ends (none for a first check that finds it ok)."""
+    recovery, those told of the trouble it ends (none for a first check that finds it ok).
+
+    Incidents by cause (an account-region whose calls fail makes every file system of it unknown
+    for one cause): a subject failing for a cause is owed only the channels not yet told of the
+    cause by another of its subjects, which this checks was so; a recovery that leaves the cause
+    open is owed the channels told of the subject alone, and the one that closes it every channel
+    told of the cause."""
+    held = set(
+        transition.notifications.filter(state=Notification.State.INHIBITED).values_list(
+            "channel_id", flat=True
+        )
+    )
     if not transition.is_recovery:
-        return {c.pk for c in routing.channels_for(transition)}
+        routed = {c.pk for c in routing.channels_for(transition)}
+        if held:
+            assert transition.cause_id, f"{transition}: held back with no cause"
+            for channel in held:  # held only where another subject of the cause was told
+                assert (
+                    Notification.objects.filter(
+                        transition__cause_id=transition.cause_id,
+                        channel_id=channel,
+                        state=Notification.State.SENT,
+                    )
+                    .exclude(transition=transition)
+                    .exists()
+                ), f"{transition}: held from {channel}"
+        return routed - held
     earlier = Transition.objects.filter(
         content_type=transition.content_type_id, object_id=transition.object_id
     ).order_by("-created", "-pk")
@@ -181,10 +205,20 @@ def routed_to(transition: Transition) -> set[int]:
     for before in earlier.filter(created__lte=transition.created).exclude(pk=transition.pk):
         if before.new_status == "ok":
             break  # the trouble began after this
+        if before.cause_id:
+            continue  # what it sent was its cause's news: the cause's recovery ends it
         told |= set(
-            before.notifications.exclude(state=Notification.State.SILENCED).values_list(
-                "channel_id", flat=True
+            before.notifications.exclude(
+                state__in=[Notification.State.SILENCED, Notification.State.INHIBITED]
+            ).values_list("channel_id", flat=True)
+        )
+    if transition.cause_id:  # it closed its cause: every channel told of any of its subjects
+        told |= set(
+            Notification.objects.filter(
+                transition__cause_id=transition.cause_id, state=Notification.State.SENT
             )
+            .exclude(transition=transition)
+            .values_list("channel_id", flat=True)
         )
     return told
 
