@@ -20,21 +20,8 @@ from .history import minute_retention_start
 from .models import FileSystem, MetricHour, MetricMinute, NfsClient, NfsHour, NfsMount
 
 KINDS = ("read", "write", "metadata")
-_SUMS = (
-    "read_bytes",
-    "write_bytes",
-    "read_ops",
-    "write_ops",
-    "metadata_ops",
-    "read_rtt_ms",
-    "read_execute_ms",
-    "write_rtt_ms",
-    "write_execute_ms",
-    "metadata_rtt_ms",
-    "metadata_execute_ms",
-    "retrans",
-    "timeouts",
-)
+# the per-hour columns the page sums: the mount counters, one column each
+_SUMS = clients.COUNTERS
 _CLOUDWATCH = (
     "data_read_bytes",
     "data_read_count",
