@@ -41,10 +41,18 @@ def test_a_redis_restart_mid_cycle_delays_alerts_but_loses_none(
     # and their outbox rows written; only the wake-up of the sender could not be queued.
     wait_for(lambda: "unknown" not in statuses().values(), 30, "the cycle to finish without Redis")
     wait_for(lambda: "Could not queue send_alerts" in worker.output(), 30, "the failed wake-up")
-    # the two criticals, and the recovery where its channel was told of that subject alone (an
-    # account-region's failure is one cause: its other subjects were held, not told)
+    # the statuses change subject by subject; the outbox is whole once the cycle lets go of
+    # its lease
+    wait_for(
+        lambda: not type(rc).objects.filter(pk=rc.pk, lease_until__isnull=False).exists(),
+        30,
+        "the cycle to release its lease",
+    )
+    # the recoveries owed where a channel was told of a subject alone (an account-region's
+    # failure is one cause: its other subjects were held, not told); how many is the oracle's
+    # business in assert_converged, this test needs only that some wait for Redis
     owed = Notification.objects.filter(state=Notification.State.PENDING).count()
-    assert owed >= 2
+    assert owed >= 1
 
     redis.start()
     wait_for(
