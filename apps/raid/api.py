@@ -340,6 +340,7 @@ DISK_FIELDS = [
     *COUNTERS,
     "first_seen",
     "last_read",
+    "gone_since",
 ]
 
 

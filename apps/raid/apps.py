@@ -21,7 +21,8 @@ class RaidConfig(AppConfig):
             "md-RAID",
             subjects=lambda: Array.objects.filter(present=True),
             add_links=(concerns.AddLink("Add an md-RAID host", "raid:add", "raid.add_host"),),
-            # Gone arrays and their members, by when they were last seen; present ones stay.
+            # Gone arrays and their members, by when they were last seen, and gone disks with
+            # their readings, by when they went, after one setting; present ones stay.
             history=(
                 History(
                     "raid.Array",
@@ -29,6 +30,12 @@ class RaidConfig(AppConfig):
                     "VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS",
                     keep=lambda: Q(present=True),
                     closes_incidents=True,
+                ),
+                History(
+                    "raid.Disk",
+                    "gone_since",
+                    "VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS",
+                    keep=lambda: Q(present=True),
                 ),
             ),
         )

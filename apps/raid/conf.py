@@ -49,7 +49,8 @@ SETTINGS = (
     # Disk readings are kept this long, then expired by the beat (apps/lib/retention.py).
     Setting("VIGIL_RAID_DISK_RETENTION_DAYS", "int", 400),
     # Arrays gone from /proc/mdstat (and their members) are kept this long after they were
-    # last seen, then expired by the beat (apps/lib/retention.py) like other history.
+    # last seen, disks (and their readings) this long after they went, then expired by the
+    # beat (apps/lib/retention.py) like other history.
     Setting("VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS", "int", 30, _positive),
     # Arrays one host keeps, present and gone together: a report that would give it more is
     # refused (409) and stores nothing. Twice what one report may name (apps/raid/bounds.py).
