@@ -17,6 +17,7 @@ import importlib.util
 import ipaddress
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +101,11 @@ class Setting:
     @property
     def kind(self) -> str:
         """What the value is, in words (the check's ``kind`` if it has one)."""
-        return getattr(self.check, "kind", None) or CASTS.get(self.cast, self.cast)
+        of_cast = CASTS.get(self.cast, self.cast)
+        of_check = getattr(self.check, "kind", None)
+        if of_check and self.cast in ("int", "float"):
+            return f"{of_cast}, {of_check}"
+        return of_check or of_cast
 
 
 CASTS = {
@@ -174,7 +179,7 @@ def cidrs(values: list[str]) -> list[str]:
 RATE_PERIODS = ("s", "sec", "m", "min", "h", "hour", "d", "day")
 
 
-@_kind("a rate such as 1200/min (per s, min, hour or day), or none")
+@_kind("a rate: N/s, N/min, N/hour, N/day, or none")
 def rate(value: str) -> str | None:
     """A throttle rate such as ``1200/min`` (DRF's form), or ``none`` for no limit: None."""
     text = str(value).strip()
@@ -330,13 +335,22 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-REFERENCE_COMMAND = "python manage.py settings_reference > docs/configuration.md"
+def _prose(text: str) -> str:
+    """A description as Markdown: variable names as code, the rest safe from HTML and
+    emphasis."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("*", "\\*")
+    return re.sub(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", lambda m: f"`{m[0]}`", text)
+
+
+REFERENCE_FILE = "docs/configuration.md"
+REFERENCE_COMMAND = "python manage.py settings_reference --write"
 
 
 def reference(declarations: Iterable[Declared]) -> str:
     """docs/configuration.md: every declared variable with its type, default and meaning."""
     out = [
-        "# Configuration reference",
+        "# Configuration",
         "",
         "<!-- Generated from the settings declarations (apps/lib/conf.py and each app's conf.py,",
         f"     apps/lib/appconf.py): do not edit. Regenerate with `{REFERENCE_COMMAND}`. -->",
@@ -344,7 +358,15 @@ def reference(declarations: Iterable[Declared]) -> str:
         "Every setting is an environment variable; any of them may instead be given as",
         "`NAME_FILE` naming a file that holds the value (Docker or Kubernetes secrets). A",
         "malformed value, or a `VIGIL_*` variable none of these declares (a typo), stops the",
-        "start with a message naming it. `.env.example` has each with an example value.",
+        "start with a message naming it. `.env.example` at the top of the repository has each",
+        "with an example value; this page lists them all, generated from their declarations.",
+        "",
+        "What a setting does is told at length where its subject is:",
+        "[Getting started](getting-started.md) (demo mode, the admin, the broker), each concern's",
+        "page ([EFS](efs.md), [EBS](ebs.md), [Galera](galera.md), [md-RAID](raid.md),",
+        "[HTTP keep-alive probes](probes.md)), [Alerts and channels](alerts.md),",
+        "[API and metrics](api.md), [Roles and sign-in](sign-in.md), [Security](security.md),",
+        "[History and retention](retention.md) and [Production and scaling](production.md).",
         "",
     ]
     for d in declarations:
@@ -365,7 +387,7 @@ def reference(declarations: Iterable[Declared]) -> str:
                     description = f"{description} (Read by {s.read_by} only.)".strip()
                 if s.read_by == "production":
                     default, production = "not read", default
-                cells = [f"`{s.name}`", s.kind, default, production, description]
+                cells = [f"`{s.name}`", s.kind, default, production, _prose(description)]
                 out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
