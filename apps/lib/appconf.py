@@ -7,7 +7,7 @@ Every app of ours that reads the environment lists its variables as ``SETTINGS``
 ``docs/configuration.md`` (``manage.py settings_reference``) all come from these declarations.
 A rule a value must obey beyond its type (a CIDR list, auto/true/false, a rate, a range) is one
 of the checks below, written once. No Django here but its exception: this runs while the
-settings load. docs/architecture.md, "Settings", has the rest.
+settings load. docs/architecture.md ("Settings are declared, once") has the rest.
 """
 
 from __future__ import annotations
