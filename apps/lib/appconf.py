@@ -88,6 +88,8 @@ class Setting:
         """The value from the environment (``default`` replaces the declared one; ``production``
         takes the production default)."""
         fallback = self.default if default is SAME else default
+        if callable(fallback):  # computed from others: appconf.read gives it their values
+            raise TypeError(f"{self.name}'s default is computed: read it with appconf.read")
         if production and self.production is not SAME:
             fallback = self.production
         value = reader(self.name, self.cast, default=fallback)
@@ -288,10 +290,10 @@ def conf_of(module: str) -> Declared | None:
     return Declared("core" if module == "apps.lib" else module, path, tuple(sections))
 
 
-def declared(apps: Iterable[str]) -> list[Declared]:
-    """The core's declarations, then those of each app of ``apps`` that has a conf.py."""
-    found = [conf_of("apps.lib")]
-    found += [conf_of(app) for app in apps]
+def declared(apps: Iterable[str], *, core: bool = True) -> list[Declared]:
+    """The core's declarations (unless not ``core``), then those of each app of ``apps`` that
+    has a conf.py."""
+    found = [conf_of(app) for app in (["apps.lib"] if core else []) + list(apps)]
     return [d for d in found if d is not None]
 
 

@@ -78,7 +78,7 @@ def app_settings(apps: list[str] | tuple[str, ...]) -> dict[str, object]:
     """The settings of every app of ours that has a ``conf.py`` (apps/lib/appconf.py): their
     names join the known ones, with their values."""
     values: dict[str, object] = {}
-    for declared in appconf.declared(apps)[1:]:  # [0] is the core's, read above
+    for declared in appconf.declared(apps, core=False):  # the core's are read above
         KNOWN_VIGIL_VARIABLES.update(appconf.known_names([declared]))
         values.update(appconf.read(declared.settings))
     return values
