@@ -265,9 +265,11 @@ def checked_by(path: str, kind: str) -> Callable[[Any], Any]:
 @dataclass(frozen=True)
 class Declared:
     """One module's declarations: its app (``apps.efs``; ``core`` for apps/lib/conf.py), its
-    file, and its settings by section title (one untitled section unless it has ``SECTIONS``)."""
+    title (its docstring's words before the first colon), its file, and its settings by section
+    title (one untitled section unless it has ``SECTIONS``)."""
 
     app: str
+    title: str
     path: str
     sections: tuple[tuple[str, tuple[Setting, ...]], ...]
 
@@ -287,7 +289,9 @@ def conf_of(module: str) -> Declared | None:
     conf = importlib.import_module(f"{module}.conf")
     sections = getattr(conf, "SECTIONS", None) or (("", conf.SETTINGS),)
     path = str(Path(conf.__file__).resolve().relative_to(ROOT))
-    return Declared("core" if module == "apps.lib" else module, path, tuple(sections))
+    app = "core" if module == "apps.lib" else module
+    title = "Core" if app == "core" else (conf.__doc__ or app).partition(":")[0].strip()
+    return Declared(app, title, path, tuple(sections))
 
 
 def declared(apps: Iterable[str], *, core: bool = True) -> list[Declared]:
@@ -372,8 +376,7 @@ def reference(declarations: Iterable[Declared]) -> str:
         "",
     ]
     for d in declarations:
-        title = "Core" if d.app == "core" else f"`{d.app}`"
-        out += [f"## {title}", "", f"Declared in `{d.path}`.", ""]
+        out += [f"## {d.title}", "", f"Declared in `{d.path}`.", ""]
         for section, group in d.sections:
             if section:
                 out += [f"### {section}", ""]
