@@ -15,6 +15,7 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 MAX_MINUTES = 7 * 24 * 60
+DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class Weekly:
             opens = opens.astimezone(zone).astimezone(UTC)  # normalise skipped local times
             out.append((opens, opens + timedelta(minutes=self.minutes)))
         return out
+
+    def describe(self) -> str:
+        """``Mon, Sun at 02:00 for 120 min (Europe/Berlin)``."""
+        days = ", ".join(DAY_NAMES[d] for d in sorted(self.days))
+        return f"{days} at {self.start:%H:%M} for {self.minutes} min ({self.tz})"
 
     def open_at(self, now: datetime) -> tuple[datetime, datetime] | None:
         """The occurrence open at ``now`` (opens <= now < closes), or None."""
