@@ -252,13 +252,16 @@ def failure_domain_choices(keep: str = "") -> list[tuple[str, str]]:
 
 class WindowForm(ScopeForm):
     """A recurring maintenance window: its scope from lists (region, concern, subject, a
-    failure domain seen before), weekdays as boxes, a time zone from the IANA list."""
+    failure domain seen before), weekdays as boxes and a start, or a cron rule, in a time zone
+    from the IANA list."""
 
     days = forms.TypedMultipleChoiceField(
         choices=WEEKDAYS,
         coerce=int,
+        required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="The weekdays an occurrence opens on (local time in the window's zone).",
+        help_text="Weekly: the weekdays an occurrence opens on, at the start below (local "
+        "time in the window's zone). Leave empty for a cron rule.",
     )
     time_zone = forms.ChoiceField(choices=time_zone_choices, initial="UTC")
     cause_key = forms.ChoiceField(
@@ -275,6 +278,7 @@ class WindowForm(ScopeForm):
         "cause_key",
         "days",
         "start",
+        "cron",
         "minutes",
         "time_zone",
         "enabled",
@@ -290,6 +294,7 @@ class WindowForm(ScopeForm):
             "cause_key",
             "days",
             "start",
+            "cron",
             "minutes",
             "time_zone",
             "enabled",

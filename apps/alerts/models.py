@@ -8,6 +8,8 @@ with a lease, so a worker that dies mid-send only delays a notification, never l
 
 from __future__ import annotations
 
+from datetime import time
+
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
@@ -22,6 +24,7 @@ from apps.lib.status import Status
 from apps.regions import concerns
 from apps.regions.models import STATUS_CHOICES, Region
 
+from . import schedule
 from .scopes import check_scope
 
 
@@ -500,8 +503,19 @@ class MaintenanceWindow(models.Model):
         help_text="A cause's key (an incident by cause's page shows it), e.g. "
         "raid/3/domain/storage-b: subjects failing for it are held.",
     )
-    days = models.JSONField(help_text="Weekdays, 0 (Monday) to 6 (Sunday), e.g. [6].")
-    start = models.TimeField(help_text="Local time in the window's time zone.")
+    days = models.JSONField(
+        default=list, blank=True, help_text="Weekdays, 0 (Monday) to 6 (Sunday), e.g. [6]."
+    )
+    start = models.TimeField(
+        null=True, blank=True, help_text="Local time in the window's time zone (weekly)."
+    )
+    cron = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Instead of weekdays and a start: five cron fields (minute hour day-of-month "
+        'month day-of-week) in the window\'s time zone, e.g. "0 2 1-7 * sun" (the first '
+        "Sunday of each month at 02:00).",
+    )
     minutes = models.PositiveIntegerField(help_text="How long each occurrence lasts.")
     time_zone = models.CharField(max_length=64, default="UTC", help_text="e.g. Europe/Berlin")
     enabled = models.BooleanField(default=True)
@@ -520,21 +534,24 @@ class MaintenanceWindow(models.Model):
         return self.name
 
     @property
-    def weekly(self):
-        from .schedule import Weekly
-
-        return Weekly(frozenset(self.days or ()), self.start, self.minutes, self.time_zone)
+    def schedule(self) -> schedule.Weekly | schedule.Cron:
+        """When it opens: its cron rule, or its weekdays and start."""
+        if self.cron:
+            return schedule.Cron(self.cron, self.minutes, self.time_zone)
+        return schedule.Weekly(
+            frozenset(self.days or ()), self.start or time(0), self.minutes, self.time_zone
+        )
 
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
-        from .schedule import check
-
-        errors = check(
-            self.days if isinstance(self.days, list) else [], self.minutes or 0, self.time_zone
-        )
+        days = self.days if isinstance(self.days, list) else []
+        errors = schedule.check(days, self.minutes or 0, self.time_zone, self.cron.strip())
+        if not self.cron.strip() and self.start is None:
+            errors["start"] = "A weekly window needs its start (local time)."
         if errors:
             raise ValidationError(errors)
+        self.cron = " ".join(self.cron.split())
         check_scope(self)
 
     def matches(self, ref: SubjectRef) -> bool:

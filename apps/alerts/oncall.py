@@ -73,7 +73,7 @@ def delete_escalation(request: HttpRequest, pk: int) -> HttpResponse:
 def windows(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     rows = [
-        (w, w.weekly.open_at(now), w.weekly.next_open(now))
+        (w, w.schedule.open_at(now), w.schedule.next_open(now))
         for w in MaintenanceWindow.objects.select_related("region", "author")
     ]
     return render(request, "alerts/windows.html", {"rows": rows, "now": now})

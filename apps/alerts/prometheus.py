@@ -66,7 +66,7 @@ def metrics(now: datetime | None = None) -> Iterator[Metric]:
         "Enabled recurring maintenance windows open now (holding back what they match).",
     )
     enabled = MaintenanceWindow.objects.filter(enabled=True).only(
-        "days", "start", "minutes", "time_zone"
+        "days", "start", "cron", "minutes", "time_zone"
     )
-    windows.add_metric([], float(sum(w.weekly.open_at(now) is not None for w in enabled)))
+    windows.add_metric([], float(sum(w.schedule.open_at(now) is not None for w in enabled)))
     yield from (causes, subjects, pending, windows)

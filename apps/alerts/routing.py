@@ -102,7 +102,7 @@ def active_window(ref: SubjectRef, now: datetime) -> MaintenanceWindow | None:
     windows = MaintenanceWindow.objects.filter(enabled=True).filter(
         Q(region__isnull=True) | Q(region_id=ref.region_id)
     )
-    return next((w for w in windows if w.matches(ref) and w.weekly.open_at(now)), None)
+    return next((w for w in windows if w.matches(ref) and w.schedule.open_at(now)), None)
 
 
 def update_incident(transition: Transition) -> Incident | None:
@@ -579,7 +579,7 @@ def release_windows(now: datetime) -> int:
     released = 0
     shown = set(Region.objects.shown().values_list("pk", flat=True))
     for window in MaintenanceWindow.objects.filter(enabled=True):
-        occurrence = window.weekly.last_closed(now)
+        occurrence = window.schedule.last_closed(now)
         if occurrence is None:
             continue
         opens, closes = occurrence
