@@ -57,6 +57,11 @@ class _Recurring:
         """The next occurrence opening after ``now``."""
         return next((o for o in self.occurrences(now) if o[0] > now), None)
 
+    def between(self, start: datetime, end: datetime) -> list[Occurrence]:
+        """The occurrences open at some time from ``start`` to ``end`` (a timeline's span)."""
+        back = (end - start).days + MAX_MINUTES // (24 * 60) + 1
+        return [o for o in self.occurrences(end, back, 0) if o[1] > start and o[0] < end]
+
 
 @dataclass(frozen=True)
 class Weekly(_Recurring):

@@ -266,6 +266,7 @@ def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> 
     from django.utils import timezone
 
     from apps.alerts.models import Transition
+    from apps.alerts.scopes import windows_in_region
 
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]
@@ -289,7 +290,7 @@ def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> 
         for object_id, concern, label, at, old, new, reason in rows
     ]
     return {
-        "timeline": timeline.build(changes, start, end),
+        "timeline": timeline.build(changes, start, end, windows_in_region(region, start, end)),
         "changes": list(reversed(changes)),
         "listed": TIMELINE_LISTED,
         "listed_slice": f":{TIMELINE_LISTED}",
