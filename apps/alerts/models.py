@@ -615,8 +615,43 @@ class Dependency(models.Model):
             errors["upstream_id"] = "No such monitored subject."
         if (self.content_type_id, self.object_id) == (self.upstream_type_id, self.upstream_id):
             errors["upstream_id"] = "A subject cannot depend on itself."
+        elif not errors and (self.content_type_id, self.object_id) in Dependency.upstreams_of(
+            self.upstream_type_id, self.upstream_id, excluding=self.pk
+        ):
+            errors["upstream_id"] = (
+                f"{subject_of(self.upstream_type_id, self.upstream_id)} already depends on "
+                f"{subject_of(self.content_type_id, self.object_id)}, directly or through "
+                "others: this would make a circle."
+            )
         if errors:
             raise ValidationError(errors)
+
+    #: How deep a chain of dependencies is followed (a bound; cycles are refused on save).
+    MAX_DEPTH = 20
+
+    @classmethod
+    def upstreams_of(
+        cls, content_type_id: int, object_id: int, excluding: int | None = None
+    ) -> list[tuple[int, int]]:
+        """Every subject ``(content type, id)`` depends on, directly or through others (A on
+        B on C: B, then C), nearest first; ``excluding`` a dependency (the one being edited)."""
+        found: list[tuple[int, int]] = []
+        seen = {(content_type_id, object_id)}
+        level = [(content_type_id, object_id)]
+        for _ in range(cls.MAX_DEPTH):
+            if not level:
+                break
+            match = Q(pk__in=[])
+            for type_id, pk in level:
+                match |= Q(content_type_id=type_id, object_id=pk)
+            rows = cls.objects.filter(match).exclude(pk=excluding)
+            level = []
+            for pair in rows.order_by("pk").values_list("upstream_type_id", "upstream_id"):
+                if pair not in seen:
+                    seen.add(pair)
+                    found.append(pair)
+                    level.append(pair)
+        return found
 
 
 class Notification(models.Model):
