@@ -8,7 +8,7 @@ with a lease, so a worker that dies mid-send only delays a notification, never l
 
 from __future__ import annotations
 
-from datetime import time
+from datetime import datetime, time
 
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
@@ -25,7 +25,7 @@ from apps.regions import concerns
 from apps.regions.models import STATUS_CHOICES, Region
 
 from . import schedule
-from .scopes import check_scope
+from .scopes import check_scope, subject_of
 
 
 def severity(status: str) -> int:
@@ -553,6 +553,30 @@ class MaintenanceWindow(models.Model):
             raise ValidationError(errors)
         self.cron = " ".join(self.cron.split())
         check_scope(self)
+
+    @classmethod
+    def in_region(cls, region: Region, start: datetime, end: datetime) -> list[tuple[str, list]]:
+        """The enabled windows that apply to ``region``'s subjects, each as (its name and what
+        it holds, its occurrences from ``start`` to ``end``), for the region's timeline: a
+        window of this region or of every region; of one subject, if that subject is here; of
+        a failure domain, if a cause of that key was ever here."""
+        found = []
+        windows = cls.objects.filter(enabled=True).filter(Q(region=region) | Q(region=None))
+        for window in windows.order_by("name", "pk"):
+            held = concerns.label_of(window.concern) if window.concern else "everything"
+            if window.content_type_id:
+                subject = subject_of(window.content_type_id, window.object_id)
+                if subject is None or subject.region_id != region.pk:
+                    continue
+                held = str(subject)
+            if window.cause_key:
+                if not Cause.objects.filter(key=window.cause_key, region=region).exists():
+                    continue
+                held = f"{held}, failing for {window.cause_key}"
+            occurrences = window.schedule.between(start, end)
+            if occurrences:
+                found.append((f"{window.name} ({held})", occurrences))
+        return found
 
     def matches(self, ref: SubjectRef) -> bool:
         return (

@@ -10,7 +10,6 @@ and the silence keep the pair as two columns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
@@ -157,31 +156,3 @@ def check_scope(scope: Any) -> None:
     errors = check(region, scope.concern, subject)
     if errors:
         raise ValidationError(errors)
-
-
-def windows_in_region(region: Region, start: datetime, end: datetime) -> list[tuple[str, list]]:
-    """The enabled maintenance windows that apply to ``region``'s subjects, each as (its name
-    and what it holds, its occurrences from ``start`` to ``end``), for the region's timeline:
-    a window of this region or of every region; of one subject, if that subject is here; of a
-    failure domain, if a cause of that key was ever here."""
-    from .models import Cause, MaintenanceWindow  # models imports this module (check_scope)
-
-    found = []
-    windows = MaintenanceWindow.objects.filter(enabled=True).filter(
-        Q(region=region) | Q(region=None)
-    )
-    for window in windows.order_by("name", "pk"):
-        held = concerns.label_of(window.concern) if window.concern else "everything"
-        if window.content_type_id:
-            subject = subject_of(window.content_type_id, window.object_id)
-            if subject is None or subject.region_id != region.pk:
-                continue
-            held = str(subject)
-        if window.cause_key:
-            if not Cause.objects.filter(key=window.cause_key, region=region).exists():
-                continue
-            held = f"{held}, failing for {window.cause_key}"
-        occurrences = window.schedule.between(start, end)
-        if occurrences:
-            found.append((f"{window.name} ({held})", occurrences))
-    return found
