@@ -25,6 +25,7 @@ from dateutil.rrule import DAILY, rrule, rruleset
 
 MAX_MINUTES = 7 * 24 * 60
 DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # at most (a leap year's)
 Occurrence = tuple[datetime, datetime]
 
 
@@ -200,11 +201,18 @@ def check_cron(expression: str) -> str:
             "Give five fields: minute hour day-of-month month day-of-week, "
             'e.g. "0 2 * * sun" (Sundays at 02:00).'
         )
+    values = []
     for text, (name, low, high, names) in zip(parts, FIELDS, strict=True):
         try:
-            parse_field(text, low, high, names)
+            values.append(parse_field(text, low, high, names))
         except ValueError as error:
             return f"The {name} field {text!r} is not one cron reads ({error})."
+    _, _, monthdays, months, weekdays = values
+    only_monthdays = monthdays is not None and weekdays is None  # (either, when both are)
+    if only_monthdays and not any(
+        min(monthdays) <= MONTH_DAYS[m - 1] for m in (months or range(1, 13))
+    ):
+        return "No month named has such a day (e.g. 31 in February): it would never open."
     return ""
 
 

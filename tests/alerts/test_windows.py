@@ -155,6 +155,8 @@ def test_a_cron_window_finds_its_next_opening_however_far():
     assert every_ten.open_at(datetime(2026, 11, 26, 12, 4, tzinfo=UTC)) is not None
     assert every_ten.open_at(datetime(2026, 11, 26, 12, 6, tzinfo=UTC)) is None
     assert every_ten.describe() == "cron */10 * * * * for 5 min (UTC)"
+    leap = Cron("0 0 29 2 *", 60, "UTC")
+    assert leap.next_open(now)[0] == datetime(2028, 2, 29, 0, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -165,6 +167,7 @@ def test_a_cron_window_finds_its_next_opening_however_far():
         ("0 2 * * funday", "The day of week field 'funday'"),
         ("0 5-2 * * *", "lowest first"),
         ("*/0 * * * *", "a step is a whole number"),
+        ("0 0 30,31 feb *", "it would never open"),
     ],
 )
 def test_a_cron_rule_cron_cannot_read_is_refused_in_words(expression, words):
