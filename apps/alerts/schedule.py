@@ -46,7 +46,8 @@ class _Recurring:
     def open_at(self, now: datetime) -> Occurrence | None:
         """The occurrence open at ``now`` (opens <= now < closes), or None; of two overlapping
         ones, the one that closes last."""
-        found = [o for o in self.occurrences(now, ahead_days=1) if o[0] <= now < o[1]]
+        back = self.minutes // (24 * 60) + 2  # only what can still be open (a hot path)
+        found = [o for o in self.occurrences(now, back, 1) if o[0] <= now < o[1]]
         return max(found, key=lambda o: o[1]) if found else None
 
     def last_closed(self, now: datetime) -> Occurrence | None:
@@ -168,12 +169,28 @@ class Cron(_Recurring):
             rules.rrule(rrule(DAILY, byweekday=weekdays, **days, **common))
         return rules
 
-    def occurrences(self, around: datetime, back_days: int = 8, ahead_days: int = 8):
+    def _around(self, at: datetime, back: timedelta, ahead: timedelta) -> list[Occurrence]:
+        """The occurrences starting from ``back`` before ``at`` to ``ahead`` after it (in local
+        time), oldest first."""
         zone = ZoneInfo(self.tz)
-        local = around.astimezone(zone).replace(tzinfo=None, second=0, microsecond=0)
-        lo, hi = local - timedelta(days=back_days), local + timedelta(days=ahead_days)
+        local = at.astimezone(zone).replace(tzinfo=None, second=0, microsecond=0)
+        lo, hi = local - back, local + ahead
         starts = sorted({_utc(t, zone) for t in self._rule(lo).between(lo, hi, inc=True)})
         return [(o, o + timedelta(minutes=self.minutes)) for o in starts]
+
+    def occurrences(self, around: datetime, back_days: int = 8, ahead_days: int = 8):
+        return self._around(around, timedelta(days=back_days), timedelta(days=ahead_days))
+
+    def open_at(self, now: datetime) -> Occurrence | None:
+        # Only the starts that can still be open (``* * * * *`` is 1,440 a day), with three
+        # hours to spare for a change of the zone's offset.
+        spare = timedelta(hours=3)
+        found = [
+            o
+            for o in self._around(now, timedelta(minutes=self.minutes) + spare, spare)
+            if o[0] <= now < o[1]
+        ]
+        return max(found, key=lambda o: o[1]) if found else None
 
     def next_open(self, now: datetime) -> Occurrence | None:
         """The next occurrence opening after ``now``, however far (a yearly rule)."""
