@@ -28,7 +28,7 @@ def test_it_has_a_compose_file_that_docker_compose_parses(tmp_path):
         for k, v in os.environ.items()
         if k not in {"SECRET_KEY", "DATABASE_URL", "VIGIL_WEB_BIND", "VIGIL_WEB_PORT"}
     }
-    # As the README says to start: .env copied from .env.example beside the compose file.
+    # As docs/production.md says to start: .env copied from .env.example beside the compose file.
     shutil.copy(ROOT / ".env.example", tmp_path / ".env")
     result = subprocess.run(
         [
