@@ -147,7 +147,7 @@ def demo_story(settings, admin):
         "new-cluster": f"/galera/clusters/new/?region={region.pk}",
         "edit-cluster": f"/galera/clusters/{subjects['galera'].pk}/edit/",
         "new-node": f"/galera/clusters/{subjects['galera'].pk}/nodes/new/",
-        "new-raid-host": f"/raid/new-host/?region={region.pk}",
+        "new-raid-host": f"/raid/hosts/new/?region={region.pk}",
         "edit-raid-host": f"/raid/hosts/{host.pk}/edit/",
         "new-probe": f"/probes/targets/new/?region={region.pk}",
         "edit-probe": f"/probes/targets/{subjects['probes'].pk}/edit/",

@@ -247,5 +247,5 @@ def test_each_kind_of_email_has_a_short_subject_template():
     from tests.conftest import ROOT
 
     for name in SUBJECTS:
-        lines = (ROOT / "templates" / "emails" / f"subject-{name}.txt").read_text().splitlines()
+        lines = (ROOT / "templates" / "emails" / f"{name}-subject.txt").read_text().splitlines()
         assert lines and all(len(line) <= 160 for line in lines), name

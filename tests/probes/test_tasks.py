@@ -252,5 +252,5 @@ def test_it_probes_a_url_typed_with_an_idn_host_or_a_non_ascii_path_and_shows_it
         "/api/probes/targets/", HTTP_AUTHORIZATION=f"Bearer {api_key()}"
     ).json()["results"]
     assert {t["url"] for t in listed} == {typed_idn, typed_path}
-    page = admin_client.get(reverse("probes:target", args=[idn.pk])).content.decode()
+    page = admin_client.get(reverse("probes:target_detail", args=[idn.pk])).content.decode()
     assert "<code>https://пример.invalid/café/€?q=ü</code>" in page

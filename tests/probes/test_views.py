@@ -91,7 +91,7 @@ def test_it_charts_the_idle_timeout_and_phases_with_gaps_for_failed_runs(logged_
     )
     result(probe, 5, closed_by="cap", cap_s=1200.0, dns_s=0.001, connect_s=0.002)
 
-    response = logged_in_client.get(reverse("probes:target", args=[probe.pk]))
+    response = logged_in_client.get(reverse("probes:target_detail", args=[probe.pk]))
 
     assert response.status_code == 200
     idle = chart(response, "idle-chart")
@@ -108,14 +108,14 @@ def test_it_charts_the_idle_timeout_and_phases_with_gaps_for_failed_runs(logged_
 
 
 def test_it_shows_a_target_that_was_never_probed(logged_in_client, probe):
-    response = logged_in_client.get(reverse("probes:target", args=[probe.pk]))
+    response = logged_in_client.get(reverse("probes:target_detail", args=[probe.pk]))
 
     assert "No measurement yet." in response.content.decode()
 
 
 def test_it_answers_htmx_with_the_summary_only(logged_in_client, probe):
     response = logged_in_client.get(
-        reverse("probes:target", args=[probe.pk]), headers={"HX-Request": "true"}
+        reverse("probes:target_detail", args=[probe.pk]), headers={"HX-Request": "true"}
     )
 
     html = response.content.decode()
@@ -129,7 +129,7 @@ def test_it_enables_a_target_and_makes_it_due_now(logged_in_client, probe):
     )
 
     response = logged_in_client.post(
-        reverse("probes:target-enable", args=[probe.pk]), {"enabled": "1"}
+        reverse("probes:target_enable", args=[probe.pk]), {"enabled": "1"}
     )
 
     assert response.status_code == 302
@@ -165,7 +165,7 @@ def test_it_adds_a_preset_in_one_click_disabled_and_never_due(logged_in_client, 
 
     added = Target.objects.get(url=twitter.url)
     assert response.status_code == 302
-    assert response.url == reverse("probes:target", args=[added.pk])
+    assert response.url == reverse("probes:target_detail", args=[added.pk])
     assert not added.enabled
     assert (added.expected_min_s, added.expected_max_s) == (880, 920)
     assert Target.claim_due(timezone.now() + timedelta(days=1)) == []
