@@ -97,6 +97,8 @@ def phases_chart(results: list[Result]) -> dict[str, Any]:
 @require_safe
 def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     target = get_object_or_404(Target.objects.select_related("region", "region__account"), pk=pk)
+    if request.htmx:  # the 30-second poll: no charts, no results (docs/architecture.md)
+        return render(request, "probes/target.html#live", {"target": target})
     # Two of a row's three times are never shown: not reading them saves a thousand datetime
     # parses per view (a third of the page's CPU on PostgreSQL).
     recent = list(

@@ -6,6 +6,8 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -121,6 +123,20 @@ def test_it_answers_htmx_with_the_summary_only(logged_in_client, probe):
     html = response.content.decode()
     assert 'id="live"' in html
     assert "<html" not in html
+
+
+def test_the_30_second_poll_reads_no_results_and_builds_no_chart(logged_in_client, probe):
+    """The live part shows the target alone: its results and charts are the whole page's."""
+    for minutes_ago in range(3):
+        result(probe, minutes_ago, idle_timeout_s=3.0)
+    url = reverse("probes:target_detail", args=[probe.pk])
+    with CaptureQueriesContext(connection) as whole:
+        logged_in_client.get(url)
+    with CaptureQueriesContext(connection) as live:
+        html = logged_in_client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert any("probes_result" in q["sql"] for q in whole.captured_queries)
+    assert not any("probes_result" in q["sql"] for q in live.captured_queries)
+    assert "idle-chart" not in html and "<script" not in html
 
 
 def test_it_enables_a_target_and_makes_it_due_now(logged_in_client, probe):
