@@ -9,7 +9,7 @@ import subprocess
 
 from config.settings.base import KNOWN_VIGIL_VARIABLES
 from tests.concern_app import conf as gadgets_conf
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def compose_command() -> list[str]:

@@ -1,7 +1,7 @@
 """Every page in Debian's chromium, at desktop and phone width, light and dark: no sideways
 scroll, and axe-core finds no serious or critical accessibility violation.
 
-One browser for the session (tests/conftest.py), one live server, the pages visited in a loop.
+One browser for the session (tests/plugins/browser.py), one live server, the pages visited in a loop.
 Screenshots go to test-output/pages/<page>-<width>-<scheme>.png, axe's findings (all impacts)
 to test-output/axe.json, and the region pane of the demo region to test-output/readme/region.png
 (the README's docs/region.png is a copy of it).
@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import OUTPUT_DIR, demo_account_on_standin, log_in, screenshot
+from tests.helpers import OUTPUT_DIR, demo_account_on_standin, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, include, path, re
 from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils import timezone
 
-from tests.conftest import ROOT, log_in
+from tests.helpers import ROOT, log_in
 from tests.services import vigil_env
 
 pytestmark = pytest.mark.slow

@@ -24,7 +24,7 @@ from django.utils import timezone
 from apps.regions import concerns
 from apps.regions.models import Region
 from tests.concern_app.models import Gadget
-from tests.conftest import ROOT, eager_celery
+from tests.helpers import ROOT, eager_celery
 
 celery_module = importlib.import_module("config.celery_app")
 

@@ -11,7 +11,7 @@ from apps.ebs import demo, tasks
 from apps.ebs.models import RegionCollection, Volume
 from apps.galera import demo as galera_demo
 from apps.raid import demo as raid_demo
-from tests.conftest import demo_account_on_standin
+from tests.helpers import demo_account_on_standin
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

@@ -16,8 +16,8 @@ import pytest
 from django.urls import reverse
 
 from apps.efs.models import ClientKey, FileSystem, NfsClient, NfsMount, NfsSample
-from tests.conftest import ROOT
 from tests.efs.builders import mountstats
+from tests.helpers import ROOT
 from tests.services.slow_dns import slow_reverse_dns
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,7 +17,7 @@ from apps.efs import demo, tasks
 from apps.efs.fleet import DEMO_FLEET
 from apps.efs.metrics import implied_ops_limit
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
-from tests.conftest import demo_account_on_standin
+from tests.helpers import demo_account_on_standin
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

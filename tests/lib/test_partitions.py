@@ -18,7 +18,7 @@ from apps.efs.models import FileSystem, MetricHour, MetricMinute
 from apps.lib import partitions, retention
 from apps.probes.models import Result, Target
 from apps.regions.models import Account, Region
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

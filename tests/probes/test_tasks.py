@@ -16,7 +16,7 @@ from apps.probes import tasks
 from apps.probes.demo import Behaviour, DemoServers
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
-from tests.conftest import eager_celery
+from tests.helpers import eager_celery
 from tests.services import free_port
 from tests.services.nginx import Nginx
 
