@@ -12,9 +12,15 @@ urlpatterns = [
     path("hosts/<int:pk>/edit/", views.host_edit, name="host_edit"),
     path("hosts/<int:pk>/token", views.host_token, name="host_token"),
     path("hosts/<int:pk>/agent/<str:filename>", views.host_agent, name="host_agent"),
-    # The add page's address before the names were made one (docs/architecture.md): bookmarks.
+    # The add page's address before the names were made one (docs/architecture.md): bookmarks
+    # are followed; a form posted to it is refused (405), never sent on.
     path(
         "new-host/",
-        RedirectView.as_view(pattern_name="raid:host_add", permanent=True, query_string=True),
+        RedirectView.as_view(
+            pattern_name="raid:host_add",
+            permanent=True,
+            query_string=True,
+            http_method_names=["get", "head"],
+        ),
     ),
 ]

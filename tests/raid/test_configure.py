@@ -81,3 +81,4 @@ def test_the_old_add_address_is_a_permanent_redirect_to_the_new(logged_in_client
     """``/raid/new-host/`` was the add page before every concern's became ``<subjects>/new/``."""
     moved = logged_in_client.get(f"/raid/new-host/?region={site.pk}")
     assert moved.status_code == 301 and moved["Location"] == f"/raid/hosts/new/?region={site.pk}"
+    assert logged_in_client.post("/raid/new-host/", form(site)).status_code == 405
