@@ -17,7 +17,7 @@ check: lint
 	env -u DATABASE_URL $(BIN)/pytest -m "not services and not slow" -n 2 -q -p no:schemathesis
 
 # Two workers, each shared service (Galera, chromium, slapd, podman, make run) in one of them
-# (tests/conftest.py); PYTEST_ARGS= runs the suite in one process. See docs/testing.md.
+# (tests/plugins/marks.py); PYTEST_ARGS= runs the suite in one process. See docs/testing.md.
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 test: $(VENV)/.test system-deps $(VENV)/.ldap

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.services import free_port, wait_for
 from tests.services import podman as containers
 

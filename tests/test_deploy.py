@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def compose_command() -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"

@@ -105,7 +105,7 @@ class FileSystem(Subject):
         return f"{self.name} ({self.filesystem_id})" if self.name else self.filesystem_id
 
     def get_absolute_url(self) -> str:
-        return reverse("efs:detail", args=[self.pk])
+        return reverse("efs:filesystem_detail", args=[self.pk])
 
     @property
     def label(self) -> str:

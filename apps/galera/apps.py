@@ -20,7 +20,9 @@ class GaleraConfig(AppConfig):
             "Galera",
             subjects=lambda: Cluster.objects.filter(enabled=True),
             add_links=(
-                concerns.AddLink("Add a Galera cluster", "galera:add", "galera.add_cluster"),
+                concerns.AddLink(
+                    "Add a Galera cluster", "galera:cluster_add", "galera.add_cluster"
+                ),
             ),
         )
         checks.register(secrets_dir_check, checks.Tags.security)

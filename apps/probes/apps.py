@@ -24,7 +24,9 @@ class ProbesConfig(AppConfig):
             "Keep-alive",
             subjects=lambda: Target.objects.filter(enabled=True),
             add_links=(
-                concerns.AddLink("Add a keep-alive probe", "probes:add", "probes.add_target"),
+                concerns.AddLink(
+                    "Add a keep-alive probe", "probes:target_add", "probes.add_target"
+                ),
             ),
             demo_runtime=demo.running_servers,
         )

@@ -113,7 +113,7 @@ class Target(Subject):
         return self.name or self.url
 
     def get_absolute_url(self) -> str:
-        return reverse("probes:target", args=[self.pk])
+        return reverse("probes:target_detail", args=[self.pk])
 
     def clean(self) -> None:
         """The range in the form's words, on the end to change (which also spares the form the

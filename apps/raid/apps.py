@@ -20,7 +20,7 @@ class RaidConfig(AppConfig):
             self,
             "md-RAID",
             subjects=lambda: Array.objects.filter(present=True),
-            add_links=(concerns.AddLink("Add an md-RAID host", "raid:add", "raid.add_host"),),
+            add_links=(concerns.AddLink("Add an md-RAID host", "raid:host_add", "raid.add_host"),),
             # Gone arrays and their members, by when they were last seen; present ones stay.
             history=(
                 History(

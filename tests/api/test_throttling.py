@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 import time_machine
 
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from apps.galera import documented
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 LABELS = {
     documented.CODERSHIP_STATUS: "Codership status variables",

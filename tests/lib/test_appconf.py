@@ -13,7 +13,7 @@ from django.core.management import call_command
 from apps.lib import appconf
 from apps.lib import conf as core_conf
 from apps.lib.appconf import Setting
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 DECLARED = appconf.vigils(settings.INSTALLED_APPS)
 EVERY = [s for d in DECLARED for s in d.settings]
