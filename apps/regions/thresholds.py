@@ -122,3 +122,17 @@ def as_json(rows: list[lib.Row]) -> dict[str, Any]:
         "applied": {r.spec.name: {"value": r.value, "level": r.level.value} for r in rows},
         "units": {r.spec.name: r.spec.unit for r in rows},
     }
+
+
+def form_values(specs: Iterable[lib.Spec], data: Any) -> dict[str, float]:
+    """The numbers a thresholds form sent (an empty field: not set); ``ValueError`` in words."""
+    values: dict[str, float] = {}
+    for spec in specs:
+        text = (data.get(spec.name) or "").strip()
+        if not text:
+            continue
+        try:
+            values[spec.name] = float(text)
+        except ValueError:
+            raise ValueError(f"{spec.label}: give a number") from None
+    return values
