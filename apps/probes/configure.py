@@ -8,16 +8,16 @@ import asyncio
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from apps.lib import outbound
 from apps.regions import editing
+from apps.regions import thresholds as region_thresholds
 from apps.regions.models import Region
 
 from .keepalive import Measurement, measure
-from .models import Target
+from .models import Target, thresholds
 from .verdict import probe_verdict
 
 FIELDS = [
@@ -61,8 +61,9 @@ def try_once(target: Target) -> tuple[Measurement, Any]:
     verdict = probe_verdict(
         measurement,
         expected_range=target.expected_range,
-        tolerance_s=settings.VIGIL_PROBES_DRIFT_TOLERANCE_S,
-        cert_warn_days=settings.VIGIL_PROBES_CERT_WARN_DAYS,
+        thresholds=region_thresholds.for_subject(target, thresholds())
+        if target.pk
+        else thresholds(),
         now=timezone.now(),
     )
     return measurement, verdict
