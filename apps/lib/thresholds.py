@@ -12,7 +12,7 @@ dataclass a subject is judged with, the subject's over the region's over the def
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -132,9 +132,34 @@ def kept(specs: Sequence[Spec], given: object) -> dict[str, float]:
         return {}
 
 
+def _get(base: object, path: str) -> Any:
+    for part in path.split("."):
+        base = getattr(base, part)
+    return base
+
+
 def defaults(specs: Sequence[Spec], base: object) -> dict[str, float]:
-    """The global default of each threshold, read from the concern's dataclass."""
-    return {s.name: s.from_field(getattr(base, s.field_name)) for s in specs}
+    """The global default of each threshold, read from the concern's dataclass (a ``field``
+    may be a path into a part of it: ``disk.pending_sectors``)."""
+    return {s.name: s.from_field(_get(base, s.field_name)) for s in specs}
+
+
+def _changed(base: Any, changes: Mapping[str, Any], notes: Notes) -> Any:
+    """``base`` with ``changes`` (paths), and ``notes`` on it and on each part that changed
+    (where it has a ``notes`` field)."""
+    own: dict[str, Any] = {}
+    parts: dict[str, dict[str, Any]] = {}
+    for path, value in changes.items():
+        head, _, rest = path.partition(".")
+        if rest:
+            parts.setdefault(head, {})[rest] = value
+        else:
+            own[head] = value
+    for head, inner in parts.items():
+        own[head] = _changed(getattr(base, head), inner, notes)
+    if any(f.name == "notes" for f in fields(base)):
+        own["notes"] = notes
+    return replace(base, **own)
 
 
 def rows(
@@ -157,7 +182,7 @@ def resolve(
     noun: str,
     region_label: str,
 ) -> T:
-    """``base`` (a frozen dataclass with a ``notes: Notes`` field) with each threshold the
+    """``base`` (a frozen dataclass, with a ``notes: Notes`` field) with each threshold the
     subject sets, else its region's, else the default; the notes name the level that applied
     ("this file system's threshold", "eu-west-1's threshold") and the default it replaced."""
     changes: dict[str, Any] = {}
@@ -171,7 +196,7 @@ def resolve(
         changes[spec.field_name] = spec.to_field(int(row.value) if spec.whole else row.value)
     if not changes:
         return base
-    return replace(base, notes=Notes(tuple(notes)), **changes)  # type: ignore[type-var]
+    return _changed(base, changes, Notes(tuple(notes)))
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def resolver(concern: str, region: Region, base: Any = None) -> Callable[[Model]
             spec.specs,
             base,
             own_region,
-            lib.kept(spec.specs, found.get(subject.pk, {})),
+            lib.kept(spec.specs, found.get(subject.pk, {}) if subject.pk is not None else {}),
             noun=spec.noun,
             region_label=region.code,
         )
@@ -77,10 +77,14 @@ def for_subject(subject: Model, base: Any = None) -> Any:
     return resolver(subject.concern, subject.region, base)(subject)  # type: ignore[attr-defined]
 
 
-def table(concern: str, region: Region, subject_id: int | None = None) -> list[lib.Row]:
-    """Each threshold of ``concern`` with its default, the region's and the subject's value."""
+def table(
+    concern: str, region: Region, subject_id: int | None = None, found: Overrides | None = None
+) -> list[lib.Row]:
+    """Each threshold of ``concern`` with its default, the region's and the subject's value
+    (``found``: the region's ``overrides``, when already read)."""
     spec = declared(concern)
-    found = overrides(concern, [region.pk]).get(region.pk, {})
+    if found is None:
+        found = overrides(concern, [region.pk]).get(region.pk, {})
     own = found.get(subject_id, {}) if subject_id is not None else None
     return lib.rows(spec.specs, spec.base(), found.get(None, {}), own)
 

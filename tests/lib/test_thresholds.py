@@ -59,3 +59,22 @@ def test_bad_thresholds_are_refused_in_words(given, words):
 def test_good_ones_are_numbers():
     assert check(SPECS, {"queue": 5, "days": 3}) == {"queue": 5.0, "days": 3.0}
     assert check(SPECS, None) == {}
+
+
+@dataclass(frozen=True)
+class Part:
+    limit: int = 1
+    notes: Notes = Notes()
+
+
+@dataclass(frozen=True)
+class Whole:
+    part: Part = Part()
+    other: Part = Part()
+
+
+def test_a_field_may_be_a_path_into_a_part_which_gets_the_notes():
+    specs = (Spec("limit", "Limit", "sectors", 0, 100, whole=True, field="part.limit"),)
+    got = resolve(specs, Whole(), {"limit": 5}, {}, noun="array", region_label="lab")
+    assert got.part.limit == 5 and got.other == Part()
+    assert got.part.notes("limit") == "lab's threshold; default 1 sectors"

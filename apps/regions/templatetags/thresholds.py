@@ -49,7 +49,12 @@ def _shown(row: lib.Row, noun: str, region: Any, subject: Any) -> dict[str, Any]
 def _section(context: template.Context, concern: Any, region: Any, subject: Any) -> str:
     request = context.get("request")
     noun = concern.thresholds.noun
-    table = stored.table(concern.key, region, subject.pk if subject else None)
+    # One query per concern and region for the whole page (a RAID host lists many arrays).
+    read = context.render_context.setdefault("vigil-thresholds", {})
+    key = (concern.key, region.pk)
+    if key not in read:
+        read[key] = stored.overrides(concern.key, [region.pk]).get(region.pk, {})
+    table = stored.table(concern.key, region, subject.pk if subject else None, read[key])
     rows = [_shown(row, noun, region, subject) for row in table]
     return render_to_string(
         "regions/thresholds.html",
@@ -72,8 +77,11 @@ def thresholds(context: template.Context, subject: Any) -> SafeString:
     concern = concerns.find(getattr(subject, "concern", ""))
     if concern is None or concern.thresholds is None:
         return mark_safe("")
+    regions = context.render_context.setdefault("vigil-threshold-regions", {})
+    if subject.region_id not in regions:  # once per page (a RAID host lists many arrays)
+        regions[subject.region_id] = subject.region
     # A template rendered with autoescape.
-    return mark_safe(_section(context, concern, subject.region, subject))
+    return mark_safe(_section(context, concern, regions[subject.region_id], subject))
 
 
 @register.simple_tag(takes_context=True)
