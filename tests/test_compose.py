@@ -137,7 +137,7 @@ def images(podman) -> dict[str, str]:
 
 
 def write_env_file(path: Path, values: dict[str, str]) -> None:
-    """``.env`` as the README says to make it: .env.example, with some values set."""
+    """``.env`` as docs/production.md says to make it: .env.example, with some values set."""
     lines = []
     for line in (ROOT / ".env.example").read_text().splitlines():
         name = line.partition("=")[0]

@@ -4,7 +4,7 @@ scroll, and axe-core finds no serious or critical accessibility violation.
 One browser for the session (tests/conftest.py), one live server, the pages visited in a loop.
 Screenshots go to test-output/pages/<page>-<width>-<scheme>.png, axe's findings (all impacts)
 to test-output/axe.json, and the region pane of the demo region to test-output/readme/region.png
-(the README's docs/region.png is a copy of it).
+(docs/region.png, shown in README.md and docs/index.md, is a copy of it).
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def test_the_region_pane_shows_every_concern_and_the_timeline(
     readme.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1100, "height": 900})
     page.goto(live_server.url + demo_story["region"], wait_until="networkidle")
-    # The tests' own Gadgets concern (tests/concern_app) is not part of Vigil: not in the README.
+    # The tests' own Gadgets concern (tests/concern_app) is not part of Vigil: not in the docs.
     page.evaluate("document.getElementById('empty-concerns')?.remove()")
     page.locator("main").screenshot(path=readme / "region.png")
 

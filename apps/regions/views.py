@@ -267,7 +267,7 @@ def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> 
     """The region's timeline over ``span_key`` ending now, with its changes for the text list."""
     from django.utils import timezone
 
-    from apps.alerts.models import Transition
+    from apps.alerts.models import MaintenanceWindow, Transition
 
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]
@@ -291,7 +291,9 @@ def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> 
         for object_id, concern, label, at, old, new, reason in rows
     ]
     return {
-        "timeline": timeline.build(changes, start, end),
+        "timeline": timeline.build(
+            changes, start, end, MaintenanceWindow.in_region(region, start, end)
+        ),
         "changes": list(reversed(changes)),
         "listed": TIMELINE_LISTED,
         "listed_slice": f":{TIMELINE_LISTED}",

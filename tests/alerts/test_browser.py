@@ -51,7 +51,7 @@ def storage_b_gone(db):
 def test_an_incident_by_cause_names_the_server_and_lists_its_arrays(
     live_server, admin, storage_b_gone, browser_page
 ):
-    """The README's docs/alerts-cause.png is a copy of test-output/readme/alerts-cause.png."""
+    """docs/alerts.md's docs/alerts-cause.png is a copy of test-output/readme/alerts-cause.png."""
     from tests.conftest import OUTPUT_DIR
 
     page = browser_page

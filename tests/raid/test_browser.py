@@ -45,7 +45,7 @@ def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, 
 def test_the_demo_names_its_failing_disk_and_how_to_replace_it(
     live_server, admin, demo_host, browser_page
 ):
-    """The README's docs/raid-disks.png is a copy of test-output/readme/raid-disks.png."""
+    """docs/raid.md's docs/raid-disks.png is a copy of test-output/readme/raid-disks.png."""
     from tests.conftest import OUTPUT_DIR
 
     name, region_id = demo_host
