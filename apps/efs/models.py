@@ -81,12 +81,6 @@ class FileSystem(Subject):
     mount_target_addresses = models.JSONField(
         default=list, blank=True, help_text="Its mount targets' addresses (DescribeMountTargets)."
     )
-    thresholds = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text='This file system\'s own thresholds, e.g. {"io_limit_pct": 70} '
-        "(apps/efs/verdict.py PER_SUBJECT); the others are the global defaults.",
-    )
     changed = models.DateTimeField(
         default=timezone.now,
         editable=False,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
@@ -19,11 +18,12 @@ from apps.accounts.roles import requires, writes_require
 from apps.lib import outbound
 from apps.lib.pages import subject_page
 from apps.regions import editing
+from apps.regions import thresholds as region_thresholds
 from apps.regions.models import Region
 
 from .forms import TargetForm
 from .keepalive import Measurement, measure
-from .models import Result, Target
+from .models import Result, Target, thresholds
 from .presets import PRESET_INTERVAL_S, PRESETS, preset
 from .verdict import probe_verdict
 
@@ -174,8 +174,9 @@ def try_once(target: Target) -> tuple[Measurement, Any]:
     verdict = probe_verdict(
         measurement,
         expected_range=target.expected_range,
-        tolerance_s=settings.VIGIL_PROBES_DRIFT_TOLERANCE_S,
-        cert_warn_days=settings.VIGIL_PROBES_CERT_WARN_DAYS,
+        thresholds=region_thresholds.for_subject(target, thresholds())
+        if target.pk
+        else thresholds(),
         now=timezone.now(),
     )
     return measurement, verdict

@@ -138,6 +138,7 @@ def host_context(host: Host, *, live_only: bool = False, gone: object = 1) -> di
         "host": host,
         "status": worst(a.status for a in present) or Status.UNKNOWN,
         "nodes": tree(present),
+        "arrays": present,
         "gone": gone_page(host, gone),
         "gone_days": settings.VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS,
         "transitions": transitions,
