@@ -18,7 +18,7 @@ import pytest
 from django.conf import settings
 from psycopg import connect, sql
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 BENCH = ROOT / "bench"
 

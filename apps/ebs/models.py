@@ -125,7 +125,7 @@ class Volume(KeepsHistory, Subject):
         return [*([f"{rows} metric rows"] if rows else []), *subject_history(self)]
 
     def get_absolute_url(self) -> str:
-        return reverse("ebs:detail", args=[self.pk])
+        return reverse("ebs:volume_detail", args=[self.pk])
 
     @property
     def label(self) -> str:

@@ -13,12 +13,13 @@ class EfsConfig(AppConfig):
         from apps.demo import standin as demo_standin
         from apps.lib import partitions
         from apps.lib.retention import History
+        from apps.lib.thresholds import ThresholdSet
         from apps.regions import concerns
 
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
-        from . import demo_clients, elasticfilesystem, standin
+        from . import collect, demo_clients, elasticfilesystem, standin, verdict
         from .models import FileSystem, RegionCollection
 
         concerns.register_app(
@@ -26,6 +27,7 @@ class EfsConfig(AppConfig):
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
             demo_runtime=demo_clients.running_clients,
+            thresholds=ThresholdSet(verdict.SPECS, collect.thresholds, "file system"),
             aws_actions=(
                 (
                     "elasticfilesystem:DescribeMountTargets",

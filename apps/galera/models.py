@@ -159,7 +159,7 @@ class Cluster(KeepsHistory, Subject):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("galera:cluster", args=[self.pk])
+        return reverse("galera:cluster_detail", args=[self.pk])
 
     def deletion_blockers(self) -> list[str]:
         from apps.alerts.models import subject_history

@@ -34,7 +34,7 @@ from apps.efs.cloudwatch_plan import (
     yace_style_query_count,
 )
 from apps.efs.metrics import Sample
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES
 STATISTICS = ("Minimum", "Maximum", "Average", "Sum", "SampleCount")
