@@ -17,6 +17,10 @@ end
 -- Production settings trust X-Forwarded-Proto from the proxy that terminates TLS: say the
 -- request came over HTTPS, as it would behind that proxy (no redirect, secure cookies hold).
 wrk.headers["X-Forwarded-Proto"] = "https"
+-- A warm-up run (LOAD_WARMUP=1) says so: bench/load_wsgi.py leaves it out of the CPU split.
+if os.getenv("LOAD_WARMUP") == "1" then
+  wrk.headers["X-Bench-Warmup"] = "1"
+end
 
 local threads = {}
 

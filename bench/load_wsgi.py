@@ -10,7 +10,10 @@ With ``LOAD_CPU_DIR`` set, each worker adds up the CPU time (``time.process_time
 request at a time in a sync worker) of its ``/api/`` requests by part: the API key
 (authentication), the role (permissions), the rate limits (throttles), the view (the rest of
 DRF's dispatch) and everything around it (middleware, rendering, WSGI), and writes the sums to
-``<LOAD_CPU_DIR>/<pid>.json`` every 50 requests; bench/load.sh prints their split.
+``<LOAD_CPU_DIR>/<pid>.json`` every 50 requests; bench/load.sh prints their split. Warm-up
+requests (``X-Bench-Warmup``, bench/load.sh's first seconds of each target) are not counted: a
+worker's first requests pay its one-time costs (its database connection, lazy imports), which
+landed in "API key" when only a few hundred requests were measured.
 """
 
 from __future__ import annotations
@@ -69,7 +72,8 @@ if CPU_DIR:
 
     def application(environ, start_response):  # noqa: ANN001, ANN201, F811
         global _in_api
-        if not environ.get("PATH_INFO", "").startswith("/api/"):
+        path = environ.get("PATH_INFO", "")
+        if not path.startswith("/api/") or environ.get("HTTP_X_BENCH_WARMUP"):
             return _vigil(environ, start_response)
         _in_api = True
         start = time.process_time()

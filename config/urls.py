@@ -13,6 +13,9 @@ from apps.accounts import views as account_views
 from apps.regions import concerns
 
 urlpatterns = [
+    # First: an API request is resolved without trying the pages' hundred-odd patterns (about
+    # 0.8 ms of its CPU under bench/load.sh when it came last); nothing else starts with api/.
+    path("api/", include(("config.api", "api"))),
     path("", include("apps.regions.urls")),
     # Sign-in (django-allauth): only the flows Vigil uses; nobody signs up, resets or mails.
     path("accounts/login/", account_views.sign_in, name="account_login"),
@@ -35,7 +38,6 @@ urlpatterns = [
     path("favicon.ico", account_views.favicon, name="favicon"),
     path("metrics", include("apps.prometheus.urls")),
     path("admin/", admin.site.urls),
-    path("api/", include(("config.api", "api"))),
 ]
 
 handler403 = "apps.api.errors.permission_denied"

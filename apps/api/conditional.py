@@ -16,14 +16,17 @@ Two kinds of validators, by what is cheap and still exact:
   ``ETag`` comes from the view's ``list_validator()`` (one index lookup: the newest write to
   the table, kept by database triggers that deletions move too), the path
   with its query, the format and the caller's role and time zone; the rendered body is kept in
-  the cache under that tag for ``VIGIL_API_LIST_CACHE_SECONDS``. A repeated request costs the
-  lookup and a cache read, a write shows in the next answer (its validator moves), and callers
-  of different roles never share a body.
+  the cache under that tag for ``VIGIL_API_LIST_CACHE_SECONDS``, and in the process's memory
+  too (the last ``LOCAL_BODIES`` bodies, as long): a repeated request costs the lookup and,
+  in a process that answered it lately, no round trip to the cache at all (a body under a tag
+  is the same wherever it is kept). A write shows in the next answer (its validator moves),
+  and callers of different roles never share a body.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from functools import partial
 from typing import Any
 
@@ -42,6 +45,23 @@ from apps.accounts.roles import role_of
 from apps.api.lists import KeysetPagination, keyset_field
 
 READS = ("GET", "HEAD")
+#: Rendered list bodies a process keeps in its memory (``CachedList``), the oldest out first.
+LOCAL_BODIES = 32
+_bodies: dict[str, tuple[float, str, bytes]] = {}  # key -> (until, content type, body)
+
+
+def _kept_here(key: str) -> tuple[str, bytes] | None:
+    kept = _bodies.get(key)
+    if kept is None or kept[0] < time.monotonic():
+        return None
+    return kept[1], kept[2]
+
+
+def _keep_here(key: str, seconds: int, content_type: str, body: bytes) -> None:
+    _bodies.pop(key, None)
+    _bodies[key] = (time.monotonic() + seconds, content_type, body)
+    while len(_bodies) > LOCAL_BODIES:
+        _bodies.pop(next(iter(_bodies)), None)
 
 
 def _answer_conditionally(request: Any, response: Response) -> HttpResponse:
@@ -143,9 +163,13 @@ class CachedList(ConditionalGet):
         etag = quote_etag(digest)
         response = get_conditional_response(request._request, etag=etag)
         key = f"vigil:api:list:{digest}"
-        if response is None and seconds > 0 and (kept := cache.get(key)) is not None:
-            content_type, body = kept
-            response = HttpResponse(body, content_type=content_type)
+        if response is None and seconds > 0:
+            kept = _kept_here(key)
+            if kept is None and (kept := cache.get(key)) is not None:
+                _keep_here(key, seconds, *kept)
+            if kept is not None:
+                content_type, body = kept
+                response = HttpResponse(body, content_type=content_type)
         if response is None:
             response = super().list(request, *args, **kwargs)
             if seconds > 0:
@@ -157,3 +181,4 @@ class CachedList(ConditionalGet):
 def _keep(key: str, seconds: int, response: HttpResponse) -> None:
     if response.status_code == 200:
         cache.set(key, (response["Content-Type"], response.content), seconds)
+        _keep_here(key, seconds, response["Content-Type"], response.content)

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from apps.lib.keep import KeepHistoryAdmin
+
 from .models import HostLink, Instance, RegionCollection, Volume
 
 
 @admin.register(Volume)
-class VolumeAdmin(admin.ModelAdmin):
+class VolumeAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     list_display = ["volume_id", "name", "region", "volume_type", "size_gib", "status", "deleted"]
     list_filter = ["status", "volume_type", "region"]
     search_fields = ["volume_id", "name"]

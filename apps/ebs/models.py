@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.lib import leases
+from apps.lib.keep import KeepsHistory
 from apps.regions.models import Region, Subject
 
 from .cloudwatch_plan import InstanceRef, VolumeRef
@@ -73,7 +74,7 @@ class Instance(models.Model):
         return InstanceRef(self.instance_id, self.instance_type)
 
 
-class Volume(Subject):
+class Volume(KeepsHistory, Subject):
     """One EBS volume of an account-region (the account is ``region.account``)."""
 
     concern = "ebs"
@@ -111,8 +112,17 @@ class Volume(Subject):
             models.UniqueConstraint(fields=["region", "volume_id"], name="ebs_volume_unique")
         ]
 
+    #: Found by discovery, marked deleted once AWS no longer lists it: never deleted by hand.
+    disable_hint = "turn off its region (enabled: false)"
+
     def __str__(self) -> str:
         return self.label
+
+    def deletion_blockers(self) -> list[str]:
+        from apps.alerts.models import subject_history
+
+        rows = self.minutes.count()
+        return [*([f"{rows} metric rows"] if rows else []), *subject_history(self)]
 
     def get_absolute_url(self) -> str:
         return reverse("ebs:volume_detail", args=[self.pk])

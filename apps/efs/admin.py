@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from apps.lib.keep import KeepHistoryAdmin
+
 from .models import ClientKey, FileSystem, NfsClient, RegionCollection
 
 
 @admin.register(FileSystem)
-class FileSystemAdmin(admin.ModelAdmin):
+class FileSystemAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     list_display = ["filesystem_id", "name", "region", "throughput_mode", "status", "deleted"]
     list_filter = ["status", "throughput_mode", "performance_mode", "region"]
     search_fields = ["filesystem_id", "name"]

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.lib import leases
+from apps.lib.keep import KeepsHistory
 from apps.lib.pushtoken import PushTokenHolder
 from apps.regions.models import Region, Subject
 
@@ -40,7 +41,7 @@ DESCRIBED_FIELDS = (
 )
 
 
-class FileSystem(Subject):
+class FileSystem(KeepsHistory, Subject):
     """One EFS file system of an account-region (the account is ``region.account``)."""
 
     concern = "efs"
@@ -95,8 +96,17 @@ class FileSystem(Subject):
             models.UniqueConstraint(fields=["region", "filesystem_id"], name="efs_fs_unique")
         ]
 
+    #: Found by discovery, marked deleted once AWS no longer lists it: never deleted by hand.
+    disable_hint = "turn off its region (enabled: false)"
+
     def __str__(self) -> str:
         return f"{self.name} ({self.filesystem_id})" if self.name else self.filesystem_id
+
+    def deletion_blockers(self) -> list[str]:
+        from apps.alerts.models import subject_history
+
+        rows = self.minutes.count() + self.hours.count()
+        return [*([f"{rows} metric rows"] if rows else []), *subject_history(self)]
 
     def get_absolute_url(self) -> str:
         return reverse("efs:filesystem_detail", args=[self.pk])

@@ -1,7 +1,8 @@
 """Nothing with history vanishes by accident.
 
-Deleting an AWS account, a region, a Galera cluster, a RAID host or a channel would cascade to
-the history under it (status changes, incidents, snapshots, arrays, sent and pending emails).
+Deleting an AWS account, a region, a Galera cluster, a RAID host, a probe target, an EFS file
+system, an EBS volume or a channel would cascade to the history under it (status changes,
+incidents, snapshots, arrays, probe results, metric rows, sent and pending emails).
 A model (``KeepsHistory``) that defines ``deletion_blockers()`` (what it holds, in words, empty
 when nothing) and ``disable_hint`` (how to turn it off instead) is refused deletion while it
 holds any, before anything is written: ``delete()`` raises ``HistoryKept``, which the API

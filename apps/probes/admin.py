@@ -3,13 +3,13 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db import models
 
-from apps.lib.keep import HistoryAdmin
+from apps.lib.keep import HistoryAdmin, KeepHistoryAdmin
 
 from .models import TARGET_FIELDS, Result, Target
 
 
 @admin.register(Target)
-class TargetAdmin(admin.ModelAdmin):
+class TargetAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     # A URL typed without a scheme means https:// (Django 6's default; 5.2 warns otherwise).
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = ["__str__", "url", "region", "status", "enabled", "interval_s", "next_due"]

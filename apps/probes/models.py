@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apps.accounts.audit import SUBJECT_FIELDS, track
 from apps.lib import leases, outbound
+from apps.lib.keep import KeepsHistory
 from apps.lib.status import Status, Verdict
 from apps.regions import thresholds as region_thresholds
 from apps.regions.models import STATUS_CHOICES, Region, Subject
@@ -55,7 +56,7 @@ def thresholds() -> Thresholds:
     )
 
 
-class Target(Subject):
+class Target(KeepsHistory, Subject):
     """One URL whose idle keep-alive timeout is measured every ``interval_s``."""
 
     concern = "probes"
@@ -118,8 +119,16 @@ class Target(Subject):
         ]
         indexes = [models.Index(fields=["enabled", "next_due"])]
 
+    disable_hint = "turn it off (enabled: false)"
+
     def __str__(self) -> str:
         return self.name or self.url
+
+    def deletion_blockers(self) -> list[str]:
+        from apps.alerts.models import subject_history
+
+        results = self.results.count()
+        return [*([f"{results} probe results"] if results else []), *subject_history(self)]
 
     def get_absolute_url(self) -> str:
         return reverse("probes:target_detail", args=[self.pk])

@@ -341,6 +341,7 @@ DISK_FIELDS = [
     *COUNTERS,
     "first_seen",
     "last_read",
+    "gone_since",
 ]
 
 

@@ -24,7 +24,8 @@ class RaidConfig(AppConfig):
             subjects=lambda: Array.objects.filter(present=True),
             add_links=(concerns.AddLink("Add an md-RAID host", "raid:host_add", "raid.add_host"),),
             thresholds=ThresholdSet(thresholds.SPECS, collect.array_thresholds, "array"),
-            # Gone arrays and their members, by when they were last seen; present ones stay.
+            # Gone arrays and their members, by when they were last seen, and gone disks with
+            # their readings, by when they went, after one setting; present ones stay.
             history=(
                 History(
                     "raid.Array",
@@ -32,6 +33,12 @@ class RaidConfig(AppConfig):
                     "VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS",
                     keep=lambda: Q(present=True),
                     closes_incidents=True,
+                ),
+                History(
+                    "raid.Disk",
+                    "gone_since",
+                    "VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS",
+                    keep=lambda: Q(present=True),
                 ),
             ),
         )

@@ -321,6 +321,7 @@ def _disk_values(disk: LeafDisk, domain: str, text: str, read_at: datetime) -> d
         "device": disk.device,
         "members": list(disk.members),
         "present": True,
+        "gone_since": None,
         "by_id": list(disk.links.by_id),
         "by_path": list(disk.links.by_path),
         "iscsi_portal": iscsi.portal if iscsi else "",
@@ -361,7 +362,8 @@ def _save_disks(host: Host, report: Report, read_at: datetime) -> dict[str, int]
     """The disks under the arrays, found again by their identity (a renamed sdc is the same
     row), written only where something changed; their counters kept in ``DiskReading`` when
     they change and at least every ``VIGIL_RAID_DISK_HISTORY_MINUTES``. Disks of the host
-    that the report no longer has are kept, not present. Returns kernel name -> row id."""
+    that the report no longer has are kept, not present, since then (``gone_since``: they expire
+    with gone arrays, ``VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS``). Returns kernel name -> row id."""
     rows = {d.key: d for d in Disk.objects.filter(host=host)}
     domains = {m.device: m.domain for a in report.arrays for m in a.members if m.domain}
     every = timedelta(minutes=settings.VIGIL_RAID_DISK_HISTORY_MINUTES)
@@ -397,7 +399,7 @@ def _save_disks(host: Host, report: Report, read_at: datetime) -> dict[str, int]
     DiskReading.objects.bulk_create(history)
     Disk.objects.filter(pk__in=[r.disk_id for r in history]).update(kept_at=read_at)
     gone = [row.pk for row in rows.values() if row.present and row.pk not in ids.values()]
-    Disk.objects.filter(pk__in=gone).update(present=False)
+    Disk.objects.filter(pk__in=gone).update(present=False, gone_since=read_at)
     return ids
 
 

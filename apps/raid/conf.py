@@ -89,7 +89,8 @@ SETTINGS = (
         30,
         at_least(1),
         help="Arrays gone from /proc/mdstat (and their members) are kept this long after they "
-        "were last seen, then expired by the beat like other history.",
+        "were last seen, disks no longer under an array (and their readings) this long after "
+        "they went, then expired by the beat like other history.",
     ),
     Setting(
         "VIGIL_RAID_MAX_ARRAYS_PER_HOST",

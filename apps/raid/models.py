@@ -285,6 +285,12 @@ class Disk(models.Model):
     first_seen = models.DateTimeField(default=timezone.now)
     last_read = models.DateTimeField(null=True, blank=True)
     kept_at = models.DateTimeField(null=True, blank=True, help_text="Its last DiskReading.")
+    gone_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a report first no longer had it (empty while present); a gone disk "
+        "expires VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS after it.",
+    )
 
     class Meta:
         ordering = ["host", "device"]

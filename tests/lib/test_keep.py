@@ -151,3 +151,56 @@ def test_the_admin_shows_history_read_only_and_never_deletes_it(client, user, fl
     assert "was not deleted: it holds" in refused.content.decode()
     assert Cluster.objects.filter(pk=cluster.pk).exists()
     assert not LogEntry.objects.filter(action=LogEntry.Action.DELETE).exists()
+
+
+def test_probe_targets_and_discovered_subjects_keep_their_history_in_the_admin_and_the_api(
+    client, api_client, user, fleet
+):
+    """Issue 26: a probe target (or an EFS file system, an EBS volume) was deleted in the admin
+    with its results; now refused while it holds history, as clusters and hosts are."""
+    from apps.ebs.models import Volume
+    from apps.efs.models import FileSystem
+    from apps.probes.models import Result, Target
+
+    _, region, _, _ = fleet
+    target = Target.objects.create(region=region, url="https://shop.example.com/")
+    Result.objects.create(target=target, cap_s=60.0, status="ok", started_at=timezone.now())
+    filesystem = FileSystem.objects.create(region=region, filesystem_id="fs-0123")
+    alerts.record(filesystem, Verdict(Status.WARNING, "burst credits low"))
+    volume = Volume.objects.create(region=region, volume_id="vol-0123")
+    alerts.record(volume, Verdict(Status.CRITICAL, "I/O stalled"))
+    client.force_login(user)
+    for path, row, held in (
+        ("probes/target", target, "1 probe results"),
+        ("efs/filesystem", filesystem, "1 status changes"),
+        ("ebs/volume", volume, "1 status changes"),
+    ):
+        page = client.post(f"/admin/{path}/{row.pk}/delete/", {"post": "yes"})
+        assert page.status_code == 200, path
+        assert f"was not deleted: it holds {held}" in page.content.decode(), path
+        bulk = client.post(
+            f"/admin/{path}/",
+            {"action": "delete_selected", "_selected_action": [row.pk], "post": "yes"},
+        )
+        assert "was not deleted" in bulk.content.decode(), path
+        assert type(row).objects.filter(pk=row.pk).exists(), path
+    assert "To stop it, turn off its region (enabled: false)" in page.content.decode()
+
+    api_client.force_login(user)
+    refused = api_client.delete(f"/api/probes/targets/{target.pk}/")
+    assert refused.status_code == 409
+    assert refused.json()["error"] == (
+        "Target https://shop.example.com/ was not deleted: it holds 1 probe results. "
+        "To stop it, turn it off (enabled: false) instead."
+    )
+    assert Result.objects.filter(target=target).exists()
+    assert not LogEntry.objects.filter(action=LogEntry.Action.DELETE).exists()
+
+    # a target that holds nothing goes, and the audit trail says who deleted it
+    spare = Target.objects.create(region=region, url="https://spare.example.com/")
+    assert (
+        client.post(f"/admin/probes/target/{spare.pk}/delete/", {"post": "yes"}).status_code == 302
+    )
+    assert not Target.objects.filter(pk=spare.pk).exists()
+    deleted = LogEntry.objects.get(action=LogEntry.Action.DELETE)
+    assert (deleted.object_repr, deleted.actor) == ("https://spare.example.com/", user)

@@ -9,10 +9,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.lib import retention
 from apps.raid import demo
 from apps.raid.collect import ingest
 from apps.raid.demo import seed_devlinks, seed_layout_mdstat, seed_smart, seed_sysfs
-from apps.raid.models import Array, Disk, DiskReading
+from apps.raid.models import Array, Disk, DiskReading, Host, Member
+from apps.regions import concerns, tasks
 from tests.helpers import SHARED_FIXTURES
 from tests.prometheus.test_views import samples
 
@@ -20,6 +22,7 @@ pytestmark = pytest.mark.django_db
 
 DISKS = [f"sd{c}" for c in "bcdefghijklmnop"]
 SMART = SHARED_FIXTURES / "smartctl"
+EMPTY = "Personalities : \nunused devices: <none>\n"
 
 
 def smart(**changes: str) -> dict[str, str]:
@@ -52,9 +55,45 @@ def test_a_renamed_disk_is_the_same_row_and_its_counters_are_kept_over_time(host
 
 def test_a_disk_no_longer_under_an_array_is_kept_but_not_present(host):
     ingest(host, seed_layout_mdstat(), smart=smart())
-    ingest(host, "Personalities : \nunused devices: <none>\n", smart={})
+    ingest(host, EMPTY, smart={})
     assert Disk.objects.filter(host=host, present=True).count() == 0
     assert Disk.objects.filter(host=host).count() == 15
+
+
+def test_gone_disks_and_their_readings_expire_like_gone_arrays_and_present_ones_stay(host):
+    """Issue 26: gone disks were kept forever; they go after VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS
+    (30) from when a report first no longer had them, with their readings, by the beat."""
+    now = timezone.now()
+    ingest(host, seed_layout_mdstat(), smart=smart(), now=now - timedelta(days=40))
+    ingest(host, EMPTY, smart={}, now=now - timedelta(days=35))  # all 15 gone since then
+    assert set(Disk.objects.filter(host=host).values_list("gone_since", flat=True)) == {
+        now - timedelta(days=35)
+    }
+    sdd = Disk.objects.get(host=host, device="sdd")
+    Disk.objects.filter(pk=sdd.pk).update(gone_since=now - timedelta(days=29))  # gone lately
+    other = Host.objects.create(name="storage-other", region=host.region)
+    ingest(other, seed_layout_mdstat(), smart=smart(), now=now - timedelta(days=40))
+    ingest(other, EMPTY, smart={}, now=now - timedelta(days=39))
+    ingest(other, seed_layout_mdstat(), smart=smart(), now=now - timedelta(days=38))  # back
+    assert not Disk.objects.filter(host=other).exclude(present=True, gone_since=None).exists()
+
+    deleted = retention.expire_all(now, concerns.histories())
+
+    assert deleted["raid.Disk"] == 14
+    assert list(Disk.objects.filter(host=host)) == [sdd]
+    assert set(DiskReading.objects.filter(disk__host=host).values_list("disk", flat=True)) == {
+        sdd.pk
+    }
+    assert Disk.objects.filter(host=other, present=True).count() == 15  # present: kept
+    assert not Member.objects.exclude(disk=None).exclude(disk__in=Disk.objects.all()).exists()
+
+
+def test_the_beat_task_expires_gone_disks(host, settings):
+    settings.VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS = 1
+    ingest(host, seed_layout_mdstat(), smart=smart(), now=timezone.now() - timedelta(days=3))
+    ingest(host, EMPTY, smart={}, now=timezone.now() - timedelta(days=2))
+    tasks.expire_history()
+    assert not Disk.objects.filter(host=host).exists()
 
 
 @pytest.fixture
