@@ -17,7 +17,15 @@ from django.utils.dateparse import parse_datetime
 
 from . import clients, pricing
 from .history import minute_retention_start
-from .models import FileSystem, MetricHour, MetricMinute, NfsClient, NfsHour, NfsMount
+from .models import (
+    FileSystem,
+    MetricHour,
+    MetricMinute,
+    NfsClient,
+    NfsHour,
+    NfsMount,
+    NfsTotal,
+)
 
 KINDS = ("read", "write", "metadata")
 # the per-hour columns the page sums: the mount counters, one column each
@@ -86,7 +94,7 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
     retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
     # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
-    top, all_totals, counted = _top_clients(fs.pk, hour_of(start), end)
+    top, all_totals, counted = _top_clients(fs.pk, hour_of(start), end, now)
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
     mounted = NfsMount.objects.filter(filesystem=fs)
     mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
@@ -212,39 +220,92 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     }
 
 
-def _top_clients(fs_id: int, start: datetime, end: datetime) -> tuple[list[dict], dict, int]:
-    """The TOP clients by bytes moved with their sums, the file system's sums and how many
-    clients counted anything, in one scan of the hours (window functions over the groups;
-    PostgreSQL and SQLite alike)."""
+def _top_clients(
+    fs_id: int, start: datetime, end: datetime, now: datetime
+) -> tuple[list[dict], dict, int]:
+    """The TOP clients by bytes moved with their sums over ``[start, end]`` (``start`` an
+    hour), the file system's sums and how many clients counted anything, in one query (window
+    functions over the clients; PostgreSQL and SQLite alike). A range to now reads each
+    client's running totals less its opening ones (one row per client, ``_since``); one that
+    ends earlier sums its hours (one row per client and hour, ``_between``)."""
     q = connection.ops.quote_name
-    sums = ", ".join(f"SUM({q(n)}) AS {q(n)}" for n in _SUMS)
-    overall = ", ".join(f"SUM(SUM({q(n)})) OVER () AS {q('all_' + n)}" for n in _SUMS)
-    moved = f"SUM({q('read_bytes')}) + SUM({q('write_bytes')})"
+    adapt = connection.ops.adapt_datetimefield_value
+    if end >= now:
+        per_client, params = _since(fs_id, adapt(start))
+    else:
+        per_client, params = _between(fs_id, adapt(start), adapt(end))
+    names = ", ".join(q(n) for n in _SUMS)
+    overall = ", ".join(f"SUM({q(n)}) OVER () AS {q('all_' + n)}" for n in _SUMS)
+    moved = f"{q('read_bytes')} + {q('write_bytes')}"
     top = (
-        f"SELECT {q('client_id')}, {sums}, {overall}, COUNT(*) OVER () AS {q('clients')}, "
-        f"{moved} AS {q('moved')} "
-        f"FROM {q(NfsHour._meta.db_table)} WHERE {q('filesystem_id')} = %s "
-        f"AND {q('hour')} >= %s AND {q('hour')} <= %s GROUP BY {q('client_id')} "
+        f"SELECT {q('client_id')}, {names}, {overall}, COUNT(*) OVER () AS {q('clients')}, "
+        f"{moved} AS {q('moved')} FROM ({per_client}) r "
         f"ORDER BY {moved} DESC, {q('client_id')} LIMIT {TOP}"
     )
-    # Their names joined to the TOP rows (not to the hours): no second round trip.
+    # Their names joined to the TOP rows (not to every client): no second round trip.
     client = q(NfsClient._meta.db_table)
     sql = (
         f"SELECT t.*, c.{q('identity')}, c.{q('hostname')}, c.{q('last_push')} FROM ({top}) t "
         f"JOIN {client} c ON c.{q('id')} = t.{q('client_id')} "
         f"ORDER BY t.{q('moved')} DESC, t.{q('client_id')}"
     )
-    adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
-        cursor.execute(sql, [fs_id, adapt(start), adapt(end)])
-        names = [c[0] for c in cursor.description]
-        found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        cursor.execute(sql, params)
+        columns = [c[0] for c in cursor.description]
+        found = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
     for row in found:
         row["last_push"] = _as_datetime(row["last_push"])
     if not found:
         return [], dict.fromkeys(_SUMS, 0), 0
     totals = {n: int(found[0][f"all_{n}"] or 0) for n in _SUMS}
     return found, totals, int(found[0]["clients"])
+
+
+def _between(fs_id: int, start: Any, end: Any) -> tuple[str, list]:
+    """Each client's sums over the hours ``[start, end]``: one row per client that counted."""
+    q = connection.ops.quote_name
+    sums = ", ".join(f"SUM({q(n)}) AS {q(n)}" for n in _SUMS)
+    sql = (
+        f"SELECT {q('client_id')}, {sums} FROM {q(NfsHour._meta.db_table)} "
+        f"WHERE {q('filesystem_id')} = %s AND {q('hour')} >= %s AND {q('hour')} <= %s "
+        f"GROUP BY {q('client_id')}"
+    )
+    return sql, [fs_id, start, end]
+
+
+def _since(fs_id: int, start: Any) -> tuple[str, list]:
+    """Each client's counts since the hour ``start``: its running totals (``NfsTotal``) less the
+    opening totals of its first hour row from ``start`` on; one row per client that counted
+    (one with such a row). Most clients push every hour: their row at ``start`` is found by one
+    range scan of the hours' unique index; only the others look for their first later hour
+    (PostgreSQL: a ``LATERAL`` subquery skipped where the row at ``start`` was found; SQLite:
+    a correlated ``MIN``)."""
+    q = connection.ops.quote_name
+    hour, total = q(NfsHour._meta.db_table), q(NfsTotal._meta.db_table)
+    fs, client = q("filesystem_id"), q("client_id")
+    counts = ", ".join(
+        f"t.{q(n)} - COALESCE(a.{q('opening_' + n)}, l.{q('opening_' + n)}, t.{q(n)}) AS {q(n)}"
+        for n in _SUMS
+    )
+    same = f"h.{fs} = t.{fs} AND h.{client} = t.{client}"
+    if connection.vendor == "postgresql":
+        later = (
+            f"LEFT JOIN LATERAL (SELECT h.* FROM {hour} h WHERE a.{q('id')} IS NULL AND {same} "
+            f"AND h.{q('hour')} >= %s ORDER BY h.{q('hour')} LIMIT 1) l ON TRUE"
+        )
+    else:
+        later = (
+            f"LEFT JOIN {hour} l ON a.{q('id')} IS NULL AND l.{fs} = t.{fs} "
+            f"AND l.{client} = t.{client} AND l.{q('hour')} = (SELECT MIN(h.{q('hour')}) "
+            f"FROM {hour} h WHERE {same} AND h.{q('hour')} >= %s)"
+        )
+    sql = (
+        f"SELECT t.{client}, {counts} FROM {total} t "
+        f"LEFT JOIN {hour} a ON a.{fs} = t.{fs} AND a.{client} = t.{client} "
+        f"AND a.{q('hour')} = %s {later} "
+        f"WHERE t.{fs} = %s AND (a.{q('id')} IS NOT NULL OR l.{q('id')} IS NOT NULL)"
+    )
+    return sql, [start, start, fs_id]
 
 
 def client_counts(filesystems: QuerySet, now: datetime) -> dict[int, tuple[int, int]]:
