@@ -15,7 +15,8 @@ every request (``home_uncached``, ``region_uncached``: what a cache miss costs).
 returns "ok", served through the same stack in the same run: the floor the other pages are
 compared with (goals: home and region p95 at most 3x trivial's; on PostgreSQL, the detail pages
 (file system at every range, cluster, host, probe) p95 at most 50 ms, the file system's 30 days
-at most 100 ms; printed under the table). With ``--json`` the last line is one JSON object keyed
+at most 100 ms, the region page with cold fragments (``region_uncached``) at most 100 ms; printed
+under the table). With ``--json`` the last line is one JSON object keyed
 by page name, each with ``p50_ms``, ``p95_ms`` and ``queries``. Settings are
 ``config.settings.base`` with DEBUG off; a temporary SQLite database unless --database-url.
 
@@ -85,6 +86,9 @@ DETAIL_GOALS_MS = {
     "host": 50,
     "probe": 50,
 }
+#: The region page with its panels rendered at the request (cold fragments, a cache miss) on
+#: PostgreSQL with the seeded fleet (issue 26), in ms.
+COLD_GOALS_MS = {"region_uncached": 100}
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -285,7 +289,7 @@ def main() -> None:
         f"goals: home p95 {results['home']['p95_ms'] / floor:.1f}x and region p95 "
         f"{results['region']['p95_ms'] / floor:.1f}x trivial (<= 3x)"
     )
-    for name, goal in DETAIL_GOALS_MS.items():
+    for name, goal in (DETAIL_GOALS_MS | COLD_GOALS_MS).items():
         r = results[name]
         print(
             f"  {name:<16} p95 {r['p95_ms']:>7.1f} ms (goal <= {goal} ms: "
