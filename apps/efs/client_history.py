@@ -54,6 +54,7 @@ class ClientRow:
     stale: bool = False
     share: dict[str, float] = field(default_factory=dict)
     per_op: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    cells: dict[str, Any] = field(default_factory=dict)  # the page's figures, as text
     clients: int = 1  # the "others" row: how many
 
 
@@ -94,14 +95,11 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
     retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
     # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
-    top, all_totals, counted = _top_clients(fs.pk, hour_of(start), end, now)
+    # With them, how many clients mount it and how many of them stopped (the same query).
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    top, all_totals, counted, counts = _top_clients(fs.pk, hour_of(start), end, now, stale_after)
     mounted = NfsMount.objects.filter(filesystem=fs)
     mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
-    # How many clients mount it, and how many of them stopped: one scan of the mounts.
-    counts = mounted_clients.aggregate(
-        mounting=Count("pk"), stale=Count("pk", filter=Q(last_push__lt=stale_after))
-    )
     total_clients = max(counts["mounting"], counted)
     # The top clients' names came with their sums (_top_clients joins them).
     who = {g["client_id"]: (g["hostname"] or g["identity"], g["last_push"]) for g in top}
@@ -196,6 +194,7 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
             }
             for kind in KINDS
         }
+        row.cells = _cells(row)
     cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
     metering = pricing.metering_table()
     low, high = _clients_metered(all_totals, metering)
@@ -221,10 +220,11 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
 
 
 def _top_clients(
-    fs_id: int, start: datetime, end: datetime, now: datetime
-) -> tuple[list[dict], dict, int]:
+    fs_id: int, start: datetime, end: datetime, now: datetime, stale_after: datetime
+) -> tuple[list[dict], dict, int, dict]:
     """The TOP clients by bytes moved with their sums over ``[start, end]`` (``start`` an
-    hour), the file system's sums and how many clients counted anything, in one query (window
+    hour), the file system's sums, how many clients counted anything, and how many mount it
+    (``mounting``) and stopped pushing before ``stale_after`` (``stale``), in one query (window
     functions over the clients; PostgreSQL and SQLite alike). A range to now reads each
     client's running totals less its opening ones (one row per client, ``_since``); one that
     ends earlier sums its hours (one row per client and hour, ``_between``)."""
@@ -242,23 +242,34 @@ def _top_clients(
         f"{moved} AS {q('moved')} FROM ({per_client}) r "
         f"ORDER BY {moved} DESC, {q('client_id')} LIMIT {TOP}"
     )
-    # Their names joined to the TOP rows (not to every client): no second round trip.
-    client = q(NfsClient._meta.db_table)
-    sql = (
+    # Their names joined to the TOP rows (not to every client), and the counts of the clients
+    # mounting it beside them (one row of NULLs when none counted): no other round trip.
+    client, mount = q(NfsClient._meta.db_table), q(NfsMount._meta.db_table)
+    named = (
         f"SELECT t.*, c.{q('identity')}, c.{q('hostname')}, c.{q('last_push')} FROM ({top}) t "
-        f"JOIN {client} c ON c.{q('id')} = t.{q('client_id')} "
-        f"ORDER BY t.{q('moved')} DESC, t.{q('client_id')}"
+        f"JOIN {client} c ON c.{q('id')} = t.{q('client_id')}"
+    )
+    counts = (
+        f"SELECT COUNT(*) AS {q('mounting')}, COALESCE(SUM(CASE WHEN {q('last_push')} < %s "
+        f"THEN 1 ELSE 0 END), 0) AS {q('stale')} FROM {client} WHERE {q('id')} IN "
+        f"(SELECT {q('client_id')} FROM {mount} WHERE {q('filesystem_id')} = %s)"
+    )
+    sql = (
+        f"SELECT k.*, n.* FROM ({counts}) k LEFT JOIN ({named}) n ON 1 = 1 "
+        f"ORDER BY n.{q('moved')} DESC, n.{q('client_id')}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [adapt(stale_after), fs_id, *params])
         columns = [c[0] for c in cursor.description]
         found = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    mounted = {"mounting": int(found[0]["mounting"]), "stale": int(found[0]["stale"])}
+    found = [row for row in found if row["client_id"] is not None]
     for row in found:
         row["last_push"] = _as_datetime(row["last_push"])
     if not found:
-        return [], dict.fromkeys(_SUMS, 0), 0
+        return [], dict.fromkeys(_SUMS, 0), 0, mounted
     totals = {n: int(found[0][f"all_{n}"] or 0) for n in _SUMS}
-    return found, totals, int(found[0]["clients"])
+    return found, totals, int(found[0]["clients"]), mounted
 
 
 def _between(fs_id: int, start: Any, end: Any) -> tuple[str, list]:
@@ -337,6 +348,23 @@ def hour_of(moment: datetime) -> datetime:
     """The start of the hour ``moment`` is in: the clients' totals are kept by hour, so a range
     is read from the hour its start is in, CloudWatch's too (the same span for both)."""
     return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _cells(row: ClientRow) -> dict[str, Any]:
+    """The page's figures of a row as text: operations with thousands separators, shares in
+    whole percent, times per operation to a tenth of a millisecond. Formatted here, not by
+    ``floatformat`` in the template: some 200 figures for 21 rows were a fifth of the page's
+    CPU at 1,000 clients (bench/nfs_clients.py)."""
+    totals, share = row.totals, row.share
+    out = {name: f"{totals[name]:,}" for name in ("read_ops", "write_ops", "metadata_ops")}
+    out |= {f"{name}_pct": f"{round(share[name] * 100)}" for name in share}
+    out["retrans"], out["timeouts"] = f"{totals['retrans']:,}", f"{totals['timeouts']:,}"
+    out["per_op"] = [
+        f"{kind} {t['rtt_ms']:.1f} / {t['execute_ms']:.1f}"
+        for kind, t in row.per_op.items()
+        if t["ops"]
+    ]
+    return out
 
 
 def _per(total_ms: int, ops: int) -> float | None:

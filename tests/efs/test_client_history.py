@@ -203,10 +203,10 @@ def test_the_running_totals_count_what_the_hours_sum_for_a_range_to_now(fs):
     counted = {-5: 4, -2: 3, 0: 3, 1: 0}  # clients that counted since T0 + n hours
     for hours, clients in counted.items():
         start = T0 + timedelta(hours=hours)
-        fast = client_history._top_clients(fs.pk, start, now, now)
-        slow = client_history._top_clients(fs.pk, start, now, now + timedelta(hours=1))
+        fast = client_history._top_clients(fs.pk, start, now, now, now)
+        slow = client_history._top_clients(fs.pk, start, now, now + timedelta(hours=1), now)
         assert fast == slow and fast[2] == clients
-    assert client_history._top_clients(fs.pk, T0, now, now)[1]["read_bytes"] > 0
+    assert client_history._top_clients(fs.pk, T0, now, now, now)[1]["read_bytes"] > 0
     written = sorted(NfsHour.objects.values_list(*(f.attname for f in NfsHour._meta.fields[1:])))
     totals = sorted(NfsTotal.objects.values_list(*(f.attname for f in NfsTotal._meta.fields[1:])))
     rebuild_totals()
