@@ -90,10 +90,16 @@ def _clients_metered(totals: dict[str, float], metering) -> tuple[float, float]:
     return r_low / discount + w_low, r_high / discount + w_high
 
 
-def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime) -> dict:
+def client_shares(
+    fs: FileSystem, start: datetime, end: datetime, now: datetime, *, cloudwatch_alone: bool = True
+) -> dict:
     """Each client's totals and share of the file system's over ``(start, end]``, the top
     client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
-    retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
+    retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks.
+
+    A file system no client mounts or counted on costs one query: its mounts' options and
+    trapped clients are not looked for, nor CloudWatch's totals unless ``cloudwatch_alone``
+    (the API shows them; the page, which shows nothing to compare them with, does not)."""
     # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
     # With them, how many clients mount it and how many of them stopped (the same query).
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
@@ -138,6 +144,8 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         mounted.values("options", "version")
         .annotate(mounts=Count("id"), example=Min("client__hostname"))
         .order_by()
+        if counts["mounting"]
+        else []
     )
     for group in option_sets:
         for f in clients.option_findings(group["options"] or {}, group["version"]):
@@ -155,6 +163,8 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         NfsClient.objects.filter(pk__in=mounted.values("client_id"))
         .filter(Q(slowest_lookup__gt=warn) | Q(stuck_locks__gt=0))
         .values_list("identity", "hostname", "lookups", "locks")
+        if counts["mounting"]
+        else []
     )
     for identity, hostname, c_lookups, c_locks in trapped:
         name = hostname or identity
@@ -195,7 +205,10 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
             for kind in KINDS
         }
         row.cells = _cells(row)
-    cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
+    if total_clients or cloudwatch_alone:
+        cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
+    else:
+        cloudwatch = dict.fromkeys(_CLOUDWATCH)
     metering = pricing.metering_table()
     low, high = _clients_metered(all_totals, metering)
     return {
