@@ -26,6 +26,14 @@ one target's, and page 50 by cursor) are measured too, with the table's size. Wi
 multiplied by N (``seed_fleet --scale N``: one way, reseed with ``--replace`` for 1x again),
 and measured again: goal, the same p95 within noise at 1x and Nx. ``--tiny`` seeds a fleet of a
 few subjects of each kind and requests each page twice.
+
+Measured 2026-11-26 on the seeded fleet (``python bench/pages.py --database-url
+postgres://…/<db> --seed``, then ``--requests 20 --warmup 3`` without ``--seed``), 2 cores shared
+with other work at load average 5-10: the goals are not met on that machine (its trivial view's
+p95 was 10-41 ms). The region page's cold p95 went 1990 -> 1114 ms at load 10 (the probes panel's
+last results read from two days of partitions, not 39) and 400 ms at load 5.6; the file system
+page's CPU p50 at 12 h / 24 h / 7 d stayed 58-70 ms (its clients' section, one query instead of
+five for a file system no client mounts, was ~2 ms of its SQL).
 """
 
 from __future__ import annotations
