@@ -15,7 +15,8 @@ every request (``home_uncached``, ``region_uncached``: what a cache miss costs).
 returns "ok", served through the same stack in the same run: the floor the other pages are
 compared with (goals: home and region p95 at most 3x trivial's; on PostgreSQL, the detail pages
 (file system at every range, cluster, host, probe) p95 at most 50 ms, the file system's 30 days
-at most 100 ms; printed under the table). With ``--json`` the last line is one JSON object keyed
+at most 100 ms, the region page with cold fragments (``region_uncached``) at most 100 ms; printed
+under the table). With ``--json`` the last line is one JSON object keyed
 by page name, each with ``p50_ms``, ``p95_ms`` and ``queries``. Settings are
 ``config.settings.base`` with DEBUG off; a temporary SQLite database unless --database-url.
 
@@ -25,6 +26,14 @@ one target's, and page 50 by cursor) are measured too, with the table's size. Wi
 multiplied by N (``seed_fleet --scale N``: one way, reseed with ``--replace`` for 1x again),
 and measured again: goal, the same p95 within noise at 1x and Nx. ``--tiny`` seeds a fleet of a
 few subjects of each kind and requests each page twice.
+
+Measured 2026-11-26 on the seeded fleet (``python bench/pages.py --database-url
+postgres://…/<db> --seed``, then ``--requests 20 --warmup 3`` without ``--seed``), 2 cores shared
+with other work at load average 5-10: the goals are not met on that machine (its trivial view's
+p95 was 10-41 ms). The region page's cold p95 went 1990 -> 1114 ms at load 10 (the probes panel's
+last results read from two days of partitions, not 39) and 400 ms at load 5.6; the file system
+page's CPU p50 at 12 h / 24 h / 7 d stayed 58-70 ms (its clients' section, one query instead of
+five for a file system no client mounts, was ~2 ms of its SQL).
 """
 
 from __future__ import annotations
@@ -85,6 +94,9 @@ DETAIL_GOALS_MS = {
     "host": 50,
     "probe": 50,
 }
+#: The region page with its panels rendered at the request (cold fragments, a cache miss) on
+#: PostgreSQL with the seeded fleet (issue 26), in ms.
+COLD_GOALS_MS = {"region_uncached": 100}
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -285,7 +297,7 @@ def main() -> None:
         f"goals: home p95 {results['home']['p95_ms'] / floor:.1f}x and region p95 "
         f"{results['region']['p95_ms'] / floor:.1f}x trivial (<= 3x)"
     )
-    for name, goal in DETAIL_GOALS_MS.items():
+    for name, goal in (DETAIL_GOALS_MS | COLD_GOALS_MS).items():
         r = results[name]
         print(
             f"  {name:<16} p95 {r['p95_ms']:>7.1f} ms (goal <= {goal} ms: "

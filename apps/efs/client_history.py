@@ -17,7 +17,15 @@ from django.utils.dateparse import parse_datetime
 
 from . import clients, pricing
 from .history import minute_retention_start
-from .models import FileSystem, MetricHour, MetricMinute, NfsClient, NfsHour, NfsMount
+from .models import (
+    FileSystem,
+    MetricHour,
+    MetricMinute,
+    NfsClient,
+    NfsHour,
+    NfsMount,
+    NfsTotal,
+)
 
 KINDS = ("read", "write", "metadata")
 # the per-hour columns the page sums: the mount counters, one column each
@@ -46,6 +54,7 @@ class ClientRow:
     stale: bool = False
     share: dict[str, float] = field(default_factory=dict)
     per_op: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    cells: dict[str, Any] = field(default_factory=dict)  # the page's figures, as text
     clients: int = 1  # the "others" row: how many
 
 
@@ -81,19 +90,22 @@ def _clients_metered(totals: dict[str, float], metering) -> tuple[float, float]:
     return r_low / discount + w_low, r_high / discount + w_high
 
 
-def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime) -> dict:
+def client_shares(
+    fs: FileSystem, start: datetime, end: datetime, now: datetime, *, cloudwatch_alone: bool = True
+) -> dict:
     """Each client's totals and share of the file system's over ``(start, end]``, the top
     client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
-    retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks."""
+    retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks.
+
+    A file system no client mounts or counted on costs one query: its mounts' options and
+    trapped clients are not looked for, nor CloudWatch's totals unless ``cloudwatch_alone``
+    (the API shows them; the page, which shows nothing to compare them with, does not)."""
     # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
-    top, all_totals, counted = _top_clients(fs.pk, hour_of(start), end)
+    # With them, how many clients mount it and how many of them stopped (the same query).
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    top, all_totals, counted, counts = _top_clients(fs.pk, hour_of(start), end, now, stale_after)
     mounted = NfsMount.objects.filter(filesystem=fs)
     mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
-    # How many clients mount it, and how many of them stopped: one scan of the mounts.
-    counts = mounted_clients.aggregate(
-        mounting=Count("pk"), stale=Count("pk", filter=Q(last_push__lt=stale_after))
-    )
     total_clients = max(counts["mounting"], counted)
     # The top clients' names came with their sums (_top_clients joins them).
     who = {g["client_id"]: (g["hostname"] or g["identity"], g["last_push"]) for g in top}
@@ -132,6 +144,8 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         mounted.values("options", "version")
         .annotate(mounts=Count("id"), example=Min("client__hostname"))
         .order_by()
+        if counts["mounting"]
+        else []
     )
     for group in option_sets:
         for f in clients.option_findings(group["options"] or {}, group["version"]):
@@ -149,6 +163,8 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
         NfsClient.objects.filter(pk__in=mounted.values("client_id"))
         .filter(Q(slowest_lookup__gt=warn) | Q(stuck_locks__gt=0))
         .values_list("identity", "hostname", "lookups", "locks")
+        if counts["mounting"]
+        else []
     )
     for identity, hostname, c_lookups, c_locks in trapped:
         name = hostname or identity
@@ -188,7 +204,11 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
             }
             for kind in KINDS
         }
-    cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
+        row.cells = _cells(row)
+    if total_clients or cloudwatch_alone:
+        cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
+    else:
+        cloudwatch = dict.fromkeys(_CLOUDWATCH)
     metering = pricing.metering_table()
     low, high = _clients_metered(all_totals, metering)
     return {
@@ -212,39 +232,104 @@ def client_shares(fs: FileSystem, start: datetime, end: datetime, now: datetime)
     }
 
 
-def _top_clients(fs_id: int, start: datetime, end: datetime) -> tuple[list[dict], dict, int]:
-    """The TOP clients by bytes moved with their sums, the file system's sums and how many
-    clients counted anything, in one scan of the hours (window functions over the groups;
-    PostgreSQL and SQLite alike)."""
+def _top_clients(
+    fs_id: int, start: datetime, end: datetime, now: datetime, stale_after: datetime
+) -> tuple[list[dict], dict, int, dict]:
+    """The TOP clients by bytes moved with their sums over ``[start, end]`` (``start`` an
+    hour), the file system's sums, how many clients counted anything, and how many mount it
+    (``mounting``) and stopped pushing before ``stale_after`` (``stale``), in one query (window
+    functions over the clients; PostgreSQL and SQLite alike). A range to now reads each
+    client's running totals less its opening ones (one row per client, ``_since``); one that
+    ends earlier sums its hours (one row per client and hour, ``_between``)."""
     q = connection.ops.quote_name
-    sums = ", ".join(f"SUM({q(n)}) AS {q(n)}" for n in _SUMS)
-    overall = ", ".join(f"SUM(SUM({q(n)})) OVER () AS {q('all_' + n)}" for n in _SUMS)
-    moved = f"SUM({q('read_bytes')}) + SUM({q('write_bytes')})"
+    adapt = connection.ops.adapt_datetimefield_value
+    if end >= now:
+        per_client, params = _since(fs_id, adapt(start))
+    else:
+        per_client, params = _between(fs_id, adapt(start), adapt(end))
+    names = ", ".join(q(n) for n in _SUMS)
+    overall = ", ".join(f"SUM({q(n)}) OVER () AS {q('all_' + n)}" for n in _SUMS)
+    moved = f"{q('read_bytes')} + {q('write_bytes')}"
     top = (
-        f"SELECT {q('client_id')}, {sums}, {overall}, COUNT(*) OVER () AS {q('clients')}, "
-        f"{moved} AS {q('moved')} "
-        f"FROM {q(NfsHour._meta.db_table)} WHERE {q('filesystem_id')} = %s "
-        f"AND {q('hour')} >= %s AND {q('hour')} <= %s GROUP BY {q('client_id')} "
+        f"SELECT {q('client_id')}, {names}, {overall}, COUNT(*) OVER () AS {q('clients')}, "
+        f"{moved} AS {q('moved')} FROM ({per_client}) r "
         f"ORDER BY {moved} DESC, {q('client_id')} LIMIT {TOP}"
     )
-    # Their names joined to the TOP rows (not to the hours): no second round trip.
-    client = q(NfsClient._meta.db_table)
-    sql = (
+    # Their names joined to the TOP rows (not to every client), and the counts of the clients
+    # mounting it beside them (one row of NULLs when none counted): no other round trip.
+    client, mount = q(NfsClient._meta.db_table), q(NfsMount._meta.db_table)
+    named = (
         f"SELECT t.*, c.{q('identity')}, c.{q('hostname')}, c.{q('last_push')} FROM ({top}) t "
-        f"JOIN {client} c ON c.{q('id')} = t.{q('client_id')} "
-        f"ORDER BY t.{q('moved')} DESC, t.{q('client_id')}"
+        f"JOIN {client} c ON c.{q('id')} = t.{q('client_id')}"
     )
-    adapt = connection.ops.adapt_datetimefield_value
+    counts = (
+        f"SELECT COUNT(*) AS {q('mounting')}, COALESCE(SUM(CASE WHEN {q('last_push')} < %s "
+        f"THEN 1 ELSE 0 END), 0) AS {q('stale')} FROM {client} WHERE {q('id')} IN "
+        f"(SELECT {q('client_id')} FROM {mount} WHERE {q('filesystem_id')} = %s)"
+    )
+    sql = (
+        f"SELECT k.*, n.* FROM ({counts}) k LEFT JOIN ({named}) n ON 1 = 1 "
+        f"ORDER BY n.{q('moved')} DESC, n.{q('client_id')}"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [fs_id, adapt(start), adapt(end)])
-        names = [c[0] for c in cursor.description]
-        found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        cursor.execute(sql, [adapt(stale_after), fs_id, *params])
+        columns = [c[0] for c in cursor.description]
+        found = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    mounted = {"mounting": int(found[0]["mounting"]), "stale": int(found[0]["stale"])}
+    found = [row for row in found if row["client_id"] is not None]
     for row in found:
         row["last_push"] = _as_datetime(row["last_push"])
     if not found:
-        return [], dict.fromkeys(_SUMS, 0), 0
+        return [], dict.fromkeys(_SUMS, 0), 0, mounted
     totals = {n: int(found[0][f"all_{n}"] or 0) for n in _SUMS}
-    return found, totals, int(found[0]["clients"])
+    return found, totals, int(found[0]["clients"]), mounted
+
+
+def _between(fs_id: int, start: Any, end: Any) -> tuple[str, list]:
+    """Each client's sums over the hours ``[start, end]``: one row per client that counted."""
+    q = connection.ops.quote_name
+    sums = ", ".join(f"SUM({q(n)}) AS {q(n)}" for n in _SUMS)
+    sql = (
+        f"SELECT {q('client_id')}, {sums} FROM {q(NfsHour._meta.db_table)} "
+        f"WHERE {q('filesystem_id')} = %s AND {q('hour')} >= %s AND {q('hour')} <= %s "
+        f"GROUP BY {q('client_id')}"
+    )
+    return sql, [fs_id, start, end]
+
+
+def _since(fs_id: int, start: Any) -> tuple[str, list]:
+    """Each client's counts since the hour ``start``: its running totals (``NfsTotal``) less the
+    opening totals of its first hour row from ``start`` on; one row per client that counted
+    (one with such a row). Most clients push every hour: their row at ``start`` is found by one
+    range scan of the hours' unique index; only the others look for their first later hour
+    (PostgreSQL: a ``LATERAL`` subquery skipped where the row at ``start`` was found; SQLite:
+    a correlated ``MIN``)."""
+    q = connection.ops.quote_name
+    hour, total = q(NfsHour._meta.db_table), q(NfsTotal._meta.db_table)
+    fs, client = q("filesystem_id"), q("client_id")
+    counts = ", ".join(
+        f"t.{q(n)} - COALESCE(a.{q('opening_' + n)}, l.{q('opening_' + n)}, t.{q(n)}) AS {q(n)}"
+        for n in _SUMS
+    )
+    same = f"h.{fs} = t.{fs} AND h.{client} = t.{client}"
+    if connection.vendor == "postgresql":
+        later = (
+            f"LEFT JOIN LATERAL (SELECT h.* FROM {hour} h WHERE a.{q('id')} IS NULL AND {same} "
+            f"AND h.{q('hour')} >= %s ORDER BY h.{q('hour')} LIMIT 1) l ON TRUE"
+        )
+    else:
+        later = (
+            f"LEFT JOIN {hour} l ON a.{q('id')} IS NULL AND l.{fs} = t.{fs} "
+            f"AND l.{client} = t.{client} AND l.{q('hour')} = (SELECT MIN(h.{q('hour')}) "
+            f"FROM {hour} h WHERE {same} AND h.{q('hour')} >= %s)"
+        )
+    sql = (
+        f"SELECT t.{client}, {counts} FROM {total} t "
+        f"LEFT JOIN {hour} a ON a.{fs} = t.{fs} AND a.{client} = t.{client} "
+        f"AND a.{q('hour')} = %s {later} "
+        f"WHERE t.{fs} = %s AND (a.{q('id')} IS NOT NULL OR l.{q('id')} IS NOT NULL)"
+    )
+    return sql, [start, start, fs_id]
 
 
 def client_counts(filesystems: QuerySet, now: datetime) -> dict[int, tuple[int, int]]:
@@ -276,6 +361,23 @@ def hour_of(moment: datetime) -> datetime:
     """The start of the hour ``moment`` is in: the clients' totals are kept by hour, so a range
     is read from the hour its start is in, CloudWatch's too (the same span for both)."""
     return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _cells(row: ClientRow) -> dict[str, Any]:
+    """The page's figures of a row as text: operations with thousands separators, shares in
+    whole percent, times per operation to a tenth of a millisecond. Formatted here, not by
+    ``floatformat`` in the template: some 200 figures for 21 rows were a fifth of the page's
+    CPU at 1,000 clients (bench/nfs_clients.py)."""
+    totals, share = row.totals, row.share
+    out = {name: f"{totals[name]:,}" for name in ("read_ops", "write_ops", "metadata_ops")}
+    out |= {f"{name}_pct": f"{round(share[name] * 100)}" for name in share}
+    out["retrans"], out["timeouts"] = f"{totals['retrans']:,}", f"{totals['timeouts']:,}"
+    out["per_op"] = [
+        f"{kind} {t['rtt_ms']:.1f} / {t['execute_ms']:.1f}"
+        for kind, t in row.per_op.items()
+        if t["ops"]
+    ]
+    return out
 
 
 def _per(total_ms: int, ops: int) -> float | None:

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 
 from . import clients
 from .clients import COUNTERS
-from .models import ClientKey, FileSystem, NfsClient, NfsHour, NfsMount, NfsSample
+from .models import ClientKey, FileSystem, NfsClient, NfsHour, NfsMount, NfsSample, NfsTotal
 from .parse_mountstats import Mount, ParseError, parse
 
 MOUNT_TARGETS_KEY = "vigil:efs:mount-targets"
@@ -168,8 +168,11 @@ def _op_increase(previous: dict, current: dict[str, list[int]]) -> dict[str, lis
 
 
 def add_to_hours(samples: list[NfsSample]) -> None:
-    """Adds the increases of the file systems' mounts to their clients' hours (one upsert a
-    row: ``INSERT … ON CONFLICT … DO UPDATE SET x = x + excluded.x``, PostgreSQL and SQLite)."""
+    """Adds the increases of the file systems' mounts to their clients' running totals
+    (``NfsTotal``) and hours (``NfsHour``), one upsert a row each (``INSERT … ON CONFLICT … DO
+    UPDATE SET x = x + excluded.x``, PostgreSQL and SQLite). An hour row made now opens at the
+    running totals before this increase (the totals just written less it); one added to keeps
+    its opening."""
     rows: dict[tuple, list] = {}
     for s in samples:
         if s.filesystem_id is None:
@@ -182,19 +185,70 @@ def add_to_hours(samples: list[NfsSample]) -> None:
     if not rows:
         return
     q = connection.ops.quote_name
+    total = q(NfsTotal._meta.db_table)
+    added = ", ".join(f"{q(c)} = {total}.{q(c)} + excluded.{q(c)}" for c in COUNTERS)
+    to_totals = (
+        f"INSERT INTO {total} ({q('filesystem_id')}, {q('client_id')}, "
+        f"{', '.join(q(c) for c in COUNTERS)}) VALUES ({', '.join(['%s'] * (2 + len(COUNTERS)))}) "
+        f"ON CONFLICT ({q('filesystem_id')}, {q('client_id')}) DO UPDATE SET {added}"
+    )
     columns = ["seconds", *COUNTERS]
     table = q(NfsHour._meta.db_table)
-    insert = ", ".join(q(c) for c in ("filesystem_id", "client_id", "hour", *columns))
+    insert = ", ".join(
+        q(c)
+        for c in (
+            "filesystem_id",
+            "client_id",
+            "hour",
+            *columns,
+            *(f"opening_{c}" for c in COUNTERS),
+        )
+    )
+    opening = ", ".join(f"t.{q(c)} - %s" for c in COUNTERS)
     update = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in columns)
-    marks = ", ".join(["%s"] * (3 + len(columns)))
-    sql = (
-        f"INSERT INTO {table} ({insert}) VALUES ({marks}) "
+    to_hours = (
+        f"INSERT INTO {table} ({insert}) SELECT {', '.join(['%s'] * (3 + len(columns)))}, "
+        f"{opening} FROM {total} t WHERE t.{q('filesystem_id')} = %s AND t.{q('client_id')} = %s "
         f"ON CONFLICT ({q('filesystem_id')}, {q('hour')}, {q('client_id')}) DO UPDATE SET {update}"
     )
     adapt = connection.ops.adapt_datetimefield_value
-    params = [(key[0], key[1], adapt(key[2]), *values) for key, values in rows.items()]
+    # in key order: two pushes touching the same totals lock them in the same order
+    keys = sorted(rows)
     with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+        cursor.executemany(
+            to_totals, [(fs, client, *rows[fs, client, h][1:]) for fs, client, h in keys]
+        )
+        cursor.executemany(
+            to_hours,
+            [
+                (fs, client, adapt(h), *rows[fs, client, h], *rows[fs, client, h][1:], fs, client)
+                for fs, client, h in keys
+            ],
+        )
+
+
+def rebuild_totals() -> None:
+    """Every client's running totals and its hours' openings worked out again from the hours
+    kept (for history written without pushes, as ``bench/nfs_clients.py`` writes it)."""
+    q = connection.ops.quote_name
+    total, table = q(NfsTotal._meta.db_table), q(NfsHour._meta.db_table)
+    names = ", ".join(q(c) for c in COUNTERS)
+    sums = ", ".join(f"SUM({q(c)})" for c in COUNTERS)
+    before = ", ".join(f"COALESCE(SUM({q(c)}) OVER w, 0) AS {q(c)}" for c in COUNTERS)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {total}")
+        cursor.execute(
+            f"INSERT INTO {total} ({q('filesystem_id')}, {q('client_id')}, {names}) "
+            f"SELECT {q('filesystem_id')}, {q('client_id')}, {sums} FROM {table} "
+            f"GROUP BY {q('filesystem_id')}, {q('client_id')}"
+        )
+        cursor.execute(
+            f"UPDATE {table} SET "
+            + ", ".join(f"{q('opening_' + c)} = o.{q(c)}" for c in COUNTERS)
+            + f" FROM (SELECT {q('id')}, {before} FROM {table} WINDOW w AS (PARTITION BY "
+            f"{q('filesystem_id')}, {q('client_id')} ORDER BY {q('hour')} ROWS BETWEEN UNBOUNDED "
+            f"PRECEDING AND 1 PRECEDING)) o WHERE {table}.{q('id')} = o.{q('id')}"
+        )
 
 
 def store(

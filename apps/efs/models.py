@@ -414,6 +414,21 @@ class NfsHour(models.Model):
     metadata_execute_ms = models.BigIntegerField(default=0)
     retrans = models.BigIntegerField(default=0)
     timeouts = models.BigIntegerField(default=0)
+    #: The client's running totals on the file system (``NfsTotal``) before this hour's first
+    #: increase: what it counted from this hour on is its running total less these.
+    opening_read_bytes = models.BigIntegerField(default=0)
+    opening_write_bytes = models.BigIntegerField(default=0)
+    opening_read_ops = models.BigIntegerField(default=0)
+    opening_write_ops = models.BigIntegerField(default=0)
+    opening_metadata_ops = models.BigIntegerField(default=0)
+    opening_read_rtt_ms = models.BigIntegerField(default=0)
+    opening_read_execute_ms = models.BigIntegerField(default=0)
+    opening_write_rtt_ms = models.BigIntegerField(default=0)
+    opening_write_execute_ms = models.BigIntegerField(default=0)
+    opening_metadata_rtt_ms = models.BigIntegerField(default=0)
+    opening_metadata_execute_ms = models.BigIntegerField(default=0)
+    opening_retrans = models.BigIntegerField(default=0)
+    opening_timeouts = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -421,6 +436,41 @@ class NfsHour(models.Model):
                 fields=["filesystem", "hour", "client"], name="efs_nfshour_unique"
             )
         ]
+        indexes = [
+            # a client's first hour at or after a range's start (client_history)
+            models.Index(fields=["filesystem", "client", "hour"], name="efs_nfshour_fs_client"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.client_id} on {self.filesystem_id} at {self.hour:%Y-%m-%d %H}h"
+
+
+class NfsTotal(models.Model):
+    """A client's running totals on one file system: every increase added to its hours
+    (``NfsHour``) is added here too, in the same transaction. What the client counted since an
+    hour is its running total less the opening totals of its first hour row from then on, so
+    the file system page reads one row per client, not one per client and hour."""
+
+    filesystem = models.ForeignKey(FileSystem, models.CASCADE, related_name="client_totals")
+    client = models.ForeignKey(NfsClient, models.CASCADE, related_name="totals")
+    read_bytes = models.BigIntegerField(default=0)
+    write_bytes = models.BigIntegerField(default=0)
+    read_ops = models.BigIntegerField(default=0)
+    write_ops = models.BigIntegerField(default=0)
+    metadata_ops = models.BigIntegerField(default=0)
+    read_rtt_ms = models.BigIntegerField(default=0)
+    read_execute_ms = models.BigIntegerField(default=0)
+    write_rtt_ms = models.BigIntegerField(default=0)
+    write_execute_ms = models.BigIntegerField(default=0)
+    metadata_rtt_ms = models.BigIntegerField(default=0)
+    metadata_execute_ms = models.BigIntegerField(default=0)
+    retrans = models.BigIntegerField(default=0)
+    timeouts = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["filesystem", "client"], name="efs_nfstotal_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.client_id} on {self.filesystem_id}"

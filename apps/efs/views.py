@@ -148,11 +148,11 @@ def _client_shares(fs: FileSystem, range_key: str, start: Any, now: Any) -> dict
     rest of the page (bench/nfs_clients.py), and the clients push once a minute."""
     seconds = settings.VIGIL_PAGE_CACHE_SECONDS
     if seconds <= 0:
-        return client_history.client_shares(fs, start, now, now)
+        return client_history.client_shares(fs, start, now, now, cloudwatch_alone=False)
     key = f"vigil:efs:clients:{fs.pk}:{range_key}"
     found = cache.get(key)
     if found is None:
-        found = client_history.client_shares(fs, start, now, now)
+        found = client_history.client_shares(fs, start, now, now, cloudwatch_alone=False)
         cache.set(key, found, seconds)
     return found
 

@@ -180,3 +180,39 @@ def test_a_client_that_mounts_but_counted_nothing_in_the_range_shows_with_zeros(
     assert shares["clients"] == 2 and shares["rows"][1].totals["read_bytes"] == 0
     assert shares["rows"][1].last_push == T0 + timedelta(minutes=1)
     assert shares["stale"] == [] and shares["rows"][0].last_push == T0 + timedelta(minutes=1)
+
+
+def test_the_running_totals_count_what_the_hours_sum_for_a_range_to_now(fs):
+    """The page reads each client's running totals less the opening ones of its first hour in
+    the range; an API range that ends earlier sums the hours: both give the same sums, for a
+    client pushing through the range, one that paused over its start, one that started after
+    it and one that stopped before it; and the totals rebuilt from the hours are the pushes'."""
+    from apps.efs.client_push import rebuild_totals
+    from apps.efs.models import NfsHour, NfsTotal
+
+    def pushes(host, minutes):
+        for n, minute in enumerate(minutes):
+            push(host, T0 + timedelta(minutes=minute), read_bytes=n * n * KIB, reads=n * 3,
+                 write_bytes=n * KIB, writes=n)  # fmt: skip
+
+    pushes("steady-1", range(-240, 60, 20))
+    pushes("paused-1", [*range(-240, -150, 30), *range(-50, 60, 25)])  # none in 7:00-8:00
+    pushes("late-1", range(-30, 60, 15))
+    pushes("gone-1", range(-300, -200, 10))
+    now = T0 + timedelta(minutes=61)
+    counted = {-5: 4, -2: 3, 0: 3, 1: 0}  # clients that counted since T0 + n hours
+    for hours, clients in counted.items():
+        start = T0 + timedelta(hours=hours)
+        fast = client_history._top_clients(fs.pk, start, now, now, now)
+        slow = client_history._top_clients(fs.pk, start, now, now + timedelta(hours=1), now)
+        assert fast == slow and fast[2] == clients
+    assert client_history._top_clients(fs.pk, T0, now, now, now)[1]["read_bytes"] > 0
+    written = sorted(NfsHour.objects.values_list(*(f.attname for f in NfsHour._meta.fields[1:])))
+    totals = sorted(NfsTotal.objects.values_list(*(f.attname for f in NfsTotal._meta.fields[1:])))
+    rebuild_totals()
+    assert written == sorted(
+        NfsHour.objects.values_list(*(f.attname for f in NfsHour._meta.fields[1:]))
+    )
+    assert totals == sorted(
+        NfsTotal.objects.values_list(*(f.attname for f in NfsTotal._meta.fields[1:]))
+    )

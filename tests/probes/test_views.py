@@ -62,6 +62,23 @@ def test_it_lists_targets_with_status_last_idle_timeout_and_expected_range_on_th
     assert 'hx-trigger="every 30s"' in html
 
 
+def test_the_region_panel_finds_a_last_result_older_than_its_recent_days(probe, site):
+    """The panel looks in the recent days' partitions first; a target not probed since still
+    shows its last result, and one never probed none."""
+    from apps.probes.views import RECENT_DAYS, region_panel_context
+
+    result(probe, (RECENT_DAYS + 3) * 24 * 60, idle_timeout_s=61.0, closed_by="server")
+    result(probe, (RECENT_DAYS + 4) * 24 * 60, idle_timeout_s=5.0, closed_by="server")
+    never = Target.objects.create(region=site, name="Never", url="https://127.0.0.1:8444/")
+    recent = Target.objects.create(region=site, name="Recent", url="https://127.0.0.1:8445/")
+    result(recent, 5, idle_timeout_s=62.0, closed_by="server")
+    result(recent, (RECENT_DAYS + 3) * 24 * 60, idle_timeout_s=7.0, closed_by="server")
+    shown = {t.pk: t for t in region_panel_context(site)["targets"]}
+    assert shown[probe.pk].last_idle_s == 61.0
+    assert shown[recent.pk].last_idle_s == 62.0
+    assert shown[never.pk].last_probed is None
+
+
 def test_it_serves_the_region_panel_alone_for_polling(logged_in_client, probe, site):
     result(probe, 5, closed_by="cap", cap_s=1200.0)
 
