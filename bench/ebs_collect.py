@@ -145,7 +145,7 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> dict:
     from apps.ebs import collect
     from apps.ebs.cloudwatch_plan import WINDOW_STEP_S
     from apps.ebs.models import RegionCollection, Volume, VolumeMinute
-    from apps.efs.cloudwatch_plan import align
+    from apps.lib.cloudwatch import align
     from apps.regions.models import Account, Region
 
     call_command("migrate", interactive=False, verbosity=0)

@@ -293,6 +293,39 @@ def naive_statistics(url: str, code: str, refs, minutes: int) -> tuple[int, floa
     return calls, time.perf_counter() - started
 
 
+# --- What other collectors would ask, for comparison --------------------------------------
+
+#: What a YACE-style job asks of every metric.
+YACE_STATISTICS = ("Sum", "SampleCount", "Average")
+#: Datapoints one GetMetricStatistics call may return.
+MAX_DATAPOINTS_PER_STATISTICS_CALL = 1_440
+
+
+def yace_style_query_count(filesystems) -> int:
+    """What a YACE-style job asks for the same file systems: every metric (the five IOBytes
+    metrics, PercentIOLimit, BurstCreditBalance, PermittedThroughput, ClientConnections, and
+    StorageBytes per class) with Sum, SampleCount and Average, whatever the mode."""
+    from apps.efs.cloudwatch_plan import SPECS  # why: apps load after django.setup()
+
+    count = 0
+    for fs in filesystems:
+        metrics = {(s.metric, s.storage_class) for s in SPECS if s.storage_class is None}
+        metrics |= {("StorageBytes", c) for c in fs.storage_classes}
+        count += len(metrics) * len(YACE_STATISTICS)
+    return count
+
+
+def get_metric_statistics_call_count(filesystems, periods: int) -> int:
+    """Calls a naive GetMetricStatistics-per-metric collector makes over ``periods`` periods:
+    one per metric and dimension set (all its statistics in one call), at most 1,440 points."""
+    from apps.efs.cloudwatch_plan import specs_for  # why: apps load after django.setup()
+
+    per_metric = max(1, math.ceil(periods / MAX_DATAPOINTS_PER_STATISTICS_CALL))
+    return sum(
+        len({(s.metric, s.storage_class) for s in specs_for(fs)}) * per_metric for fs in filesystems
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--filesystems", type=int, default=1000)
@@ -356,15 +389,11 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from apps.efs import cloudwatch, collect, elasticfilesystem
-    from apps.efs.cloudwatch_plan import (
-        align,
-        build_queries,
-        get_metric_statistics_call_count,
-        min_calls,
-        yace_style_query_count,
-    )
+    from apps.efs import collect, elasticfilesystem
+    from apps.efs.cloudwatch_plan import build_queries
     from apps.efs.models import FileSystem, MetricMinute, RegionCollection
+    from apps.lib import cloudwatch
+    from apps.lib.cloudwatch import align, min_calls
     from apps.regions.models import Account, Region
 
     call_command("migrate", interactive=False, verbosity=0)

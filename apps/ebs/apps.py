@@ -32,7 +32,7 @@ class EbsConfig(AppConfig):
             aws_actions=(
                 ("ec2:DescribeVolumes", "apps/ebs/ec2.py: the volumes"),
                 ("ec2:DescribeInstances", "apps/ebs/ec2.py: the instances they are attached to"),
-                ("cloudwatch:GetMetricData", "apps/efs/cloudwatch.py: the EBS metrics"),
+                ("cloudwatch:GetMetricData", "apps/ebs/cloudwatch.py: the EBS metrics"),
             ),
             aside_template="ebs/aside.html",
             aside_context=hosts.aside,

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apps.efs.standin import StandInError
+from apps.lib.cloudwatch import MAX_QUERIES_PER_CALL
 
-from .cloudwatch_plan import MAX_QUERIES_PER_CALL
 from .fleet import INSTANCE_PROFILES, PROFILES, instance_values, minute_values
 from .limits import INSTANCE_METRICS, VOLUME_METRICS
 

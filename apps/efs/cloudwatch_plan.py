@@ -1,11 +1,10 @@
 """Plan GetMetricData calls for EFS file systems, and turn the answers into wide samples.
 
-Pure (no Django, no boto3, no clock): the adapter passes ``now`` and the file systems in,
-sends each planned request (following NextToken), and hands every response page back to
+Pure (no Django, no boto3, no clock): ``cloudwatch.py`` (the adapter) plans with
+``plan_requests``, sends the calls (``apps.lib.cloudwatch``) and hands the pages back to
 ``samples_from_responses``. Metrics and statistics follow the fact sheet
-``shared/fixtures/efs-metrics.md`` (source numbers in brackets). CloudWatch's limits used here:
-500 queries and 100,800 data points per GetMetricData call; a query Id starts with a lowercase
-letter and holds only letters, digits and underscores.
+``shared/fixtures/efs-metrics.md`` (source numbers in brackets); a query Id starts with a
+lowercase letter and holds only letters, digits and underscores.
 """
 
 from __future__ import annotations
@@ -16,18 +15,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
-from typing import Any
 
 from apps.efs.metrics import Sample, sample_of
+from apps.lib.cloudwatch import (
+    MAX_DATAPOINTS_PER_CALL,
+    MAX_QUERIES_PER_CALL,
+    PERIOD_S,
+    MetricDataRequest,
+    Window,
+    align,
+    batched,
+    split_window,
+)
 
 NAMESPACE = "AWS/EFS"
-MAX_QUERIES_PER_CALL = 500
-MAX_DATAPOINTS_PER_CALL = 100_800
-PERIOD_S = 60
 STORAGE_CLASSES = ("Total", "Standard", "IA")
-YACE_STATISTICS = ("Sum", "SampleCount", "Average")
-#: Datapoints one GetMetricStatistics call may return (for the naive comparison).
-MAX_DATAPOINTS_PER_STATISTICS_CALL = 1_440
 
 _FS_ID = re.compile(r"^fs-[0-9a-z]+$")
 _QUERY_ID = re.compile(r"^[a-z][a-zA-Z0-9_]{0,254}$")
@@ -175,52 +177,7 @@ def build_queries(filesystems: Iterable[FileSystemRef], period_s: int = PERIOD_S
     return queries
 
 
-def batched(queries: Sequence[dict], size: int = MAX_QUERIES_PER_CALL) -> list[list[dict]]:
-    """Chunks of at most ``size`` queries: ceil(len / size) calls, all full but the last."""
-    if not 1 <= size <= MAX_QUERIES_PER_CALL:
-        raise ValueError(f"a GetMetricData call takes 1 to {MAX_QUERIES_PER_CALL} queries")
-    return [list(queries[i : i + size]) for i in range(0, len(queries), size)]
-
-
 # --- Time windows ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Window:
-    """A half-open, period-aligned UTC interval [start, end) (EndTime is exclusive)."""
-
-    start: datetime
-    end: datetime
-
-    def periods(self, period_s: int = PERIOD_S) -> int:
-        return int((self.end - self.start).total_seconds() // period_s)
-
-
-def align(moment: datetime, period_s: int = PERIOD_S) -> datetime:
-    """Round ``moment`` down to a period boundary, in UTC (naive means UTC)."""
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    seconds = int(moment.timestamp()) // period_s * period_s
-    return datetime.fromtimestamp(seconds, UTC)
-
-
-def collection_window(
-    now: datetime,
-    last_end: datetime | None,
-    *,
-    settle: timedelta = timedelta(minutes=3),
-    backfill: timedelta = timedelta(hours=24),
-    first_lookback: timedelta = timedelta(hours=3),
-    period_s: int = PERIOD_S,
-) -> Window | None:
-    """The window to collect: it ends ``settle`` ago (CloudWatch values converge for minutes),
-    starts where the last collection ended (``first_lookback`` before the end the first
-    time, enough for a credit forecast), and reaches back at most ``backfill``. None when
-    there is nothing new yet."""
-    end = align(now - settle, period_s)
-    start = align(last_end, period_s) if last_end is not None else end - first_lookback
-    start = max(start, align(end - backfill, period_s))
-    return Window(start, end) if start < end else None
-
 
 #: The late look reaches back at most this far: 500 queries of 201 minutes fill a call's
 #: 100,800 points, so a window of up to 180 minutes keeps every cycle at ceil(queries / 500).
@@ -241,53 +198,6 @@ def with_late_look(
         return window
     start = max(align(since, period_s), align(window.end - longest, period_s))
     return Window(min(window.start, start), window.end)
-
-
-def split_window(
-    window: Window,
-    queries_per_call: int,
-    *,
-    period_s: int = PERIOD_S,
-    max_datapoints: int = MAX_DATAPOINTS_PER_CALL,
-) -> list[Window]:
-    """Cut ``window`` so a call of ``queries_per_call`` queries returns at most
-    ``max_datapoints`` points (500 queries: 201 minutes a call)."""
-    if queries_per_call < 1:
-        return []
-    step = max_datapoints // queries_per_call
-    if step < 1:
-        raise ValueError("one period of these queries already exceeds the data point limit")
-    pieces = []
-    start = window.start
-    while start < window.end:
-        end = min(window.end, start + timedelta(seconds=step * period_s))
-        pieces.append(Window(start, end))
-        start = end
-    return pieces
-
-
-@dataclass(frozen=True)
-class MetricDataRequest:
-    """One planned GetMetricData call (NextToken pages of it are the adapter's business)."""
-
-    window: Window
-    queries: tuple[dict, ...]
-
-    @property
-    def datapoints(self) -> int:
-        return len(self.queries) * self.window.periods(self._period())
-
-    def _period(self) -> int:
-        return self.queries[0]["MetricStat"]["Period"] if self.queries else PERIOD_S
-
-    def params(self) -> dict[str, Any]:
-        """Keyword arguments for ``cloudwatch.get_metric_data``."""
-        return {
-            "MetricDataQueries": list(self.queries),
-            "StartTime": self.window.start,
-            "EndTime": self.window.end,
-            "ScanBy": "TimestampAscending",
-        }
 
 
 def plan_requests(
@@ -502,33 +412,3 @@ def _utc(stamp: datetime | str) -> datetime:
     if isinstance(stamp, str):
         stamp = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
-
-
-# --- Comparisons for the benchmark ----------------------------------------------------------
-
-
-def yace_style_query_count(filesystems: Iterable[FileSystemRef]) -> int:
-    """What a YACE-style job asks for the same file systems: every metric (the five IOBytes
-    metrics, PercentIOLimit, BurstCreditBalance, PermittedThroughput, ClientConnections, and
-    StorageBytes per class) with Sum, SampleCount and Average, whatever the mode."""
-    per_metric = len(YACE_STATISTICS)
-    count = 0
-    for fs in filesystems:
-        metrics = {(s.metric, s.storage_class) for s in SPECS if s.storage_class is None}
-        metrics |= {("StorageBytes", c) for c in fs.storage_classes}
-        count += len(metrics) * per_metric
-    return count
-
-
-def min_calls(query_count: int) -> int:
-    """The fewest GetMetricData calls for ``query_count`` queries: ceil(n / 500)."""
-    return math.ceil(query_count / MAX_QUERIES_PER_CALL)
-
-
-def get_metric_statistics_call_count(filesystems: Iterable[FileSystemRef], periods: int) -> int:
-    """Calls a naive GetMetricStatistics-per-metric collector makes over ``periods`` periods:
-    one per metric and dimension set (all its statistics in one call), at most 1,440 points."""
-    per_metric = max(1, math.ceil(periods / MAX_DATAPOINTS_PER_STATISTICS_CALL))
-    return sum(
-        len({(s.metric, s.storage_class) for s in specs_for(fs)}) * per_metric for fs in filesystems
-    )

@@ -8,7 +8,6 @@ transition when the status changes (``alerts.record``).
 
 from __future__ import annotations
 
-import itertools
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,17 +18,13 @@ from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
+from apps.lib.cloudwatch import client as cloudwatch_client
+from apps.lib.cloudwatch import collection_window
 from apps.lib.status import Cause, Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
 
 from . import clients, cloudwatch, elasticfilesystem, history, pricing
-from .cloudwatch_plan import (
-    Dropped,
-    collection_window,
-    plan_requests,
-    samples_from_responses,
-    with_late_look,
-)
+from .cloudwatch_plan import Dropped, with_late_look
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
 from .models import DESCRIBED_FIELDS, FileSystem, NfsMount, RegionCollection
@@ -129,7 +124,6 @@ def save_syncs(by_id: dict[str, FileSystem], syncs: dict) -> None:
 @dataclass
 class Outcome:
     api_calls: int = 0
-    queries: int = 0
     rows: int = 0
     dropped: list[Dropped] = field(default_factory=list)  # values CloudWatch sent, not kept
     #: Minutes that were empty when first collected and had data on the late look.
@@ -178,7 +172,7 @@ def collect_metrics(
         if window is not None:
             groups.setdefault(window, []).append(fs)
     outcome = Outcome()
-    cw = cloudwatch.client(rc.region.code, rc.region.account.access)
+    cw = cloudwatch_client(rc.region.code, rc.region.account.access)
     for window, members in groups.items():
         by_id = {fs.filesystem_id: fs for fs in members}
         pks = [fs.pk for fs in members]
@@ -192,20 +186,12 @@ def collect_metrics(
         steady = not is_backfill and any(fs.collected_until for fs in members)
         asked = with_late_look(window, rc.late_look_from) if look and steady else window
         looked = looked or (look and steady)
-        requests = plan_requests([fs.ref() for fs in members], asked)
-        if not requests:
-            continue
-        outcome.queries += sum(len(r.queries) for r in requests if r.window == requests[0].window)
-        for piece, batch in itertools.groupby(requests, key=lambda r: r.window):
-            with watch.part("fetch"):
-                answers = [
-                    cloudwatch.get_metric_data(cw, r, max_datapoints=max_datapoints) for r in batch
-                ]
-            outcome.api_calls += sum(a.calls for a in answers)
-            with watch.part("parse"):
-                got = samples_from_responses(
-                    (p for a in answers for p in a.pages), window=piece, filesystem_ids=by_id
-                )
+        reading = cloudwatch.read(
+            cw, [fs.ref() for fs in members], asked, max_datapoints=max_datapoints, watch=watch
+        )
+        for piece in reading:
+            outcome.api_calls += piece.calls
+            got = piece.got
             for problem in got.problems:
                 log.warning("EFS %s: %s", rc.region, problem)
             for dropped in got.dropped:
@@ -221,15 +207,15 @@ def collect_metrics(
             save_syncs(by_id, got.syncs)
             values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
             with watch.part("save"), transaction.atomic():
-                if piece.start < window.start:  # the late look: fill only what is still a gap
+                if piece.window.start < window.start:  # the late look: fill only the gaps
                     looked_again, values = _split_at(values, window.start)
                     filled = history.save_minutes(looked_again, only_gaps=True)
                     outcome.late_rows += filled
                     outcome.rows += filled
                 outcome.rows += history.save_minutes(values)
-                if piece.end > window.start:
+                if piece.window.end > window.start:
                     FileSystem.objects.filter(pk__in=pks).update(
-                        collected_until=piece.end, last_error="", last_error_at=None
+                        collected_until=piece.window.end, last_error="", last_error_at=None
                     )
         if is_backfill:
             FileSystem.objects.filter(pk__in=pks).update(backfill_from=None, backfill_to=None)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from apps.ebs import collect, ec2, standin, tasks
 from apps.ebs.cloudwatch_plan import WINDOW_STEP_S, build_queries
 from apps.ebs.models import Instance, Volume, VolumeMinute
-from apps.efs.cloudwatch_plan import align
+from apps.lib.cloudwatch import align
 from tests.ebs.conftest import boto, put, run_instance, volume
 
 pytestmark = pytest.mark.django_db

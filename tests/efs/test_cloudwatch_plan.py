@@ -13,27 +13,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apps.efs.cloudwatch_plan import (
-    MAX_DATAPOINTS_PER_CALL,
     SPECS,
     SYNC,
     FileSystemRef,
-    Window,
-    align,
-    batched,
     build_queries,
-    collection_window,
     destination_of,
-    get_metric_statistics_call_count,
-    min_calls,
     parse_query_id,
     plan_requests,
     query_id,
     samples_from_responses,
-    split_window,
     with_late_look,
-    yace_style_query_count,
 )
 from apps.efs.metrics import Sample
+from apps.lib.cloudwatch import (
+    MAX_DATAPOINTS_PER_CALL,
+    Window,
+    align,
+    batched,
+    collection_window,
+    min_calls,
+    split_window,
+)
 from tests.conftest import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES
@@ -195,21 +195,6 @@ def test_it_packs_1000_file_systems_into_full_batches():
     assert batched([]) == []
     with pytest.raises(ValueError):
         batched(queries, 501)
-
-
-def test_it_requests_at_most_two_thirds_of_a_yace_style_job():
-    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
-    ours = len(build_queries(refs))
-    yace = yace_style_query_count(refs)
-    assert yace == 1000 * 14 * 3
-    assert ours / yace <= 0.67
-    assert ours / yace == pytest.approx(0.476, abs=0.001)
-
-
-def test_it_counts_a_naive_get_metric_statistics_collector():
-    refs = [FileSystemRef(FS_A), FileSystemRef(FS_B, performance_mode="maxIO")]
-    assert get_metric_statistics_call_count(refs, 5) == 14 + 13
-    assert get_metric_statistics_call_count(refs, 1441) == 2 * (14 + 13)
 
 
 # --- Windows ----------------------------------------------------------------------------------
