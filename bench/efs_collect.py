@@ -5,7 +5,7 @@ CloudWatch's GetMetricData limits, with where its time goes.
                                 [--workers 2] [--repeat 1] [--throttle-every 0]
                                 [--latency-ms 0] [--database-url URL] [--json] [--tiny]
 
-The stand-in runs in its own process (a moto server on loopback with ``apps.efs.standin``'s
+The stand-in runs in its own process (a moto server on loopback with ``apps.efs.demo_cloudwatch``'s
 responder: at most 500 queries and 100,800 data points per call, MaxDatapoints with
 NextToken, optional ThrottlingException every n-th call and latency), so it does not share
 the collector's interpreter, and boto3 talks to it over HTTP with the real wire protocol.
@@ -80,14 +80,14 @@ def serve(port: int, control_port: int, throttle_every: int, latency_ms: float) 
 
     from moto.server import ThreadedMotoServer
 
-    from apps.efs import standin
+    from apps.efs import demo_cloudwatch
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     # moto warns that CloudWatch's model has no ThrottlingException shape; botocore still
     # reads the code from the answer and retries it.
     warnings.filterwarnings("ignore", message=".*does not match an error shape")
-    faults = standin.Faults(latency_s=latency_ms / 1000, throttle_every=throttle_every)
-    responder = standin.install(standin.FleetResponder(faults=faults))
+    faults = demo_cloudwatch.Faults(latency_s=latency_ms / 1000, throttle_every=throttle_every)
+    responder = demo_cloudwatch.install(demo_cloudwatch.FleetResponder(faults=faults))
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
 
@@ -240,7 +240,7 @@ def print_cycle(title: str, c: Cycle, filesystems: int, goal: float | None = Non
 def create_fleet(url: str, regions: list[str], per_region: int) -> None:
     import boto3
 
-    from apps.efs.standin import PHASE_TAG, PROFILE_TAG
+    from apps.efs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
 
     def one_region(code: str) -> None:
         efs = boto3.client("efs", region_name=code, endpoint_url=url)

@@ -9,11 +9,10 @@ class EbsConfig(AppConfig):
     verbose_name = "EBS"
 
     def ready(self) -> None:
-        from apps.demo import standin as demo_standin
         from apps.lib.retention import History
         from apps.regions import concerns
 
-        from . import hosts, standin
+        from . import demo_cloudwatch, hosts
         from .models import RegionCollection, Volume
 
         concerns.register_app(
@@ -37,6 +36,5 @@ class EbsConfig(AppConfig):
             aside_template="ebs/aside.html",
             aside_context=hosts.aside,
             notes=hosts.notes,
+            demo_aws=demo_cloudwatch.install,
         )
-        if standin.install not in demo_standin.START_HOOKS:
-            demo_standin.START_HOOKS.append(standin.install)

@@ -17,9 +17,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from apps.lib import aws
 from apps.raid.demo import SEED_DOMAINS, SEED_SERVERS
 
-from .fleet import PROFILES, cycle
+from .demo_cloudwatch import PHASE_TAG, PROFILE_TAG
+from .demo_workloads import PROFILES, cycle
 from .placement import DEVICE_TAG
-from .standin import PHASE_TAG, PROFILE_TAG
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ class EfsConfig(AppConfig):
     verbose_name = "EFS"
 
     def ready(self) -> None:
-        from apps.demo import standin as demo_standin
         from apps.lib import partitions
         from apps.lib.retention import History
         from apps.regions import concerns
@@ -18,7 +17,7 @@ class EfsConfig(AppConfig):
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
-        from . import demo_clients, elasticfilesystem, standin
+        from . import demo_clients, demo_cloudwatch, elasticfilesystem
         from .models import FileSystem, RegionCollection
 
         concerns.register_app(
@@ -26,6 +25,7 @@ class EfsConfig(AppConfig):
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
             demo_runtime=demo_clients.running_clients,
+            demo_aws=demo_cloudwatch.install,
             aws_actions=(
                 (
                     "elasticfilesystem:DescribeMountTargets",
@@ -46,5 +46,3 @@ class EfsConfig(AppConfig):
                 fs.name or fs.id for fs in elasticfilesystem.describe_file_systems(code, access)
             ],
         )
-        if standin.install not in demo_standin.START_HOOKS:
-            demo_standin.START_HOOKS.append(standin.install)

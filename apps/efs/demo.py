@@ -16,8 +16,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from apps.lib import aws
 
-from .fleet import DEMO_FLEET, DEMO_REPLICAS, PROFILES
-from .standin import PHASE_TAG, PROFILE_TAG, REPLICA_TAG
+from .demo_cloudwatch import PHASE_TAG, PROFILE_TAG, REPLICA_TAG
+from .demo_workloads import DEMO_FLEET, DEMO_REPLICAS, PROFILES
 
 log = logging.getLogger(__name__)
 

@@ -35,6 +35,8 @@ read from here (docs/architecture.md, "The concern contract")::
 - ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
 - ``demo_runtime()`` returns a context manager that ``make run`` holds open in demo mode, for
   demo services that live in that process (the probes' loopback keep-alive servers);
+- ``demo_aws()`` is called in the embedded AWS stand-in's process once it serves, to teach it
+  the concern's demo data (EFS and EBS install their GetMetricData responders);
 - ``add_links`` are the concern's "add" pages (``AddLink``: a label, a URL name taking no
   argument, the permission it needs); the region page offers them, with ``?region=<pk>``, when
   the concern has nothing in a region yet;
@@ -100,6 +102,7 @@ class Concern:
     demo_setup: Callable[[], object] | None = None
     region_errors: Callable[[list[int]], dict[int, str]] | None = None
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
+    demo_aws: Callable[[], object] | None = None
     prometheus: Callable[[QuerySet, Any], Iterable[Any]] | None = None
     add_links: tuple[AddLink, ...] = ()
     history: tuple[Any, ...] = ()  # apps.lib.retention.History of its grow-only tables
