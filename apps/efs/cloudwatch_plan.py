@@ -299,78 +299,97 @@ def samples_from_responses(
     back-fill, over a few hundred distinct timestamps: each timestamp is checked once, and a
     value costs a type check, a comparison and a dict store.
     """
-    dropped: dict[tuple[str, str, str], int] = {}
-    problems: list[str] = []
-    rows: Rows = {fs: {} for fs in filesystem_ids}
-    moments: dict[object, datetime | str] = {}  # timestamp as sent -> minute, or why not
-    duplicates: dict[tuple[str, MetricSpec, datetime], int] = {}
-    syncs: dict[str, dict[str, tuple[datetime, float]]] = {}
-
-    def drop(filesystem_id: str, spec: MetricSpec, reason: str, count: int = 1) -> None:
-        key = (filesystem_id, f"{spec.metric} {spec.stat}", reason)
-        dropped[key] = dropped.get(key, 0) + count
-
+    merge = _Merge(window, period_s, filesystem_ids)
     for response in responses:
         for result in response.get("MetricDataResults", []):
-            qid = result.get("Id", "")
-            try:
-                filesystem_id, spec = parse_query_id(qid)
-            except ValueError as exc:
-                problems.append(str(exc))
-                continue
-            status = result.get("StatusCode", "Complete")
-            if status not in ("Complete", "PartialData"):
-                text = "; ".join(m.get("Value", "") for m in result.get("Messages", []))
-                problems.append(f"{qid}: {status}" + (f": {text}" if text else ""))
-            stamps, values = result.get("Timestamps", []), result.get("Values", [])
-            if len(values) > len(stamps):
-                drop(filesystem_id, spec, "without a timestamp", len(values) - len(stamps))
-            destination = destination_of(spec)
-            periods = rows.setdefault(filesystem_id, {})
-            name = spec.field
-            for stamp, value in zip(stamps, values, strict=False):
-                if value.__class__ is not float or not 0.0 <= value < _INF:
-                    reason = _unusable_value(value)
-                    if reason:
-                        drop(filesystem_id, spec, reason)
-                        continue
-                    value = float(value)
-                moment = _moment(moments, stamp, window, period_s)
-                if moment.__class__ is str:
-                    drop(filesystem_id, spec, moment)  # type: ignore[arg-type]
-                    continue
-                if destination is not None:  # not a Sample field: the latest per destination
-                    latest = syncs.setdefault(filesystem_id, {}).get(destination)
-                    if latest is None or latest[0] < moment:  # type: ignore[operator]
-                        syncs[filesystem_id][destination] = (moment, value)  # type: ignore[assignment]
-                    continue
-                row = periods.get(moment)  # type: ignore[arg-type]
-                if row is None:
-                    periods[moment] = {name: value}  # type: ignore[index]
-                elif name in row:
-                    key = (filesystem_id, spec, moment)
-                    duplicates[key] = duplicates.get(key, 1) + 1
-                else:
-                    row[name] = value
+            merge.result(result)
         for message in response.get("Messages", []):
-            problems.append(f"{message.get('Code', '')}: {message.get('Value', '')}".strip(": "))
+            merge.problems.append(
+                f"{message.get('Code', '')}: {message.get('Value', '')}".strip(": ")
+            )
+    return merge.collected()
 
-    for (filesystem_id, spec, moment), count in duplicates.items():
-        del rows[filesystem_id][moment][spec.field]
-        drop(filesystem_id, spec, "duplicate timestamp", count)
-    grid = ()
-    if window is not None:
-        grid = tuple(
-            window.start + timedelta(seconds=i * period_s) for i in range(window.periods(period_s))
+
+class _Merge:
+    """What ``samples_from_responses`` has read so far, result by result."""
+
+    def __init__(self, window: Window | None, period_s: int, filesystem_ids: Iterable[str]):
+        self.window, self.period_s = window, period_s
+        self.dropped: dict[tuple[str, str, str], int] = {}
+        self.problems: list[str] = []
+        self.rows: Rows = {fs: {} for fs in filesystem_ids}
+        self.moments: dict[object, datetime | str] = {}  # timestamp as sent -> minute, or why not
+        self.duplicates: dict[tuple[str, MetricSpec, datetime], int] = {}
+        self.syncs: dict[str, dict[str, tuple[datetime, float]]] = {}
+
+    def drop(self, filesystem_id: str, spec: MetricSpec, reason: str, count: int = 1) -> None:
+        key = (filesystem_id, f"{spec.metric} {spec.stat}", reason)
+        self.dropped[key] = self.dropped.get(key, 0) + count
+
+    def result(self, result: dict) -> None:
+        """One query's ``MetricDataResults`` entry, value by value (the hot loop)."""
+        qid = result.get("Id", "")
+        try:
+            filesystem_id, spec = parse_query_id(qid)
+        except ValueError as exc:
+            self.problems.append(str(exc))
+            return
+        status = result.get("StatusCode", "Complete")
+        if status not in ("Complete", "PartialData"):
+            text = "; ".join(m.get("Value", "") for m in result.get("Messages", []))
+            self.problems.append(f"{qid}: {status}" + (f": {text}" if text else ""))
+        stamps, values = result.get("Timestamps", []), result.get("Values", [])
+        if len(values) > len(stamps):
+            self.drop(filesystem_id, spec, "without a timestamp", len(values) - len(stamps))
+        destination = destination_of(spec)
+        periods = self.rows.setdefault(filesystem_id, {})
+        name, window, period_s, moments = spec.field, self.window, self.period_s, self.moments
+        for stamp, value in zip(stamps, values, strict=False):
+            if value.__class__ is not float or not 0.0 <= value < _INF:
+                reason = _unusable_value(value)
+                if reason:
+                    self.drop(filesystem_id, spec, reason)
+                    continue
+                value = float(value)
+            moment = _moment(moments, stamp, window, period_s)
+            if moment.__class__ is str:
+                self.drop(filesystem_id, spec, moment)  # type: ignore[arg-type]
+                continue
+            if destination is not None:  # not a Sample field: the latest per destination
+                self._sync(filesystem_id, destination, moment, value)  # type: ignore[arg-type]
+                continue
+            row = periods.get(moment)  # type: ignore[arg-type]
+            if row is None:
+                periods[moment] = {name: value}  # type: ignore[index]
+            elif name in row:
+                key = (filesystem_id, spec, moment)
+                self.duplicates[key] = self.duplicates.get(key, 1) + 1  # type: ignore[index]
+            else:
+                row[name] = value
+
+    def _sync(self, filesystem_id: str, destination: str, moment: datetime, value: float) -> None:
+        latest = self.syncs.setdefault(filesystem_id, {}).get(destination)
+        if latest is None or latest[0] < moment:
+            self.syncs[filesystem_id][destination] = (moment, value)
+
+    def collected(self) -> Collected:
+        """Duplicates dropped (every copy), the window's grid laid out."""
+        for (filesystem_id, spec, moment), count in self.duplicates.items():
+            del self.rows[filesystem_id][moment][spec.field]
+            self.drop(filesystem_id, spec, "duplicate timestamp", count)
+        grid: tuple[datetime, ...] = ()
+        if self.window is not None:
+            start, n = self.window.start, self.window.periods(self.period_s)
+            grid = tuple(start + timedelta(seconds=i * self.period_s) for i in range(n))
+        dropped = sorted(self.dropped.items())
+        return Collected(
+            self.rows,
+            tuple(self.problems),
+            tuple(Dropped(fs, metric, why, n) for (fs, metric, why), n in dropped),
+            grid,
+            self.period_s,
+            self.syncs,
         )
-    return Collected(
-        rows,
-        tuple(problems),
-        tuple(Dropped(fs, metric, why, n) for (fs, metric, why), n in sorted(dropped.items())),
-        grid,
-        period_s,
-        syncs,
-    )
 
 
 def _unusable_value(value: object) -> str | None:

@@ -18,13 +18,13 @@ from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
+from apps.lib.cloudwatch import Piece, Window, collection_window
 from apps.lib.cloudwatch import client as cloudwatch_client
-from apps.lib.cloudwatch import collection_window
 from apps.lib.status import Cause, Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
 
 from . import clients, cloudwatch, elasticfilesystem, history, pricing
-from .cloudwatch_plan import Dropped, with_late_look
+from .cloudwatch_plan import Collected, Dropped, with_late_look
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
 from .models import DESCRIBED_FIELDS, FileSystem, NfsMount, RegionCollection
@@ -160,21 +160,14 @@ def collect_metrics(
     ``watch`` gets the time of the calls ("fetch"), of reading their answers ("parse") and
     of writing the rows ("save")."""
     watch = watch or Stopwatch()
-    settle = timedelta(minutes=settings.VIGIL_EFS_SETTLE_MINUTES)
-    backfill = timedelta(hours=settings.VIGIL_EFS_BACKFILL_HOURS)
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
     late = timedelta(minutes=settings.VIGIL_EFS_LATE_DATA_MINUTES)
     look = late > timedelta(0) and rc.next_late_look <= now
     looked = False
-    groups: dict = {}
-    for fs in FileSystem.objects.filter(region=rc.region, deleted__isnull=True):
-        window = collection_window(now, fs.collected_until, settle=settle, backfill=backfill)
-        if window is not None:
-            groups.setdefault(window, []).append(fs)
+    groups = _due_windows(rc, now)
     outcome = Outcome()
     cw = cloudwatch_client(rc.region.code, rc.region.account.access)
     for window, members in groups.items():
-        by_id = {fs.filesystem_id: fs for fs in members}
         pks = [fs.pk for fs in members]
         is_backfill = any(fs.collected_until for fs in members) and (
             window.end - window.start > 2 * interval
@@ -190,33 +183,7 @@ def collect_metrics(
             cw, [fs.ref() for fs in members], asked, max_datapoints=max_datapoints, watch=watch
         )
         for piece in reading:
-            outcome.api_calls += piece.calls
-            got = piece.got
-            for problem in got.problems:
-                log.warning("EFS %s: %s", rc.region, problem)
-            for dropped in got.dropped:
-                log.warning(
-                    "EFS %s %s: dropped %d %s value(s) of %s (never stored or charted)",
-                    rc.region,
-                    dropped.filesystem_id,
-                    dropped.count,
-                    dropped.reason,
-                    dropped.metric,
-                )
-            outcome.dropped += got.dropped
-            save_syncs(by_id, got.syncs)
-            values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
-            with watch.part("save"), transaction.atomic():
-                if piece.window.start < window.start:  # the late look: fill only the gaps
-                    looked_again, values = _split_at(values, window.start)
-                    filled = history.save_minutes(looked_again, only_gaps=True)
-                    outcome.late_rows += filled
-                    outcome.rows += filled
-                outcome.rows += history.save_minutes(values)
-                if piece.window.end > window.start:
-                    FileSystem.objects.filter(pk__in=pks).update(
-                        collected_until=piece.window.end, last_error="", last_error_at=None
-                    )
+            _save_piece(rc, piece, window, members, outcome, watch)
         if is_backfill:
             FileSystem.objects.filter(pk__in=pks).update(backfill_from=None, backfill_to=None)
     fresh = [w.start for w in groups]
@@ -228,6 +195,54 @@ def collect_metrics(
             late_look_from=rc.late_look_from, next_late_look=rc.next_late_look
         )
     return outcome
+
+
+def _due_windows(rc: RegionCollection, now: datetime) -> dict[Window, list[FileSystem]]:
+    """The region's live file systems grouped by the window each is due (most share one)."""
+    settle = timedelta(minutes=settings.VIGIL_EFS_SETTLE_MINUTES)
+    backfill = timedelta(hours=settings.VIGIL_EFS_BACKFILL_HOURS)
+    groups: dict[Window, list[FileSystem]] = {}
+    for fs in FileSystem.objects.filter(region=rc.region, deleted__isnull=True):
+        window = collection_window(now, fs.collected_until, settle=settle, backfill=backfill)
+        if window is not None:
+            groups.setdefault(window, []).append(fs)
+    return groups
+
+
+def _save_piece(
+    rc: RegionCollection,
+    piece: Piece[Collected],
+    window: Window,
+    members: list[FileSystem],
+    outcome: Outcome,
+    watch: Stopwatch,
+) -> None:
+    """One window piece's rows saved (only the gaps of its late-look part, before
+    ``window``), its dropped values logged and counted, its file systems moved on."""
+    by_id = {fs.filesystem_id: fs for fs in members}
+    got = piece.got
+    outcome.api_calls += piece.calls
+    for problem in got.problems:
+        log.warning("EFS %s: %s", rc.region, problem)
+    for d in got.dropped:
+        log.warning(
+            "EFS %s %s: dropped %d %s value(s) of %s (never stored or charted)",
+            rc.region, d.filesystem_id, d.count, d.reason, d.metric,
+        )  # fmt: skip
+    outcome.dropped += got.dropped
+    save_syncs(by_id, got.syncs)
+    values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
+    with watch.part("save"), transaction.atomic():
+        if piece.window.start < window.start:  # the late look: fill only what is still a gap
+            looked_again, values = _split_at(values, window.start)
+            filled = history.save_minutes(looked_again, only_gaps=True)
+            outcome.late_rows += filled
+            outcome.rows += filled
+        outcome.rows += history.save_minutes(values)
+        if piece.window.end > window.start:
+            FileSystem.objects.filter(pk__in=[fs.pk for fs in members]).update(
+                collected_until=piece.window.end, last_error="", last_error_at=None
+            )
 
 
 def _split_at(values: dict, moment: datetime) -> tuple[dict, dict]:
