@@ -34,7 +34,7 @@ from apps.efs.history import SUMMED_FIELDS
 from apps.efs.metrics import VALUE_FIELDS, Sample
 from apps.efs.verdict import filesystem_verdict
 from apps.galera.parse_wsrep import WsrepStatus
-from apps.galera.quorum import describe
+from apps.galera.quorum import FaultTolerance, describe
 from apps.galera.replication import Paused
 from apps.galera.verdict import NodeResult, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
@@ -419,8 +419,6 @@ def cluster_poll(plan: ClusterPlan, scenario: str) -> tuple[Verdict, dict[str, A
 
 
 def headroom(summary: dict[str, Any]) -> str | None:
-    from apps.galera.quorum import FaultTolerance
-
     if summary["one_by_one"] is None or summary["simultaneous"] is None:
         return None
     return describe(FaultTolerance(summary["one_by_one"], summary["simultaneous"]))

@@ -9,6 +9,7 @@ class EbsConfig(AppConfig):
     verbose_name = "EBS"
 
     def ready(self) -> None:
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from apps.lib.retention import History
         from apps.regions import concerns
 

@@ -35,6 +35,7 @@ from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
 
 from . import charts, client_history, client_push, history, pricing
+from .collect import own_thresholds, thresholds
 from .models import DESCRIBED_FIELDS, ClientKey, FileSystem
 from .verdict import PER_SUBJECT, check_overrides
 
@@ -103,8 +104,6 @@ class ThresholdsSerializer(serializers.Serializer):
 
 def threshold_table(fs: FileSystem) -> dict:
     """Its own thresholds and the global defaults, by the names PUT takes."""
-    from .collect import own_thresholds, thresholds
-
     th = thresholds()
     defaults = {}
     for name, (field_name, unit, _, _) in PER_SUBJECT.items():

@@ -10,6 +10,7 @@ class EfsConfig(AppConfig):
     verbose_name = "EFS"
 
     def ready(self) -> None:
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from apps.lib import partitions
         from apps.lib.retention import History
         from apps.regions import concerns
@@ -17,6 +18,7 @@ class EfsConfig(AppConfig):
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from . import demo_clients, demo_cloudwatch, elasticfilesystem
         from .models import FileSystem, RegionCollection
 

@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.accounts.roles import role_of
+from apps.alerts.models import Transition
 from apps.lib.status import Status, worst
 
 from . import concerns, timeline
@@ -264,8 +265,6 @@ TIMELINE_LISTED = 300
 def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> dict[str, Any]:
     """The region's timeline over ``span_key`` ending now, with its changes for the text list."""
     from django.utils import timezone
-
-    from apps.alerts.models import Transition
 
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]
