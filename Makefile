@@ -1,12 +1,12 @@
-# Vigil: `make run` starts it, `make check` is the quick loop, `make test` runs every test.
-# See README.md.
+# Vigil: `make run` starts it, `make check` is the quick loop, `make test` runs every test,
+# `make docs` builds the documentation site. See README.md and docs/.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV_VERSION := 0.13.9
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run check test lint fmt lock system-deps ldap clean
+.PHONY: run check test lint fmt docs lock system-deps ldap clean
 
 run: $(VENV)/.demo
 	$(BIN)/python -m config.run
@@ -17,7 +17,7 @@ check: lint
 	env -u DATABASE_URL $(BIN)/pytest -m "not services and not slow" -n 2 -q -p no:schemathesis
 
 # Two workers, each shared service (Galera, chromium, slapd, podman, make run) in one of them
-# (tests/conftest.py); PYTEST_ARGS= runs the suite in one process. See README.md.
+# (tests/plugins/marks.py); PYTEST_ARGS= runs the suite in one process. See docs/testing.md.
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 test: $(VENV)/.test system-deps $(VENV)/.ldap
@@ -35,6 +35,11 @@ lint: $(VENV)/.test
 fmt: $(VENV)/.test
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# The documentation site from docs/ (mkdocs.yml) into var/site; --strict: a broken link or anchor,
+# or a page left out of the nav, fails it (tests/test_docs.py builds it the same way).
+docs: $(VENV)/.test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir var/site
 
 # Re-pin after editing requirements/*.in.
 lock: $(BIN)/uv

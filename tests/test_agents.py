@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from apps.lib import agents
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 AGENTS = ROOT / "agents"
 NAMES = ("vigil-raid-push", "vigil-galera-push", "vigil-nfs-push")

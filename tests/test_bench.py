@@ -20,7 +20,7 @@ from psycopg import connect, sql
 
 from apps.efs.cloudwatch_plan import FileSystemRef, build_queries
 from bench.efs_collect import get_metric_statistics_call_count, yace_style_query_count
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 BENCH = ROOT / "bench"
 

@@ -6,7 +6,7 @@ import pytest
 
 from apps.regions import tasks
 from apps.regions.models import Account
-from tests.conftest import eager_celery
+from tests.helpers import eager_celery
 
 pytestmark = pytest.mark.slow
 

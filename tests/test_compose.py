@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.services import free_port, wait_for
 from tests.services import podman as containers
 
@@ -137,7 +137,7 @@ def images(podman) -> dict[str, str]:
 
 
 def write_env_file(path: Path, values: dict[str, str]) -> None:
-    """``.env`` as the README says to make it: .env.example, with some values set."""
+    """``.env`` as docs/production.md says to make it: .env.example, with some values set."""
     lines = []
     for line in (ROOT / ".env.example").read_text().splitlines():
         name = line.partition("=")[0]

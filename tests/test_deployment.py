@@ -23,7 +23,7 @@ from apps.galera.models import Cluster, Node
 from apps.probes.models import Target
 from apps.raid.models import Host
 from apps.regions.models import Account, Region
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.services import free_port, wait_for
 from tests.services.workers import Beat, RedisServer, Worker, stop_group, worker_env
 

@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import OUTPUT_DIR, log_in, screenshot
+from tests.helpers import OUTPUT_DIR, log_in, screenshot
 from tests.services import free_port, wait_for
 from tests.services.make_run import MakeRun
 from tests.services.receiver import Receiver

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 APPS = ROOT / "apps"
 

@@ -1,4 +1,4 @@
-"""The marks that select tests (tests/conftest.py) name only what exists, so that a renamed
+"""The marks that select tests (tests/plugins/marks.py) name only what exists, so that a renamed
 module or fixture cannot silently drop its mark, and ``-m "not slow"`` skips the right modules
 without importing them."""
 
@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import (
+from tests.helpers import ROOT
+from tests.plugins.marks import (
     EXCLUSIVE_FIXTURES,
-    ROOT,
     SERVICE_FIXTURES,
     SERVICE_MODULES,
     slow_module,
@@ -27,11 +27,23 @@ def test_every_module_named_for_its_service_exists(module):
 
 
 @pytest.mark.parametrize("fixture", sorted(set(SERVICE_FIXTURES) | set(EXCLUSIVE_FIXTURES)))
-def test_every_fixture_named_for_its_service_is_defined_in_a_conftest(fixture):
+def test_every_fixture_named_for_its_service_is_defined_in_a_conftest_or_plugin(fixture):
     defined = re.compile(rf"^def {fixture}\(", re.M)
-    assert any(defined.search(path.read_text()) for path in TESTS.rglob("conftest.py")), (
-        f"SERVICE_FIXTURES names {fixture}, which no conftest.py defines"
+    places = [*TESTS.rglob("conftest.py"), *(TESTS / "plugins").glob("*.py")]
+    assert any(defined.search(path.read_text()) for path in places), (
+        f"SERVICE_FIXTURES names {fixture}, which no conftest.py or tests/plugins/ module defines"
     )
+
+
+def test_test_modules_import_helpers_not_the_conftest():
+    """Shared functions are in tests/helpers.py; a conftest is pytest's to load, not a module."""
+    conftest = "tests." + "conftest"  # spelled apart: this module does not import it
+    importing = [
+        path.relative_to(ROOT).as_posix()
+        for path in TESTS.rglob("*.py")
+        if f"from {conftest} import" in path.read_text() or f"import {conftest}" in path.read_text()
+    ]
+    assert not importing, f"import from tests.helpers instead: {importing}"
 
 
 def test_it_reads_a_slow_module_from_its_own_pytestmark(tmp_path):

@@ -1,10 +1,10 @@
 """Every page in Debian's chromium, at desktop and phone width, light and dark: no sideways
 scroll, and axe-core finds no serious or critical accessibility violation.
 
-One browser for the session (tests/conftest.py), one live server, the pages visited in a loop.
+One browser for the session (tests/plugins/browser.py), one live server, the pages visited in a loop.
 Screenshots go to test-output/pages/<page>-<width>-<scheme>.png, axe's findings (all impacts)
 to test-output/axe.json, and the region pane of the demo region to test-output/readme/region.png
-(the README's docs/region.png is a copy of it).
+(docs/region.png, shown in README.md and docs/index.md, is a copy of it).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import OUTPUT_DIR, demo_account_on_standin, log_in, screenshot
+from tests.helpers import OUTPUT_DIR, demo_account_on_standin, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -147,7 +147,7 @@ def demo_story(settings, admin):
         "new-cluster": f"/galera/clusters/new/?region={region.pk}",
         "edit-cluster": f"/galera/clusters/{subjects['galera'].pk}/edit/",
         "new-node": f"/galera/clusters/{subjects['galera'].pk}/nodes/new/",
-        "new-raid-host": f"/raid/new-host/?region={region.pk}",
+        "new-raid-host": f"/raid/hosts/new/?region={region.pk}",
         "edit-raid-host": f"/raid/hosts/{host.pk}/edit/",
         "new-probe": f"/probes/targets/new/?region={region.pk}",
         "edit-probe": f"/probes/targets/{subjects['probes'].pk}/edit/",
@@ -252,7 +252,7 @@ def test_the_region_pane_shows_every_concern_and_the_timeline(
     readme.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1100, "height": 900})
     page.goto(live_server.url + demo_story["region"], wait_until="networkidle")
-    # The tests' own Gadgets concern (tests/concern_app) is not part of Vigil: not in the README.
+    # The tests' own Gadgets concern (tests/concern_app) is not part of Vigil: not in the docs.
     page.evaluate("document.getElementById('empty-concerns')?.remove()")
     page.locator("main").screenshot(path=readme / "region.png")
 

@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, include, path, re
 from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils import timezone
 
-from tests.conftest import ROOT, log_in
+from tests.helpers import ROOT, log_in
 from tests.services import vigil_env
 
 pytestmark = pytest.mark.slow
@@ -173,7 +173,13 @@ def test_it_refuses_every_route_but_the_public_ones_to_an_anonymous_client(clien
     routes = walk(PLAIN_VALUES)
     names = {r.name for r in routes}
     # The walk really reaches pages, the API, the schema and the admin.
-    assert {"regions:home", "efs:detail", "api:schema", "api:docs", "admin:index"} <= names
+    assert {
+        "regions:home",
+        "efs:filesystem_detail",
+        "api:schema",
+        "api:docs",
+        "admin:index",
+    } <= names
     assert {"api:efs-filesystem-list", "api:raid-report"} <= names
     assert set(PUBLIC_ROUTES) <= names
     assert unprotected_routes(client, PLAIN_VALUES) == []
@@ -583,10 +589,10 @@ OPERATOR_MAY = {
     "alerts:expire-silence",
     "alerts:resend",
     "api:channel-resend",
-    "probes:target-enable",
+    "probes:target_enable",
     "probes:presets",
-    "probes:add",
-    "probes:edit",
+    "probes:target_add",
+    "probes:target_edit",
     "api:incident-acknowledge",
     "api:silence-list",
     "api:silence-detail",

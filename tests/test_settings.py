@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.services import vigil_env
 
 pytestmark = pytest.mark.slow

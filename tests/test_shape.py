@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from celery import Task
+from django.apps import apps as django_apps
 from django.conf import settings
 from django.urls import get_resolver, reverse
 from django.utils import timezone
@@ -23,7 +24,7 @@ from django.utils import timezone
 from apps.regions import concerns
 from apps.regions.models import Region
 from tests.concern_app.models import Gadget
-from tests.conftest import ROOT, eager_celery
+from tests.helpers import ROOT, eager_celery
 
 celery_module = importlib.import_module("config.celery_app")
 
@@ -44,7 +45,9 @@ REQUIRED_MODULES = (
     "demo",
 )
 #: Names the roles above had before they were made the same everywhere.
-OLD_NAMES = ("view", "health", "forecast", "queries", "ingest", "demo_setup", "efs_api")
+OLD_NAMES = (
+    "view", "health", "forecast", "queries", "ingest", "demo_setup", "efs_api", "configure",
+)  # fmt: skip
 
 
 def folder(concern: concerns.Concern) -> Path:
@@ -115,6 +118,72 @@ def test_subjects_are_addressed_by_id_in_pages_and_the_api(concern):
         assert getattr(viewset, "lookup_field", "pk") == "pk", prefix
 
 
+#: A page's URL name: ``<subject>_<role>`` (docs/architecture.md, "One name per role"), or one
+#: word for a page of the concern rather than of one subject (``probes:presets``).
+URL_NAME = re.compile(r"(?P<subject>[a-z]+)_(?P<role>[a-z]+)|[a-z]+")
+
+
+def models_of(concern: concerns.Concern) -> set[str]:
+    return {
+        model._meta.model_name
+        for model in django_apps.get_app_config(concern.app_label).get_models()
+    }
+
+
+@pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
+def test_each_concern_names_its_pages_after_their_subjects(concern):
+    """``<subject>_detail`` at ``<subjects>/<int:pk>/``, served by ``views.<subject>_detail``;
+    ``<subject>_add`` at ``<subjects>/new/`` and ``<subject>_edit``, both ``views.<subject>_edit``."""
+    urls = importlib.import_module(concern.urls_module)
+    named = [p for p in urls.urlpatterns if p.name]
+    models = models_of(concern)
+    details = set()
+    for pattern in named:
+        match = URL_NAME.fullmatch(pattern.name)
+        assert match, f"{concern.urls_module}: {pattern.name!r} is not <subject>_<role>"
+        subject, role = match.group("subject", "role")
+        view = pattern.callback.__name__
+        if subject is None:
+            assert view == pattern.name, (concern.urls_module, pattern.name, view)
+            continue
+        assert subject in models, f"{concern.urls_module}: {pattern.name}: no model {subject!r}"
+        assert view == (f"{subject}_edit" if role == "add" else pattern.name), (pattern.name, view)
+        route = f"/{concern.key}/{pattern.pattern}"  # mounted at /<key>/
+        if role == "detail":
+            details.add(subject)
+            assert route.endswith("s/<int:pk>/"), f"{concern.urls_module}: {pattern.name} {route}"
+        if role == "add":
+            assert route.endswith("s/new/"), f"{concern.urls_module}: {pattern.name} {route}"
+    assert details, f"{concern.urls_module} has no <subject>_detail"
+    for link in concern.add_links:
+        assert link.url_name.startswith(f"{concern.key}:") and link.url_name.endswith("_add")
+
+
+@pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
+def test_each_concerns_forms_live_in_forms_py(concern):
+    for path in folder(concern).glob("*.py"):
+        if path.name == "forms.py":
+            continue
+        tree = ast.parse(path.read_text())
+        forms = [
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef)
+            and any(
+                ast.unparse(base).split(".")[-1] in ("Form", "ModelForm") for base in node.bases
+            )
+        ]
+        assert not forms, f"{path}: move {', '.join(forms)} to forms.py"
+
+
+def test_emails_are_named_name_dash_part():
+    """``<name>-subject.txt``, ``<name>-body-text.txt``, ``<name>-body-html.html``: one way."""
+    for path in (ROOT / "templates" / "emails").iterdir():
+        assert re.fullmatch(r"[a-z]+-(subject\.txt|body-text\.txt|body-html\.html)", path.name), (
+            path
+        )
+
+
 @pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
 def test_the_keys_of_each_concern_agree(concern):
     assert concern.key == concern.app_label
@@ -155,7 +224,7 @@ def test_the_tests_concern_gets_its_queue_with_no_edit_in_config():
 def test_the_tests_concern_gets_its_pages_and_api_routes(logged_in_client):
     region = Region.objects.create(code="lab", name="Lab", kind=Region.Kind.SITE)
     gadget = Gadget.objects.create(region=region, name="g1")
-    assert reverse("gadgets:detail", args=[gadget.pk]) == f"/gadgets/{gadget.pk}/"
+    assert reverse("gadgets:gadget_detail", args=[gadget.pk]) == f"/gadgets/{gadget.pk}/"
     page = logged_in_client.get(f"/gadgets/{gadget.pk}/")
     assert page.status_code == 200 and 'id="live"' in page.content.decode()
     live = logged_in_client.get(f"/gadgets/{gadget.pk}/", HTTP_HX_REQUEST="true").content.decode()

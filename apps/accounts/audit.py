@@ -2,7 +2,7 @@
 
 django-auditlog records every create, update and delete of the models registered with
 ``track`` (configuration: accounts, regions, clusters and nodes, RAID hosts and push tokens,
-probe targets, channels, rules, silences, users, groups, API keys) through the ORM's signals,
+probe targets, thresholds, channels, rules, silences, users, groups, API keys) through the ORM's signals,
 so the API, the pages, the admin and management commands are all recorded alike. What workers
 write as they monitor (statuses, figures, last errors, snapshots, results) is excluded per
 field, or written with ``QuerySet.update()``, which sends no signal: the trail holds changes

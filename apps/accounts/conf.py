@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from apps.lib.appconf import Setting
+from apps.lib.appconf import Setting, one_of
 
 from .signin import UNMAPPED_CHOICES, GroupMapping
 
@@ -26,16 +26,6 @@ LDAP_GROUP_TYPES = {
     "posixGroup": ("PosixGroupType", "posixGroup"),
     "activeDirectory": ("NestedActiveDirectoryGroupType", "group"),
 }
-
-
-def _choice(choices: tuple[str, ...]) -> Any:
-    def check(value: str) -> str:
-        value = value.strip()
-        if value not in choices:
-            raise ValueError(f"{value!r}: expected one of {', '.join(choices)}")
-        return value
-
-    return check
 
 
 def _http_url(value: str) -> str:
@@ -66,45 +56,109 @@ def _names(value: list[str]) -> list[str]:
 
 SETTINGS = (
     # --- OpenID Connect (any standard provider) ---
-    # The provider's issuer URL; its discovery document is <it>/.well-known/openid-configuration.
-    Setting("VIGIL_OIDC_SERVER_URL", check=_http_url),
-    Setting("VIGIL_OIDC_CLIENT_ID"),
-    Setting("VIGIL_OIDC_CLIENT_SECRET"),
-    # What the login page's button says.
-    Setting("VIGIL_OIDC_NAME", default="Single sign-on"),
-    Setting("VIGIL_OIDC_SCOPES", "list", ["openid", "profile", "email", "groups"]),
-    # The claim (in the userinfo answer or the ID token) that lists the person's groups.
-    Setting("VIGIL_OIDC_GROUPS_CLAIM", default="groups"),
-    # Sign-out also ends the provider's session when it offers an end_session_endpoint.
-    Setting("VIGIL_OIDC_PROVIDER_LOGOUT", "bool", True),
-    # --- LDAP / Active Directory (django-auth-ldap) ---
-    Setting("VIGIL_LDAP_SERVER_URI", check=_ldap_uri),
-    Setting("VIGIL_LDAP_BIND_DN"),
-    Setting("VIGIL_LDAP_BIND_PASSWORD"),
-    Setting("VIGIL_LDAP_USER_SEARCH_BASE"),
-    Setting("VIGIL_LDAP_USER_FILTER", default="(uid=%(user)s)"),
-    Setting("VIGIL_LDAP_GROUP_SEARCH_BASE"),
     Setting(
-        "VIGIL_LDAP_GROUP_TYPE", default="groupOfNames", check=_choice(tuple(LDAP_GROUP_TYPES))
+        "VIGIL_OIDC_SERVER_URL",
+        check=_http_url,
+        help="OpenID Connect: the provider's issuer URL (its discovery document is "
+        "<it>/.well-known/openid-configuration); the client registered there has the redirect "
+        "URI <VIGIL_BASE_URL>/accounts/sso/oidc/login/callback/. Empty: no provider.",
     ),
-    Setting("VIGIL_LDAP_START_TLS", "bool", False),
-    # CA certificates (PEM) the server's certificate must chain to; empty: the system's.
-    Setting("VIGIL_LDAP_CA_FILE", check=_readable_file),
-    Setting("VIGIL_LDAP_TIMEOUT", "float", 10.0),
+    Setting("VIGIL_OIDC_CLIENT_ID", help="The client registered with the provider."),
+    Setting("VIGIL_OIDC_CLIENT_SECRET", help="Its secret."),
+    Setting(
+        "VIGIL_OIDC_NAME",
+        default="Single sign-on",
+        help='What the sign-in page\'s button says: "Sign in with <name>".',
+    ),
+    Setting(
+        "VIGIL_OIDC_SCOPES",
+        "list",
+        ["openid", "profile", "email", "groups"],
+        help="Scopes asked for (openid required).",
+    ),
+    Setting(
+        "VIGIL_OIDC_GROUPS_CLAIM",
+        default="groups",
+        help="The claim (in the userinfo answer or the ID token) that lists the person's groups.",
+    ),
+    Setting(
+        "VIGIL_OIDC_PROVIDER_LOGOUT",
+        "bool",
+        True,
+        help="Sign-out also ends the provider's session when it offers an end_session_endpoint.",
+    ),
+    # --- LDAP / Active Directory (django-auth-ldap) ---
+    Setting(
+        "VIGIL_LDAP_SERVER_URI",
+        check=_ldap_uri,
+        help="LDAP / Active Directory: ldap://host[:port] (with VIGIL_LDAP_START_TLS=true) or "
+        "ldaps://host[:port]. Empty: no directory. Needs django-auth-ldap (make ldap).",
+    ),
+    Setting(
+        "VIGIL_LDAP_BIND_DN", help="The account Vigil searches with (empty: an anonymous bind)."
+    ),
+    Setting(
+        "VIGIL_LDAP_BIND_PASSWORD", help="Its password, best as VIGIL_LDAP_BIND_PASSWORD_FILE."
+    ),
+    Setting("VIGIL_LDAP_USER_SEARCH_BASE", help="Where people are."),
+    Setting(
+        "VIGIL_LDAP_USER_FILTER",
+        default="(uid=%(user)s)",
+        help="How a username finds them (Active Directory: (sAMAccountName=%(user)s)).",
+    ),
+    Setting("VIGIL_LDAP_GROUP_SEARCH_BASE", help="Where groups are."),
+    Setting(
+        "VIGIL_LDAP_GROUP_TYPE",
+        default="groupOfNames",
+        check=one_of(*LDAP_GROUP_TYPES),
+        help="The groups' kind (activeDirectory: nested groups count).",
+    ),
+    Setting("VIGIL_LDAP_START_TLS", "bool", False, help="StartTLS on an ldap:// URI."),
+    Setting(
+        "VIGIL_LDAP_CA_FILE",
+        check=_readable_file,
+        help="CA certificates (PEM) the server's certificate must chain to; empty: the system's.",
+    ),
+    Setting(
+        "VIGIL_LDAP_TIMEOUT", "float", 10.0, help="Seconds for connecting and for each search."
+    ),
     # --- Roles from groups (OpenID Connect and LDAP alike) ---
-    Setting("VIGIL_SIGNIN_ADMIN_GROUPS", "list", [], check=_names),
-    Setting("VIGIL_SIGNIN_OPERATOR_GROUPS", "list", [], check=_names),
-    Setting("VIGIL_SIGNIN_VIEWER_GROUPS", "list", [], check=_names),
-    # Someone in none of those groups: refuse, or viewer.
-    Setting("VIGIL_SIGNIN_UNMAPPED", default="refuse", check=_choice(UNMAPPED_CHOICES)),
+    Setting(
+        "VIGIL_SIGNIN_ADMIN_GROUPS",
+        "list",
+        [],
+        check=_names,
+        help="Groups whose people are admins (OpenID Connect and LDAP alike, read at every "
+        "sign-in; an LDAP group by its cn or its whole DN; case does not matter).",
+    ),
+    Setting("VIGIL_SIGNIN_OPERATOR_GROUPS", "list", [], check=_names, help="...operators."),
+    Setting("VIGIL_SIGNIN_VIEWER_GROUPS", "list", [], check=_names, help="...viewers."),
+    Setting(
+        "VIGIL_SIGNIN_UNMAPPED",
+        default="refuse",
+        check=one_of(*UNMAPPED_CHOICES),
+        help="Someone in none of those groups: refuse, or viewer.",
+    ),
     # --- Local accounts and two-factor ---
-    # Who may sign in with a password kept by Vigil: everyone, or superusers only.
-    Setting("VIGIL_LOCAL_SIGNIN", default="everyone", check=_choice(LOCAL_SIGNIN_CHOICES)),
-    # Two-factor required for password sign-ins of: none, admins, everyone.
-    Setting("VIGIL_MFA_REQUIRED", default="none", check=_choice(MFA_REQUIRED_CHOICES)),
-    # Failed logins for one username from every address together before it is paused (the
-    # per-address limit is VIGIL_LOGIN_FAILURE_LIMIT).
-    Setting("VIGIL_LOGIN_USER_FAILURE_LIMIT", "int", 20),
+    Setting(
+        "VIGIL_LOCAL_SIGNIN",
+        default="everyone",
+        check=one_of(*LOCAL_SIGNIN_CHOICES),
+        help="Who may sign in with a password kept by Vigil: everyone, or superusers only.",
+    ),
+    Setting(
+        "VIGIL_MFA_REQUIRED",
+        default="none",
+        check=one_of(*MFA_REQUIRED_CHOICES),
+        help="Two-factor required for password sign-ins of: none, admins, everyone.",
+    ),
+    Setting(
+        "VIGIL_LOGIN_USER_FAILURE_LIMIT",
+        "int",
+        20,
+        help="Failed logins for one username from every address together before it is paused "
+        "(the per-address limit is VIGIL_LOGIN_FAILURE_LIMIT).",
+    ),
 )
 
 

@@ -93,7 +93,9 @@ class EscalationPolicyAdmin(admin.ModelAdmin):
 
 @admin.register(MaintenanceWindow)
 class MaintenanceWindowAdmin(admin.ModelAdmin):
-    list_display = ["name", "region", "concern", "days", "start", "minutes", "time_zone", "enabled"]
+    list_display = [
+        "name", "region", "concern", "days", "start", "cron", "minutes", "time_zone", "enabled",
+    ]  # fmt: skip
     exclude = ["author"]
 
     def save_model(self, request, obj, form, change) -> None:

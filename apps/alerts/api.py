@@ -476,25 +476,26 @@ class MaintenanceWindowSerializer(ModelClean, serializers.ModelSerializer):
     class Meta:
         model = MaintenanceWindow
         fields = ["id", "name", "region", "concern", "content_type", "object_id", "cause_key",
-                  "days", "start", "minutes", "time_zone", "enabled", "comment",
+                  "days", "start", "cron", "minutes", "time_zone", "enabled", "comment",
                   "open_now", "next_opens"]  # fmt: skip
 
     def validate_days(self, value: object) -> list[int]:
-        if not isinstance(value, list) or not value:
+        if not isinstance(value, list):
             raise serializers.ValidationError("Give weekdays as a list, 0 (Monday) to 6 (Sunday).")
-        return value
+        return value  # empty with a cron rule; the model's clean says which is missing
 
     def get_open_now(self, window: MaintenanceWindow) -> bool:
-        return window.weekly.open_at(timezone.now()) is not None
+        return window.schedule.open_at(timezone.now()) is not None
 
     def get_next_opens(self, window: MaintenanceWindow) -> str | None:
-        found = window.weekly.next_open(timezone.now())
+        found = window.schedule.next_open(timezone.now())
         return found[0].isoformat() if found else None
 
 
 class MaintenanceWindowViewSet(ConditionalGet, viewsets.ModelViewSet):
-    """Recurring maintenance windows (admins write them): weekly days and hours in a named
-    time zone; held while open, still-failing subjects sent when an occurrence closes."""
+    """Recurring maintenance windows (admins write them): weekly days and hours, or a cron
+    rule (``cron``), in a named time zone; held while open, still-failing subjects sent when an
+    occurrence closes."""
 
     serializer_class = MaintenanceWindowSerializer
     queryset = MaintenanceWindow.objects.all()

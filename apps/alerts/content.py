@@ -86,7 +86,8 @@ def summary_line(transition: Transition, kind: str = "") -> str:
     )
 
 
-#: One short subject template per kind of email (``emails/subject-<name>.txt``).
+#: One short subject template per kind of email (``emails/<name>-subject.txt``, named as
+#: ``apps/lib/emails.py`` names an email's own).
 SUBJECTS = (
     "alert",
     "recovery",
@@ -210,7 +211,7 @@ def context(notifications: Sequence[Notification]) -> dict[str, Any]:
         "undeliverable_channel": _undelivered_channel(first),
     }
     name = subject_name(first.kind, ctx["grouped"], items[0]["transition"].new_status)
-    ctx["subject"] = " ".join(render_to_string(f"emails/subject-{name}.txt", ctx).split())
+    ctx["subject"] = " ".join(render_to_string(f"emails/{name}-subject.txt", ctx).split())
     return ctx
 
 

@@ -1,4 +1,5 @@
-"""The forms of routing rules, silences and channels. A rule's or a silence's scope is chosen
+"""The forms of routing rules, silences, channels, escalation policies, maintenance windows and
+dependencies. A rule's or a silence's scope is chosen
 from lists with the labels the pages use (``apps.alerts.scopes``): a region, a concern, one
 subject found by a search; a scope that could never match is refused as it is typed."""
 
@@ -6,17 +7,28 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
+from zoneinfo import available_timezones
 
 from django import forms
 from django.contrib.contenttypes.models import ContentType
-from django.urls import reverse_lazy
+from django.urls import reverse, reverse_lazy
 from django.utils import timezone
 
 from apps.regions import concerns
 from apps.regions.models import Region, Subject
 
 from . import scopes
-from .models import RULE_FIELDS, Channel, Rule, Silence
+from .models import (
+    RULE_FIELDS,
+    Cause,
+    Channel,
+    Dependency,
+    EscalationLevel,
+    EscalationPolicy,
+    MaintenanceWindow,
+    Rule,
+    Silence,
+)
 
 ANY_REGION = "Any region"
 ANY_CONCERN = "Any concern"
@@ -208,3 +220,202 @@ class ChannelForm(forms.ModelForm):
         if not value and self.instance.pk:
             return self.instance.secret  # kept: the form never shows it
         return value
+
+
+WEEKDAYS = [
+    (0, "Monday"),
+    (1, "Tuesday"),
+    (2, "Wednesday"),
+    (3, "Thursday"),
+    (4, "Friday"),
+    (5, "Saturday"),
+    (6, "Sunday"),
+]
+ANY_DOMAIN = "Any failure domain"
+
+
+def time_zone_choices() -> list[tuple[str, str]]:
+    """Every IANA zone name, UTC first: a window's zone is chosen, never typed."""
+    return [("UTC", "UTC"), *((z, z) for z in sorted(available_timezones()) if z != "UTC")]
+
+
+def failure_domain_choices(keep: str = "") -> list[tuple[str, str]]:
+    """The causes Vigil has seen (their key, named by their label), and ``keep`` (a window's
+    saved one) even if no cause has it now."""
+    seen: dict[str, str] = {}
+    for key, label in Cause.objects.order_by("key", "-opened").values_list("key", "label"):
+        seen.setdefault(key, f"{label} ({key})")
+    if keep and keep not in seen:
+        seen[keep] = keep
+    return [("", ANY_DOMAIN), *sorted(seen.items(), key=lambda kv: kv[1])]
+
+
+class WindowForm(ScopeForm):
+    """A recurring maintenance window: its scope from lists (region, concern, subject, a
+    failure domain seen before), weekdays as boxes and a start, or a cron rule, in a time zone
+    from the IANA list."""
+
+    days = forms.TypedMultipleChoiceField(
+        choices=WEEKDAYS,
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Weekly: the weekdays an occurrence opens on, at the start below (local "
+        "time in the window's zone). Leave empty for a cron rule.",
+    )
+    time_zone = forms.ChoiceField(choices=time_zone_choices, initial="UTC")
+    cause_key = forms.ChoiceField(
+        label="Failure domain",
+        required=False,
+        help_text="Subjects failing for this cause (a storage server, an AWS account-region, "
+        "a host that stopped pushing) are held.",
+    )
+    field_order = [
+        "name",
+        "region",
+        "concern",
+        "subject",
+        "cause_key",
+        "days",
+        "start",
+        "cron",
+        "minutes",
+        "time_zone",
+        "enabled",
+        "comment",
+    ]
+
+    class Meta:
+        model = MaintenanceWindow
+        fields = [
+            "name",
+            "region",
+            "concern",
+            "cause_key",
+            "days",
+            "start",
+            "cron",
+            "minutes",
+            "time_zone",
+            "enabled",
+            "comment",
+        ]
+        widgets = {
+            "start": forms.TimeInput(attrs={"type": "time"}),
+            "comment": forms.Textarea(attrs={"rows": 2}),
+        }
+        help_texts = {"minutes": "How long each occurrence lasts, in minutes (at most a week)."}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["cause_key"].choices = failure_domain_choices(self.instance.cause_key)
+
+    def save(self, author: Any = None, commit: bool = True) -> MaintenanceWindow:  # type: ignore[override]
+        window = super().save(commit=False)
+        if window.pk is None:
+            window.author = author
+        window.save()
+        return window
+
+
+class DependencyForm(forms.ModelForm):
+    """A declared dependency: both ends chosen from the monitored subjects (with a search)."""
+
+    subject = SubjectField(help_text="The subject whose failures the upstream's explain.")
+    upstream = SubjectField(help_text="What it depends on (a cluster, a storage host, a site).")
+    field_order = ["subject", "upstream", "comment"]
+
+    class Meta:
+        model = Dependency
+        fields = ["comment"]
+        widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, ct, pk in (
+            ("subject", "content_type_id", "object_id"),
+            ("upstream", "upstream_type_id", "upstream_id"),
+        ):
+            field = self.fields[name]
+            field.follows = ()
+            field.search_url = f"{reverse('alerts:subjects')}?field={name}"
+            if getattr(self.instance, ct) and name not in self.initial:
+                self.initial[name] = f"{getattr(self.instance, ct)}:{getattr(self.instance, pk)}"
+            chosen = str(self[name].value() or "")
+            found = scopes.find(keep=chosen)
+            field.widget.choices = [("", "Choose a subject"), *subject_options(found)[1:]]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for name, ct, pk in (
+            ("subject", "content_type", "object_id"),
+            ("upstream", "upstream_type", "upstream_id"),
+        ):
+            subject = data.get(name)
+            if subject is not None:
+                setattr(self.instance, ct, ContentType.objects.get_for_model(subject))
+                setattr(self.instance, pk, subject.pk)
+        dependency = self.instance
+        if (
+            data.get("subject") is not None
+            and data.get("upstream") is not None
+            and Dependency.objects.filter(
+                content_type=dependency.content_type,
+                object_id=dependency.object_id,
+                upstream_type=dependency.upstream_type,
+                upstream_id=dependency.upstream_id,
+            )
+            .exclude(pk=dependency.pk)
+            .exists()
+        ):
+            raise forms.ValidationError("This dependency is already declared.")
+        return data
+
+    def _update_errors(self, errors: forms.ValidationError) -> None:
+        # The model names its errors after its columns; the form shows them on its two lists.
+        found = getattr(errors, "error_dict", {})
+        for column, name in (("object_id", "subject"), ("upstream_id", "upstream")):
+            if column in found:
+                found.setdefault(name, []).extend(found.pop(column))
+        super()._update_errors(errors)
+
+    def save(self, author: Any = None, commit: bool = True) -> Dependency:  # type: ignore[override]
+        dependency = super().save(commit=False)
+        if dependency.pk is None:
+            dependency.author = author
+        dependency.save()
+        return dependency
+
+
+class EscalationPolicyForm(forms.ModelForm):
+    class Meta:
+        model = EscalationPolicy
+        fields = ["name"]
+        help_texts = {"name": 'How rules and incidents name it, e.g. "Storage on call".'}
+
+
+class EscalationLevelForm(forms.ModelForm):
+    class Meta:
+        model = EscalationLevel
+        fields = ["delay_minutes", "channels"]
+        widgets = {"channels": forms.CheckboxSelectMultiple}
+        labels = {"delay_minutes": "After (minutes)"}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not data.get("DELETE") and self.has_changed() and not data.get("channels"):
+            self.add_error("channels", "Choose at least one channel: this level tells nobody.")
+        return data
+
+
+#: A policy's levels, edited on its page: three empty rows to add levels, each with a
+#: "remove" box.
+EscalationLevelFormSet = forms.inlineformset_factory(
+    EscalationPolicy,
+    EscalationLevel,
+    form=EscalationLevelForm,
+    extra=3,
+    can_delete=True,
+    min_num=1,
+    validate_min=True,
+)

@@ -9,6 +9,7 @@ with a lease, so a worker that dies mid-send only delays a notification, never l
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, time
 
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
@@ -520,8 +521,19 @@ class MaintenanceWindow(models.Model):
         help_text="A cause's key (an incident by cause's page shows it), e.g. "
         "raid/3/domain/storage-b: subjects failing for it are held.",
     )
-    days = models.JSONField(help_text="Weekdays, 0 (Monday) to 6 (Sunday), e.g. [6].")
-    start = models.TimeField(help_text="Local time in the window's time zone.")
+    days = models.JSONField(
+        default=list, blank=True, help_text="Weekdays, 0 (Monday) to 6 (Sunday), e.g. [6]."
+    )
+    start = models.TimeField(
+        null=True, blank=True, help_text="Local time in the window's time zone (weekly)."
+    )
+    cron = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Instead of weekdays and a start: five cron fields (minute hour day-of-month "
+        'month day-of-week) in the window\'s time zone, e.g. "0 2 1-7 * sun" (the first '
+        "Sunday of each month at 02:00).",
+    )
     minutes = models.PositiveIntegerField(help_text="How long each occurrence lasts.")
     time_zone = models.CharField(max_length=64, default="UTC", help_text="e.g. Europe/Berlin")
     enabled = models.BooleanField(default=True)
@@ -540,16 +552,47 @@ class MaintenanceWindow(models.Model):
         return self.name
 
     @property
-    def weekly(self):
-        return schedule.Weekly(frozenset(self.days or ()), self.start, self.minutes, self.time_zone)
+    def schedule(self) -> schedule.Weekly | schedule.Cron:
+        """When it opens: its cron rule, or its weekdays and start."""
+        if self.cron:
+            return schedule.Cron(self.cron, self.minutes, self.time_zone)
+        return schedule.Weekly(
+            frozenset(self.days or ()), self.start or time(0), self.minutes, self.time_zone
+        )
 
     def clean(self) -> None:
-        errors = schedule.check(
-            self.days if isinstance(self.days, list) else [], self.minutes or 0, self.time_zone
-        )
+        days = self.days if isinstance(self.days, list) else []
+        errors = schedule.check(days, self.minutes or 0, self.time_zone, self.cron.strip())
+        if not self.cron.strip() and self.start is None:
+            errors["start"] = "A weekly window needs its start (local time)."
         if errors:
             raise ValidationError(errors)
+        self.cron = " ".join(self.cron.split())
         check_scope(self)
+
+    @classmethod
+    def in_region(cls, region: Region, start: datetime, end: datetime) -> list[tuple[str, list]]:
+        """The enabled windows that apply to ``region``'s subjects, each as (its name and what
+        it holds, its occurrences from ``start`` to ``end``), for the region's timeline: a
+        window of this region or of every region; of one subject, if that subject is here; of
+        a failure domain, if a cause of that key was ever here."""
+        found = []
+        windows = cls.objects.filter(enabled=True).filter(Q(region=region) | Q(region=None))
+        for window in windows.order_by("name", "pk"):
+            held = concerns.label_of(window.concern) if window.concern else "everything"
+            if window.content_type_id:
+                subject = subject_of(window.content_type_id, window.object_id)
+                if subject is None or subject.region_id != region.pk:
+                    continue
+                held = str(subject)
+            if window.cause_key:
+                if not Cause.objects.filter(key=window.cause_key, region=region).exists():
+                    continue
+                held = f"{held}, failing for {window.cause_key}"
+            occurrences = window.schedule.between(start, end)
+            if occurrences:
+                found.append((f"{window.name} ({held})", occurrences))
+        return found
 
     def matches(self, ref: SubjectRef) -> bool:
         return (
@@ -606,8 +649,43 @@ class Dependency(models.Model):
             errors["upstream_id"] = "No such monitored subject."
         if (self.content_type_id, self.object_id) == (self.upstream_type_id, self.upstream_id):
             errors["upstream_id"] = "A subject cannot depend on itself."
+        elif not errors and (self.content_type_id, self.object_id) in Dependency.upstreams_of(
+            self.upstream_type_id, self.upstream_id, excluding=self.pk
+        ):
+            errors["upstream_id"] = (
+                f"{subject_of(self.upstream_type_id, self.upstream_id)} already depends on "
+                f"{subject_of(self.content_type_id, self.object_id)}, directly or through "
+                "others: this would make a circle."
+            )
         if errors:
             raise ValidationError(errors)
+
+    #: How deep a chain of dependencies is followed (a bound; cycles are refused on save).
+    MAX_DEPTH = 20
+
+    @classmethod
+    def upstreams_of(
+        cls, content_type_id: int, object_id: int, excluding: int | None = None
+    ) -> list[tuple[int, int]]:
+        """Every subject ``(content type, id)`` depends on, directly or through others (A on
+        B on C: B, then C), nearest first; ``excluding`` a dependency (the one being edited)."""
+        found: list[tuple[int, int]] = []
+        seen = {(content_type_id, object_id)}
+        level = [(content_type_id, object_id)]
+        for _ in range(cls.MAX_DEPTH):
+            if not level:
+                break
+            match = Q(pk__in=[])
+            for type_id, pk in level:
+                match |= Q(content_type_id=type_id, object_id=pk)
+            rows = cls.objects.filter(match).exclude(pk=excluding)
+            level = []
+            for pair in rows.order_by("pk").values_list("upstream_type_id", "upstream_id"):
+                if pair not in seen:
+                    seen.add(pair)
+                    found.append(pair)
+                    level.append(pair)
+        return found
 
 
 class Notification(models.Model):

@@ -1,5 +1,6 @@
 """The on-call state for ``/metrics``: open incidents by cause, escalations waiting for their
-next level, maintenance windows open now. Three queries, whatever the number of incidents.
+next level, maintenance windows open now, subjects held by a failing declared upstream. Four
+queries, whatever the number of incidents.
 
 Labels stay few (``concern``, ``region``): a cause's key or a subject would make one series per
 incident. A group with nothing open has no sample (``sum(...) or vector(0)`` in a query).
@@ -7,6 +8,7 @@ incident. A group with nothing open has no sample (``sum(...) or vector(0)`` in 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -15,6 +17,7 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from .models import Cause, Incident, MaintenanceWindow, Notification
+from .routing import dependency_key
 
 LABELS = ("concern", "region")
 
@@ -66,7 +69,27 @@ def metrics(now: datetime | None = None) -> Iterator[Metric]:
         "Enabled recurring maintenance windows open now (holding back what they match).",
     )
     enabled = MaintenanceWindow.objects.filter(enabled=True).only(
-        "days", "start", "minutes", "time_zone"
+        "days", "start", "cron", "minutes", "time_zone"
     )
-    windows.add_metric([], float(sum(w.weekly.open_at(now) is not None for w in enabled)))
-    yield from (causes, subjects, pending, windows)
+    windows.add_metric([], float(sum(w.schedule.open_at(now) is not None for w in enabled)))
+    yield from (causes, subjects, pending, windows, held_by_dependencies())
+
+
+def held_by_dependencies() -> Metric:
+    """Subjects failing while what they are declared to depend on (directly or through
+    others) fails: held on the upstream's incident rather than paging."""
+    held = GaugeMetricFamily(
+        "vigil_alert_dependencies_holding",
+        "Subjects held back because a subject they are declared to depend on (directly or "
+        "through others) is failing, by concern and region.",
+        labels=LABELS,
+    )
+    counts: Counter[tuple[str, str]] = Counter()
+    for type_id, object_id, key, concern, region in Incident.objects.filter(
+        closed=None, cause__closed=None, cause__key__startswith="dependency/"
+    ).values_list("content_type_id", "object_id", "cause__key", "concern", "region__code"):
+        if key != dependency_key(type_id, object_id):  # not the upstream itself
+            counts[concern, region] += 1
+    for labels, n in sorted(counts.items()):
+        held.add_metric(list(labels), float(n))
+    return held

@@ -102,7 +102,7 @@ def active_window(ref: SubjectRef, now: datetime) -> MaintenanceWindow | None:
     windows = MaintenanceWindow.objects.filter(enabled=True).filter(
         Q(region__isnull=True) | Q(region_id=ref.region_id)
     )
-    return next((w for w in windows if w.matches(ref) and w.weekly.open_at(now)), None)
+    return next((w for w in windows if w.matches(ref) and w.schedule.open_at(now)), None)
 
 
 def update_incident(transition: Transition) -> Incident | None:
@@ -167,38 +167,36 @@ def _flap_notice_sent_recently(transition: Transition) -> bool:
     ).exists()
 
 
+def _told(**where: object):
+    """Notifications that told their channel (sent, being sent, failed, or held back while
+    the subject flaps: the channel had the flapping summary), filtered by ``where``."""
+    return Notification.objects.filter(state__in=TOLD, **where)
+
+
+def _of_incident(incident: Incident) -> dict[str, object]:
+    """``_told``'s filter for the changes of ``incident`` (its subject's, since it opened)."""
+    return {
+        "transition__content_type_id": incident.content_type_id,
+        "transition__object_id": incident.object_id,
+        "transition__created__gte": incident.opened,
+    }
+
+
 def told_about(incident: Incident) -> list[Channel]:
-    """Channels that were sent (or are sending) something about ``incident``, or held a
-    change of it back because the subject flaps (they had the flapping summary)."""
-    return list(
-        Channel.objects.filter(
-            disabled=False,
-            notifications__transition__content_type_id=incident.content_type_id,
-            notifications__transition__object_id=incident.object_id,
-            notifications__transition__created__gte=incident.opened,
-            notifications__state__in=TOLD,
-        ).distinct()
-    )
+    """Channels that were told something about ``incident``."""
+    told = _told(**_of_incident(incident)).values("channel_id")
+    return list(Channel.objects.filter(disabled=False, pk__in=told))
 
 
 def told_alone(incident: Incident) -> set[int]:
     """Channels told about a change of ``incident`` that was not its cause's."""
-    return set(
-        Notification.objects.filter(
-            transition__content_type_id=incident.content_type_id,
-            transition__object_id=incident.object_id,
-            transition__created__gte=incident.opened,
-            transition__cause=None,
-            state__in=TOLD,
-        ).values_list("channel_id", flat=True)
-    )
+    told = _told(transition__cause=None, **_of_incident(incident))
+    return set(told.values_list("channel_id", flat=True))
 
 
 def told_about_cause(cause: Cause, excluding: Transition | None = None) -> set[int]:
     """Channels told about any subject of the incident by cause ``cause``."""
-    told = Notification.objects.filter(
-        transition__cause=cause, state__in=TOLD, channel__disabled=False
-    )
+    told = _told(transition__cause=cause, channel__disabled=False)
     if excluding is not None:
         told = told.exclude(transition=excluding)
     return set(told.values_list("channel_id", flat=True))
@@ -254,17 +252,28 @@ def dependency_key(content_type_id: int, object_id: int) -> str:
 
 
 def failing_upstream(transition: Transition) -> Incident | None:
-    """The open incident of a subject ``transition``'s subject is declared to depend on, when
-    the change is a failure and one of them is failing (the oldest incident), else None."""
+    """When the change is a failure, the open incident of what ``transition``'s subject is
+    declared to depend on, directly or through others (A on B on C: C failing holds A and B):
+    of the upstreams failing, one not itself held by another's (the root), the oldest; else
+    None."""
     if transition.is_recovery:
         return None
-    upstreams = Dependency.objects.filter(
-        content_type_id=transition.content_type_id, object_id=transition.object_id
-    ).values_list("upstream_type_id", "upstream_id")
+    upstreams = Dependency.upstreams_of(transition.content_type_id, transition.object_id)
     found = Q(pk__in=[])
     for type_id, object_id in upstreams:
         found |= Q(content_type_id=type_id, object_id=object_id)
-    return Incident.objects.filter(found, closed=None).order_by("opened", "pk").first()
+    failing = list(
+        Incident.objects.filter(found, closed=None).select_related("cause").order_by("opened", "pk")
+    )
+    roots = [i for i in failing if not _held_by_upstream(i)]
+    return (roots or failing or [None])[0]
+
+
+def _held_by_upstream(incident: Incident) -> bool:
+    """``incident`` joined a declared upstream's incident by cause (not as that upstream)."""
+    key = incident.cause.key if incident.cause_id else ""
+    own = dependency_key(incident.content_type_id, incident.object_id)
+    return key.startswith("dependency/") and key != own
 
 
 def release_dependents(transition: Transition, incident: Incident | None) -> int:
@@ -279,16 +288,7 @@ def release_dependents(transition: Transition, incident: Incident | None) -> int
     now = transition.created
     released = 0
     for member in cause.incidents.filter(closed=None).select_related("last_transition"):
-        rows = Notification.objects.filter(
-            transition=member.last_transition,
-            kind=Notification.Kind.TRANSITION,
-            sequence=0,
-            state=Notification.State.INHIBITED,
-        )
-        kind, state = _flap_state(member.last_transition)
-        if active_silence(member, now):
-            state = Notification.State.SILENCED  # a silence's end sends it, as any other
-        released += rows.update(kind=kind, state=state, created=now, next_attempt=now)
+        released += _send_late(member.last_transition, now, held=Notification.State.INHIBITED)
         # its own change from now on: sent, and its recovery sent, as the subject's alone
         Transition.objects.filter(pk=member.last_transition_id, cause=cause).update(cause=None)
     cause.incidents.filter(closed=None).update(cause=None)
@@ -507,56 +507,9 @@ def _flap_state(transition: Transition) -> tuple[str, str]:
     return Notification.Kind.TRANSITION, Notification.State.PENDING
 
 
-def held_by(silence: Silence):
-    """Open incidents ``silence`` is holding back: they match it, and a notification about
-    them was silenced while it ran (what recovered since is closed, so not here)."""
-    silenced = Notification.objects.filter(
-        state=Notification.State.SILENCED,
-        created__gte=silence.starts,
-        created__lte=silence.ends,
-        transition__content_type=OuterRef("content_type"),
-        transition__object_id=OuterRef("object_id"),
-    )
-    incidents = Incident.objects.filter(closed=None).filter(Exists(silenced))
-    if silence.region_id:
-        incidents = incidents.filter(region_id=silence.region_id)
-    if silence.concern:
-        incidents = incidents.filter(concern=silence.concern)
-    if silence.content_type_id:
-        incidents = incidents.filter(
-            content_type_id=silence.content_type_id, object_id=silence.object_id
-        )
-    return incidents.select_related("region", "last_transition")
-
-
-def _send_late(transition: Transition, now: datetime) -> int:
-    """The silenced notifications of an incident's latest change, handed back to the outbox
-    (one per channel), as if written now: they group with the others released now."""
-    rows = Notification.objects.filter(
-        transition=transition,
-        kind=Notification.Kind.TRANSITION,
-        sequence=0,
-        state=Notification.State.SILENCED,
-    )
-    kind, state = _flap_state(transition)
-    return rows.update(kind=kind, state=state, created=now, next_attempt=now)
-
-
-def release_silence(silence: Silence, now: datetime) -> int:
-    """Once ``silence`` has ended: each incident it held that is still open is sent once."""
-    released = 0
-    if not Silence.objects.filter(pk=silence.pk, released=None, ends__lte=now).update(released=now):
-        return 0  # another worker released it, or it has not ended
-    shown = set(Region.objects.shown().values_list("pk", flat=True))
-    for incident in held_by(silence):
-        if incident.region_id not in shown or active_silence(incident, now):
-            continue  # another silence still holds it, and releases it when it ends
-        released += _send_late(incident.last_transition, now)
-    return released
-
-
-def held_by_window(window: MaintenanceWindow, opens: datetime, closes: datetime):
-    """Open incidents one occurrence of ``window`` held back (as ``held_by`` for a silence)."""
+def _held(scope: Silence | MaintenanceWindow, opens: datetime, closes: datetime):
+    """Open incidents matching ``scope``'s region and concern of which a notification was
+    silenced from ``opens`` to ``closes`` (what recovered since is closed, so not here)."""
     silenced = Notification.objects.filter(
         state=Notification.State.SILENCED,
         created__gte=opens,
@@ -565,21 +518,66 @@ def held_by_window(window: MaintenanceWindow, opens: datetime, closes: datetime)
         transition__object_id=OuterRef("object_id"),
     )
     incidents = Incident.objects.filter(closed=None).filter(Exists(silenced))
-    if window.region_id:
-        incidents = incidents.filter(region_id=window.region_id)
-    if window.concern:
-        incidents = incidents.filter(concern=window.concern)
-    found = incidents.select_related("region", "last_transition", "cause")
-    return [i for i in found if window.matches(i)]
+    if scope.region_id:
+        incidents = incidents.filter(region_id=scope.region_id)
+    if scope.concern:
+        incidents = incidents.filter(concern=scope.concern)
+    if scope.content_type_id:
+        incidents = incidents.filter(
+            content_type_id=scope.content_type_id, object_id=scope.object_id
+        )
+    return incidents.select_related("region", "last_transition", "cause")
+
+
+def held_by(silence: Silence):
+    """Open incidents ``silence`` is holding back."""
+    return _held(silence, silence.starts, silence.ends)
+
+
+def _send_late(
+    transition: Transition, now: datetime, held: str = Notification.State.SILENCED
+) -> int:
+    """The ``held`` (silenced, or inhibited) notifications of an incident's latest change,
+    handed back to the outbox (one per channel), as if written now: they group with the
+    others released now. Still silenced if a silence or window holds it now."""
+    rows = Notification.objects.filter(
+        transition=transition, kind=Notification.Kind.TRANSITION, sequence=0, state=held
+    )
+    kind, state = _flap_state(transition)
+    if held != Notification.State.SILENCED and active_silence(transition, now):
+        state = Notification.State.SILENCED  # a silence's end sends it, as any other
+    return rows.update(kind=kind, state=state, created=now, next_attempt=now)
+
+
+def _release(incidents, now: datetime) -> int:
+    """``_send_late`` for each of ``incidents`` shown and not held by another silence (which
+    releases it when it ends)."""
+    shown = set(Region.objects.shown().values_list("pk", flat=True))
+    return sum(
+        _send_late(incident.last_transition, now)
+        for incident in incidents
+        if incident.region_id in shown and not active_silence(incident, now)
+    )
+
+
+def release_silence(silence: Silence, now: datetime) -> int:
+    """Once ``silence`` has ended: each incident it held that is still open is sent once."""
+    if not Silence.objects.filter(pk=silence.pk, released=None, ends__lte=now).update(released=now):
+        return 0  # another worker released it, or it has not ended
+    return _release(held_by(silence), now)
+
+
+def held_by_window(window: MaintenanceWindow, opens: datetime, closes: datetime):
+    """Open incidents one occurrence of ``window`` held back (as ``held_by`` for a silence)."""
+    return [i for i in _held(window, opens, closes) if window.matches(i)]
 
 
 def release_windows(now: datetime) -> int:
     """Each maintenance window whose latest occurrence closed and was not released yet: what
     it held that is still open is sent once, as at a silence's end."""
     released = 0
-    shown = set(Region.objects.shown().values_list("pk", flat=True))
     for window in MaintenanceWindow.objects.filter(enabled=True):
-        occurrence = window.weekly.last_closed(now)
+        occurrence = window.schedule.last_closed(now)
         if occurrence is None:
             continue
         opens, closes = occurrence
@@ -590,10 +588,7 @@ def release_windows(now: datetime) -> int:
         ).update(released_until=closes)
         if not won:
             continue  # another worker released it
-        for incident in held_by_window(window, opens, closes):
-            if incident.region_id not in shown or active_silence(incident, now):
-                continue
-            released += _send_late(incident.last_transition, now)
+        released += _release(held_by_window(window, opens, closes), now)
     return released
 
 

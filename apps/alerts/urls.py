@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from . import oncall, views
 
 app_name = "alerts"
 urlpatterns = [
@@ -29,4 +29,16 @@ urlpatterns = [
     path("silences/new/", views.new_silence, name="new-silence"),
     path("silences/<int:pk>/", views.silence, name="silence"),
     path("silences/<int:pk>/expire/", views.expire_silence, name="expire-silence"),
+    path("escalations/", oncall.escalations, name="escalations"),
+    path("escalations/new/", oncall.escalation, name="new-escalation"),
+    path("escalations/<int:pk>/", oncall.escalation, name="escalation"),
+    path("escalations/<int:pk>/delete/", oncall.delete_escalation, name="delete-escalation"),
+    path("windows/", oncall.windows, name="windows"),
+    path("windows/new/", oncall.window, name="new-window"),
+    path("windows/<int:pk>/", oncall.window, name="window"),
+    path("windows/<int:pk>/delete/", oncall.delete_window, name="delete-window"),
+    path("dependencies/", oncall.dependencies, name="dependencies"),
+    path("dependencies/new/", oncall.dependency, name="new-dependency"),
+    path("dependencies/<int:pk>/", oncall.dependency, name="dependency"),
+    path("dependencies/<int:pk>/delete/", oncall.delete_dependency, name="delete-dependency"),
 ]

@@ -282,20 +282,22 @@ def new_silence(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def subjects(request: HttpRequest) -> HttpResponse:
-    """The subject ``<select>`` of a rule or silence form, its options narrowed to
-    ``?subject_search=``, ``concern`` and ``region`` (htmx, as the search box is typed in)."""
+    """The subject ``<select>`` of a rule, silence, window or dependency form, its options
+    narrowed to ``?subject_search=``, ``concern`` and ``region`` (htmx, as the search box is
+    typed in); ``?field=upstream`` (a dependency's other end) for that field's list."""
+    name = "upstream" if request.GET.get("field") == "upstream" else "subject"
     region = request.GET.get("region", "")
     found = scopes.find(
-        request.GET.get("subject_search", ""),
+        request.GET.get(f"{name}_search", ""),
         concern=request.GET.get("concern", "")[:20],
         region=int(region) if region.isdigit() and len(region) < 12 else None,
-        keep=request.GET.get("subject", "")[:40],
+        keep=request.GET.get(name, "")[:40],
     )
     select = forms.Select(choices=subject_options(found))
     html = select.render(
-        "subject",
-        request.GET.get("subject", "")[:40],
-        attrs={"id": "id_subject", "aria-describedby": "id_subject_helptext"},
+        name,
+        request.GET.get(name, "")[:40],
+        attrs={"id": f"id_{name}", "aria-describedby": f"id_{name}_helptext"},
     )
     return HttpResponse(html)
 

@@ -115,7 +115,7 @@ class Volume(Subject):
         return self.label
 
     def get_absolute_url(self) -> str:
-        return reverse("ebs:detail", args=[self.pk])
+        return reverse("ebs:volume_detail", args=[self.pk])
 
     @property
     def label(self) -> str:

@@ -6,5 +6,5 @@ from . import views
 
 app_name = "ebs"
 urlpatterns = [
-    path("volumes/<int:pk>/", views.detail, name="detail"),
+    path("volumes/<int:pk>/", views.volume_detail, name="volume_detail"),
 ]

@@ -63,7 +63,7 @@ def live_context(volume: Volume) -> dict[str, Any]:
 
 
 @require_safe
-def detail(request: HttpRequest, pk: int) -> HttpResponse:
+def volume_detail(request: HttpRequest, pk: int) -> HttpResponse:
     volume = get_object_or_404(Volume.objects.select_related("region__account", "instance"), pk=pk)
     context = live_context(volume)
     if request.htmx:  # the 30-second poll: no charts, no cost advice

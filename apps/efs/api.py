@@ -33,11 +33,10 @@ from apps.api.push import push_endpoint, token_scheme
 from apps.api.throttling import UserWriteThrottle, WriteThrottle
 from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushToken, PushTokenAuthentication
+from apps.regions.api import SubjectThresholds
 
 from . import charts, client_history, client_push, history, pricing
-from .collect import own_thresholds, thresholds
 from .models import DESCRIBED_FIELDS, ClientKey, FileSystem
-from .verdict import PER_SUBJECT, check_overrides
 
 MAX_POINTS = 20_000
 
@@ -66,7 +65,6 @@ class FileSystemSerializer(serializers.ModelSerializer):
             "backfill_to",
             "last_error",
             "figures",
-            "thresholds",
         ]
         read_only_fields = fields
 
@@ -97,22 +95,7 @@ class FileSystemFilter(FilterSet):
         return queryset  # applied in filter_queryset, as hiding is the default
 
 
-class ThresholdsSerializer(serializers.Serializer):
-    own = serializers.DictField(child=serializers.FloatField(), help_text="Set for it")
-    defaults = serializers.DictField(child=serializers.FloatField(), help_text="Global")
-
-
-def threshold_table(fs: FileSystem) -> dict:
-    """Its own thresholds and the global defaults, by the names PUT takes."""
-    th = thresholds()
-    defaults = {}
-    for name, (field_name, unit, _, _) in PER_SUBJECT.items():
-        default = getattr(th, field_name)
-        defaults[name] = default.total_seconds() / 3600 if unit == "h" else default
-    return {"own": own_thresholds(fs), "defaults": defaults}
-
-
-class FileSystemViewSet(CachedList, PlainRows, viewsets.ReadOnlyModelViewSet):
+class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadOnlyModelViewSet):
     """EFS file systems with their status and current figures (``figures``)."""
 
     serializer_class = FileSystemSerializer
@@ -125,21 +108,6 @@ class FileSystemViewSet(CachedList, PlainRows, viewsets.ReadOnlyModelViewSet):
         """The newest write to any file system, one lookup on the ``changed`` index (triggers
         keep it: every insert and update, and a deletion touches a surviving row)."""
         return (FileSystem.objects.order_by("-changed").values_list("changed", flat=True).first(),)
-
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=ThresholdsSerializer)
-    @action(detail=True, methods=["get", "put"])  # PUT needs efs.change_filesystem
-    def thresholds(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
-        """This file system's own thresholds (PUT replaces them; admins), beside the global
-        defaults: a threshold set here changes this file system's status only."""
-        fs = self.get_object()
-        if request.method == "PUT":
-            try:
-                own = check_overrides(request.data)
-            except ValueError as exc:
-                raise ValidationError({"thresholds": str(exc)}) from None
-            FileSystem.objects.filter(pk=fs.pk).update(thresholds=own)
-            fs.thresholds = own
-        return Response(threshold_table(fs))
 
     @extend_schema(
         parameters=[

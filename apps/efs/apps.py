@@ -13,13 +13,14 @@ class EfsConfig(AppConfig):
         # Imported in ready(): app modules and models load once the app registry is ready.
         from apps.lib import partitions
         from apps.lib.retention import History
+        from apps.lib.thresholds import ThresholdSet
         from apps.regions import concerns
 
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
         # Imported in ready(): app modules and models load once the app registry is ready.
-        from . import demo_clients, demo_cloudwatch, elasticfilesystem
+        from . import collect, demo_clients, demo_cloudwatch, elasticfilesystem, verdict
         from .models import FileSystem, RegionCollection
 
         concerns.register_app(
@@ -28,6 +29,7 @@ class EfsConfig(AppConfig):
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
             demo_runtime=demo_clients.running_clients,
             demo_aws=demo_cloudwatch.install,
+            thresholds=ThresholdSet(verdict.SPECS, collect.thresholds, "file system"),
             aws_actions=(
                 (
                     "elasticfilesystem:DescribeMountTargets",

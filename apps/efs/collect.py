@@ -22,13 +22,14 @@ from apps.lib.cloudwatch import Piece, Window, collection_window
 from apps.lib.cloudwatch import client as cloudwatch_client
 from apps.lib.status import Cause, Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
+from apps.regions import thresholds as region_thresholds
 
 from . import clients, cloudwatch, elasticfilesystem, history, pricing
 from .cloudwatch_plan import Collected, Dropped, with_late_look
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
 from .models import DESCRIBED_FIELDS, FileSystem, NfsMount, RegionCollection
-from .verdict import Thresholds, check_overrides, filesystem_verdict, with_overrides
+from .verdict import Thresholds, filesystem_verdict
 
 log = logging.getLogger(__name__)
 
@@ -268,6 +269,7 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
     limits = pricing.limits_table()
     th = thresholds(limits)
     span = max(th.forecast_window, th.stale_after)
+    resolve = region_thresholds.resolver("efs", rc.region, th)  # each one's, over ``th``
     live = FileSystem.objects.filter(region=rc.region, deleted__isnull=True)
     filesystems = list(live.select_related("region__account"))
     counts: dict[str, int] = {}
@@ -285,7 +287,7 @@ def judge_region(rc: RegionCollection, now: datetime) -> dict[str, int]:
                 (
                     fs,
                     clients.with_client_notes(
-                        judge(fs, samples.pop(fs.pk), now, th, rc.last_error, limits),
+                        judge(fs, samples.pop(fs.pk), now, resolve(fs), rc.last_error, limits),
                         notes.get(fs.pk, []),
                     ),
                 )
@@ -343,7 +345,7 @@ def judge(
         throughput_mode=fs.throughput_mode,
         performance_mode=fs.performance_mode,
         standard_bytes=None if has_storage else fs.size_standard_bytes,
-        thresholds=with_overrides(th, own_thresholds(fs)),
+        thresholds=th,
         file_system_type=fs.file_system_type,
         region=fs.region.code,
         limits=limits if limits is not None else pricing.limits_table(),
@@ -357,14 +359,6 @@ def judge(
             cause=access_cause(fs.region),
         )
     return verdict
-
-
-def own_thresholds(fs: FileSystem) -> dict[str, float]:
-    """The thresholds set for ``fs`` (a bad value set outside the API is ignored)."""
-    try:
-        return check_overrides(fs.thresholds)
-    except ValueError:
-        return {}
 
 
 def access_cause(region) -> Cause:

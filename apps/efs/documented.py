@@ -3,7 +3,7 @@ with its source and the day it was read (prices are the third table, ``costs.PRI
 
 Pure: no Django, no I/O. ``VIGIL_EFS_LIMITS`` and ``VIGIL_EFS_METERING`` override any figure
 (``merged``), as ``VIGIL_EFS_PRICES`` does prices. Which of today's rules replace the 2018
-articles Vigil began from is said in the README ("EFS: documented figures").
+articles Vigil began from is said in docs/efs.md ("EFS: documented figures").
 
 Sources, read on 2026-11-26 through the ``search`` tool (copies of the pages' current text):
 

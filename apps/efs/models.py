@@ -81,12 +81,6 @@ class FileSystem(Subject):
     mount_target_addresses = models.JSONField(
         default=list, blank=True, help_text="Its mount targets' addresses (DescribeMountTargets)."
     )
-    thresholds = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text='This file system\'s own thresholds, e.g. {"io_limit_pct": 70} '
-        "(apps/efs/verdict.py PER_SUBJECT); the others are the global defaults.",
-    )
     changed = models.DateTimeField(
         default=timezone.now,
         editable=False,
@@ -105,7 +99,7 @@ class FileSystem(Subject):
         return f"{self.name} ({self.filesystem_id})" if self.name else self.filesystem_id
 
     def get_absolute_url(self) -> str:
-        return reverse("efs:detail", args=[self.pk])
+        return reverse("efs:filesystem_detail", args=[self.pk])
 
     @property
     def label(self) -> str:

@@ -6,5 +6,5 @@ from . import views
 
 app_name = "efs"
 urlpatterns = [
-    path("filesystems/<int:pk>/", views.detail, name="detail"),
+    path("filesystems/<int:pk>/", views.filesystem_detail, name="filesystem_detail"),
 ]

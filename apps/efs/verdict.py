@@ -11,7 +11,7 @@ window (3 h by default).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from apps.efs.documented import LIMITS, Table, credit_cap_bytes, mode_limits, value
@@ -30,6 +30,7 @@ from apps.lib.formats import mibps, rough_duration
 from apps.lib.formats import minutes_label as _minutes_label
 from apps.lib.formats import span_label as _span_label
 from apps.lib.status import Status, Verdict
+from apps.lib.thresholds import Notes, Spec
 
 
 def credit_points(samples: Iterable[Sample]) -> list[tuple[datetime, float | None]]:
@@ -95,69 +96,33 @@ class Thresholds:
     #: A replica not synced for longer: warning (AWS's documented RPO), critical.
     replica_warning: timedelta = timedelta(minutes=value(LIMITS, "replication.rpo_minutes"))
     replica_critical: timedelta = timedelta(minutes=60)
-    #: The thresholds set for this file system: (name, the global default it replaces).
-    overridden: tuple[tuple[str, float], ...] = ()
+    #: Which thresholds a region or this file system set (``apps.lib.thresholds.resolve``).
+    notes: Notes = Notes()
 
 
-#: The thresholds a file system may set for itself (``FileSystem.thresholds``): name -> the
-#: ``Thresholds`` field, its unit and its bounds.
-PER_SUBJECT: dict[str, tuple[str, str, float, float]] = {
-    "io_limit_pct": ("io_limit_pct", "%", 1, 100),
-    "utilisation_pct": ("utilisation_pct", "%", 1, 100),
-    "combined_pct": ("combined_pct", "%", 1, 100),
-    "exhaustion_warning_hours": ("exhaustion_warning", "h", 0.1, 168),
-    "exhaustion_critical_hours": ("exhaustion_critical", "h", 0.1, 168),
-}
+def _hours(number: float) -> timedelta:
+    return timedelta(hours=number)
 
 
-def check_overrides(given: object) -> dict[str, float]:
-    """A file system's thresholds as a plain dict; ``ValueError`` in words if they are not."""
-    if given in (None, ""):
-        return {}
-    if not isinstance(given, dict):
-        raise ValueError(f"Give an object of threshold -> number, of: {', '.join(PER_SUBJECT)}")
-    out: dict[str, float] = {}
-    for name, number in given.items():
-        if name not in PER_SUBJECT:
-            raise ValueError(f"No threshold {name!r}: one of {', '.join(PER_SUBJECT)}")
-        _, unit, low, high = PER_SUBJECT[name]
-        if isinstance(number, bool) or not isinstance(number, int | float):
-            raise ValueError(f"{name}: give a number")
-        if not low <= number <= high:
-            raise ValueError(f"{name}: between {low:g} and {high:g} {unit}")
-        out[name] = float(number)
-    warning, critical = out.get("exhaustion_warning_hours"), out.get("exhaustion_critical_hours")
-    if warning is not None and critical is not None and critical > warning:
-        raise ValueError("exhaustion_critical_hours must not be above exhaustion_warning_hours")
-    return out
+def _in_hours(span: timedelta) -> float:
+    return span.total_seconds() / 3600
 
 
-def with_overrides(th: Thresholds, overrides: dict[str, float]) -> Thresholds:
-    """``th`` with a file system's own thresholds, remembering the defaults they replace."""
-    changes: dict[str, object] = {}
-    replaced: list[tuple[str, float]] = []
-    for name, number in overrides.items():
-        if name not in PER_SUBJECT:
-            continue
-        field_name, unit, _, _ = PER_SUBJECT[name]
-        default = getattr(th, field_name)
-        if unit == "h":
-            replaced.append((field_name, default.total_seconds() / 3600))
-            changes[field_name] = timedelta(hours=number)
-        else:
-            replaced.append((field_name, default))
-            changes[field_name] = number
-    if not changes:
-        return th
-    return replace(th, overridden=tuple(replaced), **changes)
-
-
-def _whose(th: Thresholds, field_name: str, unit: str = "%") -> str:
-    """ " (this file system's threshold; default 90 %)" when it set its own, else ""."""
-    default = dict(th.overridden).get(field_name)
-    if default is None:
-        return ""
-    return f" (this file system's threshold; default {default:g} {unit})"
+#: The thresholds a region or one file system may set over the defaults (``Thresholds``).
+SPECS = (
+    Spec("io_limit_pct", "PercentIOLimit above", "%", 1, 100),
+    Spec("utilisation_pct", "Throughput above, of permitted", "%", 1, 100),
+    Spec("combined_pct", "Read and write throughput above, of their limit", "%", 1, 100),
+    Spec(
+        "exhaustion_warning_hours", "Credits last less than (warning)", "h", 0.1, 168,
+        field="exhaustion_warning", to_field=_hours, from_field=_in_hours,
+    ),
+    Spec(
+        "exhaustion_critical_hours", "Credits last less than (critical)", "h", 0.1, 168,
+        field="exhaustion_critical", to_field=_hours, from_field=_in_hours,
+        at_most="exhaustion_warning_hours",
+    ),
+)  # fmt: skip
 
 
 def filesystem_verdict(
@@ -223,10 +188,10 @@ def filesystem_verdict(
         elif forecast.state is CreditState.DRAINING:
             left = timedelta(seconds=forecast.seconds_to_exhaustion or 0.0)
             if left <= th.exhaustion_critical:
-                whose = _whose(th, "exhaustion_critical", "h")
+                whose = th.notes.suffix("exhaustion_critical_hours")
                 findings.append((Status.CRITICAL, forecast.reason + whose))
             elif left <= th.exhaustion_warning:
-                whose = _whose(th, "exhaustion_warning", "h")
+                whose = th.notes.suffix("exhaustion_warning_hours")
                 findings.append((Status.WARNING, forecast.reason + whose))
 
     io_window = _sustained(ordered, lambda s: s.percent_io_limit, th.io_limit_for, th)
@@ -234,7 +199,7 @@ def filesystem_verdict(
         findings.append(
             (
                 Status.WARNING,
-                f"PercentIOLimit above {th.io_limit_pct:g} %{_whose(th, 'io_limit_pct')} "
+                f"PercentIOLimit above {th.io_limit_pct:g} %{th.notes.suffix('io_limit_pct')} "
                 f"for {_span_label(th.io_limit_for)}",
             )
         )
@@ -244,7 +209,7 @@ def filesystem_verdict(
             (
                 Status.WARNING,
                 f"throughput above {th.utilisation_pct:g} % of permitted"
-                f"{_whose(th, 'utilisation_pct')} for "
+                f"{th.notes.suffix('utilisation_pct')} for "
                 f"{_span_label(th.utilisation_for)}",
             )
         )
@@ -257,7 +222,7 @@ def filesystem_verdict(
             (
                 Status.WARNING,
                 f"read and write throughput above {th.combined_pct:g} % of their one documented "
-                f"limit{_whose(th, 'combined_pct')} for {_span_label(th.utilisation_for)}",
+                f"limit{th.notes.suffix('combined_pct')} for {_span_label(th.utilisation_for)}",
             )
         )
     findings += replica_findings(replicas, now, th.replica_warning, th.replica_critical)

@@ -158,7 +158,7 @@ def _client_shares(fs: FileSystem, range_key: str, start: Any, now: Any) -> dict
 
 
 @require_safe
-def detail(request: HttpRequest, pk: int) -> HttpResponse:
+def filesystem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
     now = timezone.now()
     context = live_context(fs, now)

@@ -32,6 +32,7 @@ from apps.api.push import CanPush, push_endpoint, token_scheme
 from apps.api.validation import ModelClean
 from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
+from apps.regions.api import SubjectThresholds
 from apps.regions.models import Region
 
 from .advice import cluster_advice
@@ -328,7 +329,7 @@ class RecoverySerializer(serializers.Serializer):
     nodes = RecoveryNodeSerializer(many=True)
 
 
-class ClusterViewSet(ConditionalGet, viewsets.ModelViewSet):
+class ClusterViewSet(SubjectThresholds, ConditionalGet, viewsets.ModelViewSet):
     """Galera clusters; ``status``, ``reason`` and the size figures come from the last poll."""
 
     serializer_class = ClusterSerializer

@@ -12,16 +12,21 @@ class GaleraConfig(AppConfig):
         # Imported in ready(): app modules and models load once the app registry is ready.
         from django.core import checks
 
+        from apps.lib.thresholds import ThresholdSet
         from apps.regions import concerns
 
+        from . import collect, replication
         from .models import Cluster
 
         concerns.register_app(
             self,
             "Galera",
             subjects=lambda: Cluster.objects.filter(enabled=True),
+            thresholds=ThresholdSet(replication.SPECS, collect.thresholds, "cluster"),
             add_links=(
-                concerns.AddLink("Add a Galera cluster", "galera:add", "galera.add_cluster"),
+                concerns.AddLink(
+                    "Add a Galera cluster", "galera:cluster_add", "galera.add_cluster"
+                ),
             ),
         )
         checks.register(secrets_dir_check, checks.Tags.security)

@@ -20,6 +20,7 @@ from django.utils import timezone
 from apps import alerts
 from apps.lib.status import Status, Verdict
 from apps.regions import concerns
+from apps.regions import thresholds as region_thresholds
 
 from . import mysql, recorded
 from .advice import cluster_advice
@@ -216,7 +217,7 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
     """Judge the results against the cluster's expectations and history; save and record."""
     now = now or timezone.now()
     view = build_view(results)
-    limits = thresholds()
+    limits = region_thresholds.for_subject(cluster, thresholds())
     keep = max(limits.recv_queue_growth_polls - 1, 1)
     previous = list(cluster.snapshots.order_by("-created", "-pk")[:keep])[::-1]
     recv_history, send_history = (

@@ -2,7 +2,7 @@
 its sources and the day they were read, and where today's pages disagree with each other, with
 Galera's source or with the 2018 rules Vigil began from, which one Vigil follows.
 
-The README's Galera section shows the same table (``tests/galera/test_documented.py`` holds
+docs/galera.md shows the same table (``tests/galera/test_documented.py`` holds
 them together). Pure module: constants only.
 """
 

@@ -160,7 +160,7 @@ class Cluster(KeepsHistory, Subject):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("galera:cluster", args=[self.pk])
+        return reverse("galera:cluster_detail", args=[self.pk])
 
     def deletion_blockers(self) -> list[str]:
         snapshots = self.snapshots.count()

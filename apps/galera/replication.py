@@ -16,6 +16,7 @@ from typing import Any
 
 from apps.galera.parse_wsrep import WsrepStatus
 from apps.lib.formats import interval
+from apps.lib.thresholds import Notes, Spec
 
 JOINING = ("join", "waiting")  # Joiner, Joining, Joined, Waiting on SST
 NAMED = 5  # delayed or evicted members named in a reason; the figures hold them all
@@ -31,6 +32,35 @@ class Thresholds:
     recv_queue_growth_polls: int = 3  # rising on this many polls in a row (current included)
     recv_queue_growth_floor: float = 1.0  # ...and at least this long now
     cert_failures_per_minute: float = 10.0  # all nodes together
+    #: Which thresholds a region or this cluster set (``apps.lib.thresholds.resolve``).
+    notes: Notes = Notes()
+
+
+def _share(percent: float) -> float:
+    return percent / 100
+
+
+def _percent(share: float) -> float:
+    return round(share * 100, 6)
+
+
+#: The thresholds a region or one cluster may set over the defaults (``Thresholds``).
+SPECS = (
+    Spec(
+        "flow_control_paused_pct", "Paused by flow control, of the time", "%", 0.1, 100,
+        field="flow_control_paused", to_field=_share, from_field=_percent,
+    ),
+    Spec("recv_queue", "Receive queue above, two polls", "write-sets", 0, 1_000_000),
+    Spec("send_queue", "Send queue above, two polls", "write-sets", 0, 1_000_000),
+    Spec("cert_failures_per_minute", "Certification failures at least", "a minute", 0.1, 1_000_000),
+)  # fmt: skip
+
+
+def over(thresholds: Thresholds, name: str, shown: str) -> str:
+    """`` (over 5 write-sets: this cluster's threshold; default 10 write-sets)`` when a region
+    or the cluster set the threshold ``name``, else ""."""
+    note = thresholds.notes(name)
+    return f" (over {shown}: {note})" if note else ""
 
 
 @dataclass(frozen=True)
@@ -115,6 +145,7 @@ def _flow_control(
                 f"{node.name} paused by flow control {status.flow_control_paused:.0%} of the "
                 "time since it started or its last FLUSH STATUS (wsrep_flow_control_paused, an "
                 "average: it does not report wsrep_flow_control_paused_ns)"
+                + _over_share(thresholds)
                 + (f"; {why}" if why else "")
             )
     shares = [p.share for p in flow_control.values() if p is not None]
@@ -127,6 +158,7 @@ def _flow_control(
     )
     if len(paused) > 1:
         text += " (" + ", ".join(f"{name} {p.share:.0%}" for name, p in paused) + ")"
+    text += _over_share(thresholds)
     senders = [
         n.name
         for n in nodes
@@ -138,6 +170,10 @@ def _flow_control(
     if why:
         text += f"; {why}"
     found.warning.append(text)
+
+
+def _over_share(thresholds: Thresholds) -> str:
+    return over(thresholds, "flow_control_paused_pct", f"{thresholds.flow_control_paused:.1%}")
 
 
 def notes_for(name: str, notes: Mapping[str, Sequence[str]]) -> str:
@@ -163,10 +199,12 @@ def _queues(
             found.warning.append(
                 f"{node.name} receive queue averages {average:g} since it started or its last "
                 "FLUSH STATUS (it does not report wsrep_local_recv_queue)"
+                + over(thresholds, "recv_queue", f"{thresholds.recv_queue:g}")
             )
     elif _sustained(queue, earlier, thresholds.recv_queue):
         found.warning.append(
             f"{node.name} receive queue {queue} write-sets, {earlier[-1]:g} at the previous poll"
+            + over(thresholds, "recv_queue", f"{thresholds.recv_queue:g}")
         )
     elif recv_queue_growing([*earlier, queue], thresholds):
         run = [*earlier, queue][-thresholds.recv_queue_growth_polls :]
@@ -177,6 +215,7 @@ def _queues(
     if sent is not None and _sustained(sent, earlier, thresholds.send_queue):
         found.warning.append(
             f"{node.name} send queue {sent} write-sets, {earlier[-1]:g} at the previous poll"
+            + over(thresholds, "send_queue", f"{thresholds.send_queue:g}")
         )
 
 

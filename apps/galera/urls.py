@@ -2,15 +2,15 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import configure, views
+from . import views
 
 app_name = "galera"
 urlpatterns = [
-    path("clusters/new/", configure.edit_cluster, name="add"),
-    path("clusters/<int:pk>/", views.cluster_detail, name="cluster"),
-    path("nodes/<int:pk>/token", views.issue_node_token, name="issue-node-token"),
-    path("nodes/<int:pk>/agent/<str:filename>", views.agent_file, name="agent"),
-    path("clusters/<int:pk>/edit/", configure.edit_cluster, name="edit"),
-    path("clusters/<int:pk>/nodes/new/", configure.edit_node, name="add-node"),
-    path("clusters/<int:pk>/nodes/<int:node>/", configure.edit_node, name="edit-node"),
+    path("clusters/new/", views.cluster_edit, name="cluster_add"),
+    path("clusters/<int:pk>/", views.cluster_detail, name="cluster_detail"),
+    path("clusters/<int:pk>/edit/", views.cluster_edit, name="cluster_edit"),
+    path("clusters/<int:pk>/nodes/new/", views.node_edit, name="node_add"),
+    path("clusters/<int:pk>/nodes/<int:node>/", views.node_edit, name="node_edit"),
+    path("nodes/<int:pk>/token", views.node_token, name="node_token"),
+    path("nodes/<int:pk>/agent/<str:filename>", views.node_agent, name="node_agent"),
 ]

@@ -28,7 +28,7 @@ from apps.galera.quorum import (
     fault_tolerance_after,
     with_total_weight,
 )
-from apps.galera.replication import Paused, Reading, Thresholds, judge
+from apps.galera.replication import Paused, Reading, Thresholds, judge, over
 from apps.lib.status import Status, Verdict
 
 NOT_GALERA = "not a Galera node"
@@ -470,7 +470,11 @@ def _cluster_warnings(
     total = figures["cert_failures_per_minute"]
     if total is not None and total >= thresholds.cert_failures_per_minute:
         per_node = ", ".join(f"{name} {rate:.1f}" for name, rate in rates.items() if rate)
-        warning.append(f"{total:.1f} certification failures a minute ({per_node})")
+        limit = f"{thresholds.cert_failures_per_minute:g}"
+        warning.append(
+            f"{total:.1f} certification failures a minute ({per_node})"
+            + over(thresholds, "cert_failures_per_minute", limit)
+        )
     if view.tolerance is not None and view.tolerance.one_by_one == 0:
         warning.append(
             "one more failure stops the cluster"

@@ -1,4 +1,5 @@
-"""The Galera section of the region page, and the cluster page."""
+"""The Galera section of the region page, the cluster page, and adding and editing clusters and
+their nodes in the app (Admins, with the live checks of ``apps.lib.liveforms``)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ from typing import Any
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from apps.accounts.roles import requires
+from apps.accounts.roles import refuse_unless, requires
 from apps.alerts.models import Transition
-from apps.lib import agents
+from apps.lib import agents, liveforms
 from apps.lib.pages import subject_page
+from apps.regions import editing
 from apps.regions.models import Region
 
 from .advice import cluster_advice
 from .documented import EVS_SUSPECT_TIMEOUT_S
 from .downtime import Downtime, downtime_before_sst
+from .forms import ClusterForm, NodeForm
 from .models import Cluster, Node, Snapshot
 from .quorum import FaultTolerance, describe
 from .rates import LAST_COMMITTED
@@ -284,7 +287,7 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @requires("galera.change_node")
 @require_POST
-def issue_node_token(request: HttpRequest, pk: int) -> HttpResponse:
+def node_token(request: HttpRequest, pk: int) -> HttpResponse:
     """Replace a pushing node's token and show the new one, once, with its settings file."""
     node = get_object_or_404(Node.objects.select_related("cluster"), pk=pk)
     cluster = get_object_or_404(
@@ -297,7 +300,37 @@ def issue_node_token(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_safe
-def agent_file(request: HttpRequest, pk: int, filename: str) -> HttpResponse:
+def node_agent(request: HttpRequest, pk: int, filename: str) -> HttpResponse:
     """The push agent (this node's id and Vigil's URL filled in), its units, its cron line."""
     node = get_object_or_404(Node, pk=pk)
     return agents.download(AGENT, filename, {"VIGIL_NODE": str(node.pk)})
+
+
+def cluster_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """A new cluster (``pk`` None), or cluster ``pk``: a new one goes on to its first node."""
+    cluster, form = editing.subject_form(request, ClusterForm, pk)
+    if liveforms.is_check(request):
+        return liveforms.check(request, form)
+    if request.method == "POST" and form.is_valid():
+        saved = form.save()
+        if cluster is None:
+            return redirect("galera:node_add", pk=saved.pk)  # a cluster needs a node to poll
+        return redirect("galera:cluster_detail", pk=saved.pk)
+    nodes = list(cluster.nodes.all()) if cluster else []
+    context = {"form": form, "cluster": cluster, "nodes": nodes}
+    return render(request, "galera/edit.html", context, status=400 if form.errors else 200)
+
+
+def node_edit(request: HttpRequest, pk: int | None = None, node: int | None = None) -> HttpResponse:
+    """A new node of cluster ``pk``, or node ``node`` of it."""
+    refuse_unless(request, "galera.change_node" if node else "galera.add_node")
+    cluster = get_object_or_404(Cluster, pk=pk)
+    instance = get_object_or_404(Node, pk=node, cluster=cluster) if node else Node(cluster=cluster)
+    form = NodeForm(request.POST or None, instance=instance)
+    if liveforms.is_check(request):
+        return liveforms.check(request, form)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        return redirect("galera:cluster_edit", pk=cluster.pk)
+    context = {"form": form, "cluster": cluster, "node": instance if node else None}
+    return render(request, "galera/edit_node.html", context, status=400 if form.errors else 200)

@@ -7,6 +7,7 @@ from rest_framework import serializers, viewsets
 from apps.api.conditional import AppendOnlyList, ConditionalGet
 from apps.api.lists import IdFilter, RegionFilter, SinceUntilFilterSet
 from apps.api.validation import ModelClean
+from apps.regions.api import SubjectThresholds
 from apps.regions.models import Region
 
 from .models import TARGET_FIELDS, Result, Target
@@ -28,7 +29,7 @@ class TargetSerializer(ModelClean, serializers.ModelSerializer):
         read_only_fields = ["status", "reason", "status_changed", "created"]
 
 
-class TargetViewSet(ConditionalGet, viewsets.ModelViewSet):
+class TargetViewSet(SubjectThresholds, ConditionalGet, viewsets.ModelViewSet):
     """HTTP keep-alive probe targets. ``status`` and ``reason`` come from the last probe."""
 
     serializer_class = TargetSerializer

@@ -16,10 +16,11 @@ from django.utils import timezone
 from apps.accounts.audit import SUBJECT_FIELDS, track
 from apps.lib import leases, outbound
 from apps.lib.status import Status, Verdict
+from apps.regions import thresholds as region_thresholds
 from apps.regions.models import STATUS_CHOICES, Region, Subject
 
 from .keepalive import DEFAULT_CAP_S, Measurement, ProbeSpec
-from .verdict import probe_verdict
+from .verdict import Thresholds, probe_verdict
 
 MAX_CAP_S = 3600.0  # the Celery task's time limit is derived from this (tasks.py)
 MAX_TIMEOUT_S = 60.0
@@ -44,6 +45,14 @@ def validate_http_url(value: str) -> None:
     """Only http:// and https:// (the URL field's own validator checks the rest)."""
     if urlsplit(value).scheme not in ("http", "https"):
         raise ValidationError("Only http:// and https:// URLs can be probed.")
+
+
+def thresholds() -> Thresholds:
+    """The global defaults, from settings (a region or a target may set its own)."""
+    return Thresholds(
+        tolerance_s=settings.VIGIL_PROBES_DRIFT_TOLERANCE_S,
+        cert_warn_days=settings.VIGIL_PROBES_CERT_WARN_DAYS,
+    )
 
 
 class Target(Subject):
@@ -113,7 +122,7 @@ class Target(Subject):
         return self.name or self.url
 
     def get_absolute_url(self) -> str:
-        return reverse("probes:target", args=[self.pk])
+        return reverse("probes:target_detail", args=[self.pk])
 
     def clean(self) -> None:
         """The range in the form's words, on the end to change (which also spares the form the
@@ -194,8 +203,7 @@ class Target(Subject):
             measurement,
             expected_range=self.expected_range,
             previous_idle_s=self.last_idle_timeout_s(),
-            tolerance_s=settings.VIGIL_PROBES_DRIFT_TOLERANCE_S,
-            cert_warn_days=settings.VIGIL_PROBES_CERT_WARN_DAYS,
+            thresholds=region_thresholds.for_subject(self, thresholds()),
             now=now or timezone.now(),
         )
 

@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import configure, views
+from . import views
 
 app_name = "probes"
 urlpatterns = [
-    path("targets/<int:pk>/", views.target_detail, name="target"),
-    path("targets/<int:pk>/enabled/", views.target_enable, name="target-enable"),
-    path("targets/new/", configure.edit_target, name="add"),
-    path("targets/<int:pk>/edit/", configure.edit_target, name="edit"),
+    path("targets/new/", views.target_edit, name="target_add"),
+    path("targets/<int:pk>/", views.target_detail, name="target_detail"),
+    path("targets/<int:pk>/edit/", views.target_edit, name="target_edit"),
+    path("targets/<int:pk>/enabled/", views.target_enable, name="target_enable"),
     path("presets/", views.presets, name="presets"),
 ]

@@ -7,28 +7,44 @@ previous measurement by more than a tolerance, or the certificate expires soon; 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from apps.lib.status import Status, Verdict
+from apps.lib.thresholds import Notes, Spec
 
 if TYPE_CHECKING:
     from apps.probes.keepalive import Measurement
 
-DEFAULT_TOLERANCE_S = 1.0
-DEFAULT_CERT_WARN_DAYS = 14
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Only thresholds are data (the expected range is the target's own field)."""
+
+    tolerance_s: float = 1.0  # the idle timeout changed by more since the last probe: warning
+    cert_warn_days: int = 14  # the certificate expires within: warning
+    #: Which thresholds a region or this target set (``apps.lib.thresholds.resolve``).
+    notes: Notes = Notes()
+
+
+#: The thresholds a region or one target may set over the defaults (``Thresholds``).
+SPECS = (
+    Spec("tolerance_s", "Idle timeout changed by more than", "s", 0, 3600),
+    Spec("cert_warn_days", "TLS certificate expires within", "days", 0, 365, whole=True),
+)
 
 
 def probe_verdict(
     measurement: Measurement,
     expected_range: tuple[float, float] | None = None,
     previous_idle_s: float | None = None,
-    tolerance_s: float = DEFAULT_TOLERANCE_S,
-    cert_warn_days: int = DEFAULT_CERT_WARN_DAYS,
+    thresholds: Thresholds = Thresholds(),
     now: datetime | None = None,
 ) -> Verdict:
     """Judge one measurement. ``now`` (timezone-aware) is needed for the certificate check."""
     m = measurement
+    tolerance_s, cert_warn_days = thresholds.tolerance_s, thresholds.cert_warn_days
     figures = {
         "idle_timeout_s": m.idle_timeout_s,
         "closed_by": m.closed_by,
@@ -65,6 +81,7 @@ def probe_verdict(
     ):
         warnings.append(
             f"idle timeout changed from {previous_idle_s:.1f} s to {m.idle_timeout_s:.1f} s"
+            + _over(thresholds, "tolerance_s", f"{tolerance_s:g} s")
         )
     if m.tls_expires is not None and now is not None:
         days = (m.tls_expires - now).total_seconds() / 86400
@@ -72,6 +89,7 @@ def probe_verdict(
         if days <= cert_warn_days:
             warnings.append(
                 f"TLS certificate expires in {days:.0f} days ({m.tls_expires:%Y-%m-%d})"
+                + _over(thresholds, "cert_warn_days", f"{cert_warn_days} days", "within")
             )
     if warnings:
         return Verdict(Status.WARNING, "; ".join(warnings), figures)
@@ -88,3 +106,9 @@ def _describe_idle(idle_s: float | None, cap_s: float) -> str:
 
 def _range(low: float, high: float) -> str:
     return f"{low:g} s" if low == high else f"{low:g}-{high:g} s"
+
+
+def _over(thresholds: Thresholds, name: str, shown: str, word: str = "more than") -> str:
+    """`` (more than 5 s: this target's threshold; default 1 s)`` when one was set, else ""."""
+    note = thresholds.notes(name)
+    return f" ({word} {shown}: {note})" if note else ""

@@ -1,7 +1,10 @@
-"""The probes section of the region page, the target page, and the preset list."""
+"""The probes section of the region page, the target page, the preset list, and adding and
+editing targets in the app (Operators and Admins): "Measure once" probes the URL as the form
+stands, through the outbound guard, and shows the result before anything is saved."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from django.contrib import messages
@@ -12,15 +15,24 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import requires, writes_require
+from apps.lib import outbound
 from apps.lib.pages import subject_page
+from apps.regions import editing
+from apps.regions import thresholds as region_thresholds
 from apps.regions.models import Region
 
-from .models import Result, Target
+from .forms import TargetForm
+from .keepalive import Measurement, measure
+from .models import Result, Target, thresholds
 from .presets import PRESET_INTERVAL_S, PRESETS, preset
+from .verdict import probe_verdict
 
 CHART_RESULTS = 500
 TABLE_RESULTS = 50
 CHART_TITLES = {"idle": "Idle timeout", "phases": "Latency phases"}
+#: "Measure once" waits at most this long for the server to close an idle connection: the
+#: page answers within it; a longer keep-alive shows as "still open at the cap".
+TRY_CAP_S = 20.0
 
 
 def targets_with_last_result(targets: QuerySet[Target]) -> QuerySet[Target]:
@@ -85,6 +97,8 @@ def phases_chart(results: list[Result]) -> dict[str, Any]:
 @require_safe
 def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     target = get_object_or_404(Target.objects.select_related("region", "region__account"), pk=pk)
+    if request.htmx:  # the 30-second poll: no charts, no results (docs/architecture.md)
+        return render(request, "probes/target.html#live", {"target": target})
     # Two of a row's three times are never shown: not reading them saves a thousand datetime
     # parses per view (a third of the page's CPU on PostgreSQL).
     recent = list(
@@ -111,7 +125,7 @@ def target_enable(request: HttpRequest, pk: int) -> HttpResponse:
         target.next_due = timezone.now()
     target.save(update_fields=["enabled", "next_due"])  # the audit trail records who did it
     messages.success(request, f"{target} is {'enabled' if enable else 'disabled'}.")
-    return redirect("probes:target", pk=pk)
+    return redirect("probes:target_detail", pk=pk)
 
 
 @writes_require("probes.add_target")
@@ -138,9 +152,40 @@ def presets(request: HttpRequest) -> HttpResponse:
         )
         verb = "Added" if created else "Already there:"
         messages.success(request, f"{verb} {target} in {region}, disabled until you enable it.")
-        return redirect("probes:target", pk=target.pk)
+        return redirect("probes:target_detail", pk=target.pk)
     added = set(
         Target.objects.filter(url__in=[p.url for p in PRESETS]).values_list("url", flat=True)
     )
     rows = [(p, p.url in added) for p in PRESETS]
     return render(request, "probes/presets.html", {"rows": rows, "regions": regions})
+
+
+def try_once(target: Target) -> tuple[Measurement, Any]:
+    """Probe the unsaved target once (cap at ``TRY_CAP_S``) and judge it."""
+    measurement = asyncio.run(
+        measure(
+            target.url,
+            cap_s=min(target.cap_s, TRY_CAP_S),
+            timeout_s=min(target.timeout_s, 10.0),
+            verify_tls=target.verify_tls,
+            policy=outbound.Policy.from_settings(),
+        )
+    )
+    verdict = probe_verdict(
+        measurement,
+        expected_range=target.expected_range,
+        thresholds=region_thresholds.for_subject(target, thresholds())
+        if target.pk
+        else thresholds(),
+        now=timezone.now(),
+    )
+    return measurement, verdict
+
+
+def target_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    return editing.edit_page(request, TargetForm, pk, trial=_trial)
+
+
+def _trial(target: Target) -> dict[str, Any]:
+    measurement, verdict = try_once(target)
+    return {"measurement": measurement, "verdict": verdict, "cap": TRY_CAP_S}

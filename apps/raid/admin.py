@@ -34,7 +34,7 @@ class HostAdmin(KeepHistoryAdmin, admin.ModelAdmin):
     def page(self, obj: Host) -> str:
         if obj.pk is None:
             return "—"
-        url = reverse("raid:host", args=[obj.pk])
+        url = reverse("raid:host_detail", args=[obj.pk])
         return format_html('<a href="{}">{}</a> (issue a push token there)', url, url)
 
 

@@ -31,6 +31,7 @@ from apps.api.lists import FilterSet, IdFilter, RegionFilter, SinceUntilFilterSe
 from apps.api.push import CanPush, push_endpoint, token_scheme
 from apps.lib.bodies import BodyRefused, read_payload
 from apps.lib.pushtoken import PushTokenAuthentication
+from apps.regions.api import SubjectThresholds
 from apps.regions.models import STATUS_CHOICES
 
 from .collect import TooManyArrays, ingest
@@ -284,7 +285,7 @@ class ArrayFilter(FilterSet):
         fields = ["region", "status", "name", "level", "present", "stalled"]
 
 
-class ArrayViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
+class ArrayViewSet(SubjectThresholds, ConditionalGet, viewsets.ReadOnlyModelViewSet):
     """md arrays with their members. Rebuild figures are numbers: percent, KiB/s, minutes."""
 
     serializer_class = ArraySerializer

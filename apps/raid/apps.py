@@ -13,15 +13,18 @@ class RaidConfig(AppConfig):
         from django.db.models import Q
 
         from apps.lib.retention import History
+        from apps.lib.thresholds import ThresholdSet
         from apps.regions import concerns
 
+        from . import collect, thresholds
         from .models import Array
 
         concerns.register_app(
             self,
             "md-RAID",
             subjects=lambda: Array.objects.filter(present=True),
-            add_links=(concerns.AddLink("Add an md-RAID host", "raid:add", "raid.add_host"),),
+            add_links=(concerns.AddLink("Add an md-RAID host", "raid:host_add", "raid.add_host"),),
+            thresholds=ThresholdSet(thresholds.SPECS, collect.array_thresholds, "array"),
             # Gone arrays and their members, by when they were last seen; present ones stay.
             history=(
                 History(

@@ -22,6 +22,7 @@ from django.utils import timezone
 from apps import alerts
 from apps.alerts.models import Transition
 from apps.lib.status import Cause, Status, Verdict
+from apps.regions import thresholds as region_thresholds
 
 from . import ssh
 from .disks import DiskThresholds, LeafDisk, disk_name, thresholds_from
@@ -30,6 +31,7 @@ from .errors import ParseError
 from .models import COUNTERS, Array, Disk, DiskReading, Host, Member
 from .report import ARRAY_FACT_FIELDS, ArrayFacts, Report, assess, lost_domain
 from .scrub import ScrubMemory, ScrubThresholds
+from .thresholds import ArrayThresholds
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,11 @@ def ssh_target(host: Host) -> ssh.SshTarget:
 
 def disk_thresholds() -> DiskThresholds:
     return thresholds_from(settings.VIGIL_RAID_DISK_THRESHOLDS)
+
+
+def array_thresholds() -> ArrayThresholds:
+    """The global defaults an array is judged with, from settings."""
+    return ArrayThresholds(disk_thresholds(), scrub_thresholds())
 
 
 def scrub_thresholds() -> ScrubThresholds:
@@ -136,14 +143,8 @@ def ingest(
         rules = {}  # the admin form validates them; a bad value set elsewhere is ignored
     now = now or timezone.now()
     read_at = read_at or now
-    memories = {
-        a.name: ScrubMemory(
-            a.sysfs_sync_action,
-            a.last_sync_action,
-            a.check_ended,
-            a.check_action,
-            a.checks_watched_since,
-        )
+    known = {
+        a.name: a
         for a in Array.objects.filter(host=host).only(
             "name",
             "sysfs_sync_action",
@@ -153,6 +154,18 @@ def ingest(
             "checks_watched_since",
         )
     }
+    memories = {
+        name: ScrubMemory(
+            a.sysfs_sync_action,
+            a.last_sync_action,
+            a.check_ended,
+            a.check_action,
+            a.checks_watched_since,
+        )
+        for name, a in known.items()
+    }
+    resolve = region_thresholds.resolver("raid", host.region, array_thresholds())
+    in_region = resolve(Array())  # the region's set (a new array's, and the disks' own)
     report = assess(
         mdstat_text,
         details,
@@ -161,10 +174,11 @@ def ingest(
         sysfs=sysfs,
         smart=smart,
         devlinks=devlinks,
-        thresholds=disk_thresholds(),
+        thresholds=in_region.disk,
         scrubs=memories,
-        scrub_thresholds=scrub_thresholds(),
+        scrub_thresholds=in_region.scrub,
         now=read_at,
+        own_thresholds=lambda name: resolve(known[name]) if name in known else None,
     )
     transitions: list[Transition] = []
     with transaction.atomic():

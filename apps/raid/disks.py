@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from apps.lib.status import Status
+from apps.lib.thresholds import Notes
 from apps.raid.parse_devlinks import Links
 from apps.raid.parse_smartctl import SmartReading
 from apps.raid.smart import EXIT_BITS
@@ -44,11 +45,13 @@ class DiskThresholds:
     media_errors: int = 1
     percentage_used: int = 90
     temperature_c: int = 60  # a warning, not "failing"
+    #: Which thresholds a region or an array set (``apps.lib.thresholds.resolve``).
+    notes: Notes = Notes()
 
 
 def thresholds_from(values: Mapping[str, object]) -> DiskThresholds:
     """``DiskThresholds`` over the defaults; ValueError naming an unknown or bad key."""
-    known = {f.name for f in fields(DiskThresholds)}
+    known = {f.name for f in fields(DiskThresholds)} - {"notes"}
     for key, value in values.items():
         if key not in known:
             raise ValueError(f"{key!r} is not a disk threshold ({', '.join(sorted(known))})")
@@ -94,7 +97,8 @@ def judge(
         value = getattr(reading, field_name)
         limit = getattr(thresholds, limit_name)
         if value is not None and limit and value >= limit:
-            failing.append(f"{value}{words}" if words.startswith("%") else f"{words} {value}")
+            said = f"{value}{words}" if words.startswith("%") else f"{words} {value}"
+            failing.append(said + _over(thresholds, limit_name, limit))
     if reading.failing_attributes:
         failing.append(f"attributes at threshold: {', '.join(reading.failing_attributes)}")
     hot = []
@@ -104,7 +108,9 @@ def judge(
         and thresholds.temperature_c
         and temperature >= thresholds.temperature_c
     ):
-        hot.append(f"{temperature} °C")
+        hot.append(
+            f"{temperature} °C" + _over(thresholds, "temperature_c", thresholds.temperature_c)
+        )
     if failed:
         return DiskHealth(Status.CRITICAL, True, "failing SMART: " + "; ".join(failed + failing))
     if failing:
@@ -112,6 +118,12 @@ def judge(
     if hot:
         return DiskHealth(Status.WARNING, False, f"hot: {hot[0]}")
     return DiskHealth(Status.OK, False, "SMART passed" if reading.passed else "SMART counters ok")
+
+
+def _over(thresholds: DiskThresholds, name: str, limit: int) -> str:
+    """`` (at least 5: this array's threshold; default 10)`` when one was set, else ""."""
+    note = thresholds.notes(name)
+    return f" (at least {limit}: {note})" if note else ""
 
 
 def _why_not(reading: SmartReading) -> str:

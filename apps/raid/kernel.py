@@ -2,7 +2,7 @@
 
 Pure module: no Django, no I/O, no imports of Vigil's. Every fact Vigil's md-RAID parsers and
 verdict rely on is a row of ``FACTS`` with its source and the date it was read (2026-11-26,
-through the ``search`` tool); the README's md-RAID section names the same sources. The word
+through the ``search`` tool); docs/raid.md names the same sources. The word
 sets below are the kernel's words as those sources list them.
 
 Where today's kernel disagrees with the 2018 articles Vigil began from (which knew

@@ -241,7 +241,7 @@ class Array(Subject):
 
     def get_absolute_url(self) -> str:
         """The host's page, at this array."""
-        return reverse("raid:host", args=[self.host_id]) + f"#array-{self.pk}"
+        return reverse("raid:host_detail", args=[self.host_id]) + f"#array-{self.pk}"
 
 
 class Disk(models.Model):

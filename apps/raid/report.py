@@ -33,7 +33,7 @@ Texts are cut to what their columns hold.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
@@ -45,6 +45,7 @@ from apps.raid.disks import DiskThresholds, LeafDisk, disk_name, leaf_disks
 from apps.raid.errors import ParseError, Refused, quoted
 from apps.raid.evidence import Evidence, reconcile
 from apps.raid.scrub import ScrubMemory, ScrubThresholds
+from apps.raid.thresholds import ArrayThresholds
 from apps.raid.topology import ArrayHeadroom, Topology, describe_domains, describe_headroom
 from apps.raid.verdict import TOO_LARGE, array_verdict, unjudged_verdict, unreadable_verdict
 
@@ -164,12 +165,15 @@ def assess(
     scrubs: Mapping[str, ScrubMemory] | None = None,
     scrub_thresholds: ScrubThresholds | None = None,
     now: datetime | None = None,
+    own_thresholds: Callable[[str], ArrayThresholds | None] | None = None,
 ) -> Report:
     """Read and judge one host's report; raise ParseError before anything else happens.
 
     ``smart``: the disk name (``sdc``) -> ``smartctl --json -a`` text; ``devlinks``: the
     by-id and by-path lines; ``scrubs``: what was remembered of each array's scrubs, followed
-    at ``now`` (the reading's time; without it, scrubs are not judged)."""
+    at ``now`` (the reading's time; without it, scrubs are not judged); ``own_thresholds``
+    gives an array's own (a region's or its own set: ``raid/thresholds.py``), or None for
+    ``thresholds`` and ``scrub_thresholds``."""
     try:
         read_mdstat = parse_mdstat.parse(mdstat_text)
     except ParseError as exc:
@@ -193,14 +197,20 @@ def assess(
     order = [m.device for a in parsed.arrays for m in a.members if m.device not in known]
     texts, readings, problems = findings.read_smart(smart, {disk_name(leaf) for leaf in order})
     links = parse_devlinks.parse(devlinks)
-    disks = leaf_disks(
-        list(dict.fromkeys(order)),
-        readings,
-        problems,
-        links,
-        thresholds or DiskThresholds(),
-        smart is not None,
+    host_thresholds = ArrayThresholds(
+        thresholds or DiskThresholds(), scrub_thresholds or ScrubThresholds()
     )
+    judged_disks: dict[DiskThresholds, dict[str, LeafDisk]] = {}
+
+    def disks_under(limits: DiskThresholds) -> dict[str, LeafDisk]:
+        """The host's disks judged with ``limits`` (once per distinct set)."""
+        if limits not in judged_disks:
+            judged_disks[limits] = leaf_disks(
+                list(dict.fromkeys(order)), readings, problems, links, limits, smart is not None
+            )
+        return judged_disks[limits]
+
+    disks = disks_under(host_thresholds.disk)
     sysfs_states = parse_sysfs.parse(sysfs, known)
     holders = {m.device: a.name for a in parsed.arrays for m in a.members}
     arrays = []
@@ -221,9 +231,11 @@ def assess(
             evidence[array.name],
             gap,
         )
+        own = (own_thresholds(array.name) if own_thresholds else None) or host_thresholds
         found_disks, said, advice = findings.disk_findings(
-            facts.name, facts.members, topology, headroom, disks, holders, links, noun
-        )
+            facts.name, facts.members, topology, headroom, disks_under(own.disk), holders, links,
+            noun,
+        )  # fmt: skip
         facts = replace(
             facts,
             verdict=findings.raised(facts.verdict, found_disks, REASON_TEXT),
@@ -233,9 +245,8 @@ def assess(
         if now is not None:
             memory = (scrubs or {}).get(array.name, ScrubMemory())
             state = sysfs_states.get(array.name, parse_sysfs.SysfsState())
-            thresholds_now = scrub_thresholds or ScrubThresholds()
             changes = findings.scrub_fields(
-                facts.verdict, memory, state, now, thresholds_now, REASON_TEXT
+                facts.verdict, memory, state, now, own.scrub, REASON_TEXT
             )
             facts = replace(facts, **changes)
         arrays.append(facts)

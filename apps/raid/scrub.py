@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 
 from apps.lib.formats import rough_duration
 from apps.lib.status import Status
+from apps.lib.thresholds import Notes
 from apps.raid.kernel import SCRUBS
 from apps.raid.parse_sysfs import SysfsState
 
@@ -35,6 +36,8 @@ __all__ = ["Scrub", "ScrubMemory", "ScrubThresholds", "follow"]
 class ScrubThresholds:
     max_days: int = 40  # monthly checks (Debian, Ubuntu) with a week's slack; 0: off
     mismatch_sectors: int = 1  # 0: off
+    #: Which thresholds a region or an array set (``apps.lib.thresholds.resolve``).
+    notes: Notes = Notes()
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ def follow(
         findings.append(
             f"the last check found {mismatches} sectors out of step (mismatch_cnt; a repair "
             "rewrites them; on RAID-1/10 swap can cause it)"
+            + _over(thresholds, "mismatch_sectors", f"at least {thresholds.mismatch_sectors}")
         )
     findings += _age(memory, now, thresholds)
     return Scrub(
@@ -109,15 +113,24 @@ def _age(memory: ScrubMemory, now: datetime, thresholds: ScrubThresholds) -> lis
     if memory.check_ended is not None:
         age = now - memory.check_ended
         if age > limit:
-            return [f"no check for {age.days} days (the last ended {_day(memory.check_ended)})"]
+            return [
+                f"no check for {age.days} days (the last ended {_day(memory.check_ended)})"
+                + _over(thresholds, "check_max_days", f"over {thresholds.max_days} days")
+            ]
         return []
     since = memory.watched_since or now
     if now - since > limit:
         return [
             f"no check seen for {(now - since).days} days (Vigil has read its sync_action since "
             f"{_day(since)})"
+            + _over(thresholds, "check_max_days", f"over {thresholds.max_days} days")
         ]
     return []
+
+
+def _over(thresholds: ScrubThresholds, name: str, shown: str) -> str:
+    note = thresholds.notes(name)
+    return f" ({shown}: {note})" if note else ""
 
 
 def _day(moment: datetime) -> str:

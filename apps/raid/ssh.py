@@ -18,7 +18,7 @@ decoded as UTF-8, undecodable bytes kept as lone surrogates so the parser names 
 A failure raises ``SshError`` with a message for the host page; the client key never appears
 in it.
 
-On the monitored host, a restricted user and one sudo rule are enough (README, "md-RAID").
+On the monitored host, a restricted user and one sudo rule are enough (docs/raid.md).
 """
 
 from __future__ import annotations

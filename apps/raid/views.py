@@ -1,4 +1,7 @@
-"""The region panel (hosts and their worst array) and the host page (arrays as a tree)."""
+"""The region panel (hosts and their worst array), the host page (arrays as a tree), and adding
+and editing hosts in the app (Admins): "Test SSH" connects as the form stands (through the
+outbound guard, host key verified) and shows what it read, before anything is saved; a push
+host's token is issued on its page."""
 
 from __future__ import annotations
 
@@ -20,9 +23,15 @@ from apps.alerts.models import Transition
 from apps.lib import agents
 from apps.lib.pages import subject_page
 from apps.lib.status import Status, worst
+from apps.regions import editing
 from apps.regions.models import Region
 
+from . import ssh
+from .collect import ssh_target
+from .errors import ParseError
+from .forms import HostForm
 from .models import Array, Disk, DiskReading, Host
+from .report import assess
 
 RECENT_TRANSITIONS = 30
 GONE_PAGE = 50  # gone arrays listed per page of the host page (?gone=2 for the next)
@@ -129,6 +138,7 @@ def host_context(host: Host, *, live_only: bool = False, gone: object = 1) -> di
         "host": host,
         "status": worst(a.status for a in present) or Status.UNKNOWN,
         "nodes": tree(present),
+        "arrays": present,
         "gone": gone_page(host, gone),
         "gone_days": settings.VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS,
         "transitions": transitions,
@@ -150,7 +160,7 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @requires("raid.change_host")
 @require_POST
-def issue_token(request: HttpRequest, pk: int) -> HttpResponse:
+def host_token(request: HttpRequest, pk: int) -> HttpResponse:
     """Replace the host's push token and show the new one, once."""
     host = get_object_or_404(Host.objects.select_related("region"), pk=pk)
     context = host_context(host)
@@ -160,7 +170,27 @@ def issue_token(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_safe
-def agent_file(request: HttpRequest, pk: int, filename: str) -> HttpResponse:
+def host_agent(request: HttpRequest, pk: int, filename: str) -> HttpResponse:
     """The push agent (this host's id and Vigil's URL filled in), its units, its cron line."""
     host = get_object_or_404(Host, pk=pk)
     return agents.download(AGENT, filename, {"VIGIL_HOST": str(host.pk)})
+
+
+def try_ssh(host: Host) -> dict[str, Any]:
+    """Collect once from the unsaved host; what was read, or the error in words."""
+    if not host.ssh_address:
+        return {"error": "Give an SSH address to test the connection."}
+    try:
+        collected = ssh.collect(ssh_target(host))
+    except ssh.SshError as error:
+        return {"error": str(error)}
+    read = {"mdstat": collected.mdstat, "warnings": collected.warnings}
+    try:
+        report = assess(collected.mdstat, collected.details, host.domain_rules, host.domain_noun)
+    except ParseError as error:  # outside text: said in words, never a failed page
+        return {**read, "error": str(error)}
+    return {**read, "arrays": [(a.name, a.verdict) for a in report.arrays]}
+
+
+def host_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    return editing.edit_page(request, HostForm, pk, trial=try_ssh)

@@ -35,6 +35,7 @@ from django.db.models.functions import RowNumber
 from django.urls import include, path
 
 from apps.lib.status import Status
+from apps.lib.thresholds import ThresholdSet
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ class Concern:
       (the current figures of every subject in the ``subjects()`` queryset, with ``region``
       labels) and adds each subject's status to ``statuses`` (an
       ``apps.prometheus.families.SubjectStatuses``), in a constant number of queries;
+    - ``thresholds`` (``apps.lib.thresholds.ThresholdSet``) are the thresholds a region or one
+      subject may set over the global defaults (``apps.regions.thresholds``: stored, resolved,
+      shown and edited the same way for every concern);
     - ``history`` names the concern's grow-only tables (``apps.lib.retention.History``), expired
       hourly with the others by the beat's ``expire-history``;
     - ``aws_actions`` are the IAM actions its adapters call in a watched account (``(action,
@@ -109,6 +113,7 @@ class Concern:
     prometheus: Callable[[QuerySet, Any], Iterable[Any]] | None = None
     add_links: tuple[AddLink, ...] = ()
     history: tuple[Any, ...] = ()  # apps.lib.retention.History of its grow-only tables
+    thresholds: ThresholdSet | None = None  # what a region or a subject may set for itself
     aws_actions: tuple[tuple[str, str], ...] = ()  # (IAM action, where the call is made)
     seen_in_region: Callable[[str, Any], list[str]] | None = None  # (code, AccountAccess) -> names
     aside_template: str = ""
@@ -170,6 +175,11 @@ def choices() -> list[tuple[str, str]]:
     rule's, a silence's) offers these, with the labels the pages use ("Keep-alive", not
     "probes")."""
     return [(c.key, c.label) for c in _registry.values()]
+
+
+def find(key: str) -> Concern | None:
+    """The registered concern of ``key``, or None."""
+    return _registry.get(key)
 
 
 def label_of(key: str) -> str:

@@ -40,7 +40,7 @@ def edit_page(
     trial: Callable[[Any], Any],
 ) -> HttpResponse:
     """A subject's add/edit page, ``<app>/edit.html`` with the subject under its model's name:
-    a save goes to the subject's page (``<app>:<model>``); "Try" shows ``trial(subject)`` of
+    a save goes to the subject's page (``<app>:<model>_detail``); "Try" shows ``trial(subject)`` of
     the unsaved subject as ``trial``."""
     subject, form = subject_form(request, form_class, pk)
     if is_check(request):
@@ -49,7 +49,7 @@ def edit_page(
     if request.method == "POST" and form.is_valid():
         if request.POST.get(TRY_FIELD) != "1":
             saved = form.save()
-            return redirect(f"{saved._meta.app_label}:{saved._meta.model_name}", pk=saved.pk)
+            return redirect(f"{saved._meta.app_label}:{saved._meta.model_name}_detail", pk=saved.pk)
         with trials.slot(request.user.pk) as refused:  # one per user, a few for everyone
             if refused is None:
                 tried = trial(form.instance)

@@ -186,12 +186,44 @@ class Subject(models.Model):
         return Status(self.status)
 
 
+class Threshold(models.Model):
+    """One threshold a person set over the global default (``apps.regions.thresholds``): for
+    one subject of a concern (``subject_id``, its primary key), or for all the concern's
+    subjects in the region (no ``subject_id``). Every change is in the audit trail."""
+
+    region = models.ForeignKey(Region, models.CASCADE, related_name="thresholds")
+    concern = models.CharField(max_length=20)
+    subject_id = models.PositiveBigIntegerField(null=True, blank=True)
+    name = models.CharField(max_length=50)
+    value = models.FloatField()
+    changed = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["region", "concern", "subject_id", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["region", "concern", "subject_id", "name"],
+                name="threshold_once_per_subject",
+            ),
+            models.UniqueConstraint(
+                fields=["region", "concern", "name"],
+                condition=Q(subject_id__isnull=True),
+                name="threshold_once_per_region",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        whose = f"{self.concern} #{self.subject_id}" if self.subject_id else self.concern
+        return f"{whose} in {self.region.code}: {self.name} = {self.value:g}"
+
+
 track(
     Account,
     exclude=["discovered", "next_discovery", "last_error", "last_error_at", "lease_until"],
     secrets=["external_id"],
 )
 track(Region, exclude=["opt_in_status", "lease_until"])
+track(Threshold)
 
 
 def _counted(count: int, noun: str) -> list[str]:

@@ -71,6 +71,24 @@ class Tick:
     label: str
 
 
+@dataclass(frozen=True)
+class Span:
+    """An occurrence of a maintenance window, clipped to the axis."""
+
+    opens: datetime
+    closes: datetime
+    x: float
+    width: float
+
+
+@dataclass(frozen=True)
+class Window:
+    """A maintenance window that applies here, with its occurrences in the span."""
+
+    label: str
+    spans: list[Span]
+
+
 @dataclass
 class Timeline:
     start: datetime
@@ -78,10 +96,11 @@ class Timeline:
     lanes: list[Lane]
     ticks: list[Tick]
     hidden_lanes: int = 0
+    windows: list[Window] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.lanes
+        return not self.lanes and not self.windows
 
 
 def _x(at: datetime, start: datetime, end: datetime) -> float:
@@ -106,11 +125,37 @@ def ticks(start: datetime, end: datetime, count: int = 6) -> list[Tick]:
     return found
 
 
-def build(changes: Iterable[Change], start: datetime, end: datetime) -> Timeline:
+def windows_drawn(
+    windows: Iterable[tuple[str, Iterable[tuple[datetime, datetime]]]],
+    start: datetime,
+    end: datetime,
+) -> list[Window]:
+    """Each (label, occurrences) whose occurrences overlap the axis, clipped to it; a window
+    with none there is not drawn."""
+    drawn = []
+    for label, occurrences in windows:
+        spans = []
+        for opens, closes in occurrences:
+            if closes <= start or opens >= end:
+                continue
+            x = _x(max(opens, start), start, end)
+            spans.append(Span(opens, closes, x, round(_x(min(closes, end), start, end) - x, 3)))
+        if spans:
+            drawn.append(Window(label, spans))
+    return drawn
+
+
+def build(
+    changes: Iterable[Change],
+    start: datetime,
+    end: datetime,
+    windows: Iterable[tuple[str, Iterable[tuple[datetime, datetime]]]] = (),
+) -> Timeline:
     """Lanes of bands from the window's changes (oldest first); a subject's status before its
     first change is that change's old status, unless that was unknown: a subject that was not
     collected yet (or not there) gets no band before its first change. Lanes with the worst
-    statuses come first."""
+    statuses come first. ``windows``: the maintenance windows that apply here, as (label,
+    occurrences in UTC), drawn above the lanes where they overlap the axis."""
     lanes: dict[tuple[str, int], Lane] = {}
     current: dict[tuple[str, int], tuple[Status, datetime]] = {}
     for change in changes:
@@ -138,6 +183,7 @@ def build(changes: Iterable[Change], start: datetime, end: datetime) -> Timeline
         lanes=ordered[:MAX_LANES],
         ticks=ticks(start, end),
         hidden_lanes=max(0, len(ordered) - MAX_LANES),
+        windows=windows_drawn(windows, start, end),
     )
 
 

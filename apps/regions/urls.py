@@ -11,4 +11,9 @@ urlpatterns = [
     path("regions/first-account/", firstrun.first_account, name="first-account"),
     path("regions/<int:pk>/timeline/", views.region_timeline, name="timeline"),
     path("regions/<int:pk>/panels/<slug:concern>/", views.region_panel, name="panel"),
+    path(
+        "regions/<int:pk>/thresholds/<slug:concern>/",
+        views.edit_thresholds,
+        name="thresholds",
+    ),
 ]

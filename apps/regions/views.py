@@ -9,18 +9,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
-from apps.accounts.roles import role_of
-from apps.alerts.models import Transition
+from apps.accounts.roles import requires, role_of
+from apps.alerts.models import MaintenanceWindow, Transition
 from apps.lib.status import Status, worst
 
-from . import concerns, timeline
+from . import concerns, thresholds, timeline
 from .models import Account, Region
 
 
@@ -288,7 +290,9 @@ def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> 
         for object_id, concern, label, at, old, new, reason in rows
     ]
     return {
-        "timeline": timeline.build(changes, start, end),
+        "timeline": timeline.build(
+            changes, start, end, MaintenanceWindow.in_region(region, start, end)
+        ),
         "changes": list(reversed(changes)),
         "listed": TIMELINE_LISTED,
         "listed_slice": f":{TIMELINE_LISTED}",
@@ -336,3 +340,33 @@ def _timeline_csv(region: Region, context: dict[str, Any]) -> HttpResponse:
 def _csv_safe(text: str) -> str:
     """No formula injection when the CSV is opened in a spreadsheet."""
     return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+@require_POST
+@requires(thresholds.PERMISSION)
+def edit_thresholds(request: HttpRequest, pk: int, concern: str) -> HttpResponse:
+    """Replace the thresholds of a concern set for the region, or for one of its subjects
+    (``subject`` in the form), with the form's (an empty field: not set); back to the page."""
+    region = get_object_or_404(Region, pk=pk)
+    found = concerns.find(concern)
+    if found is None or found.thresholds is None:
+        raise Http404("No thresholds for this concern")
+    subject = None
+    if request.POST.get("subject"):
+        subject = get_object_or_404(
+            found.subjects(), region=region, pk=request.POST.get("subject", "").strip() or 0
+        )
+    back = (
+        subject.get_absolute_url()
+        if subject
+        else reverse("regions:detail", args=[region.pk]) + "#thresholds"
+    )
+    try:
+        values = thresholds.form_values(found.thresholds.specs, request.POST)
+        thresholds.replace(concern, region, subject.pk if subject else None, values)
+    except ValueError as exc:
+        messages.error(request, f"Thresholds not saved: {exc}")
+        return redirect(back)
+    whose = str(subject) if subject else f"{found.label} in {region.code}"
+    messages.success(request, f"Thresholds of {whose} saved; they apply from the next collection.")
+    return redirect(back)

@@ -20,7 +20,7 @@ CELERY_BROKER_URL = "memory://"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {}
-# Tests point the AWS client factory at a moto server they start (tests/conftest.py).
+# Tests point the AWS client factory at a moto server they start (tests/plugins/aws.py).
 AWS_ENDPOINT_URL = None
 AWS_MAX_ATTEMPTS = 2
 VIGIL_DEMO = "false"

@@ -4,7 +4,7 @@ import pytest
 
 from apps.accounts.models import ApiKey
 from apps.regions.models import Account
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

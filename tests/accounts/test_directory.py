@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from apps.accounts import conf
 from apps.accounts.roles import role_of
-from tests.conftest import configure_sign_in
+from tests.helpers import configure_sign_in
 from tests.services import slapd as directory
 
 pytestmark = pytest.mark.django_db

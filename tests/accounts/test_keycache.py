@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.accounts.models import ApiKey
 from apps.accounts.roles import ADMIN_GROUP, OPERATOR_GROUP
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

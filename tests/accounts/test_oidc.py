@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.conftest import configure_sign_in, screenshot
+from tests.helpers import configure_sign_in, screenshot
 from tests.services import oidc
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -17,7 +17,7 @@ from apps.accounts.roles import (
 )
 from apps.galera.models import Cluster, Node
 from apps.regions.models import Account, Region
-from tests.conftest import bearer, make_user
+from tests.helpers import bearer, make_user
 
 pytestmark = pytest.mark.django_db
 

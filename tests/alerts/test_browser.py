@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.alerts.models import Channel
-from tests.conftest import log_in, screenshot
+from tests.helpers import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -51,8 +51,8 @@ def storage_b_gone(db):
 def test_an_incident_by_cause_names_the_server_and_lists_its_arrays(
     live_server, admin, storage_b_gone, browser_page
 ):
-    """The README's docs/alerts-cause.png is a copy of test-output/readme/alerts-cause.png."""
-    from tests.conftest import OUTPUT_DIR
+    """docs/alerts.md's docs/alerts-cause.png is a copy of test-output/readme/alerts-cause.png."""
+    from tests.helpers import OUTPUT_DIR
 
     page = browser_page
     page.set_viewport_size({"width": 1100, "height": 800})

@@ -14,7 +14,7 @@ from apps import alerts
 from apps.alerts import delivery, routing
 from apps.alerts.models import Channel, Notification, Rule
 from apps.lib.status import Status, Verdict
-from tests.conftest import bearer
+from tests.helpers import bearer
 from tests.services.ses_proxy import sent_messages
 
 pytestmark = pytest.mark.django_db

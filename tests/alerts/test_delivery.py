@@ -244,8 +244,8 @@ def test_a_recovery_reaches_every_channel_told_of_the_incident(gadget, oncall):
 
 def test_each_kind_of_email_has_a_short_subject_template():
     from apps.alerts.content import SUBJECTS
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
 
     for name in SUBJECTS:
-        lines = (ROOT / "templates" / "emails" / f"subject-{name}.txt").read_text().splitlines()
+        lines = (ROOT / "templates" / "emails" / f"{name}-subject.txt").read_text().splitlines()
         assert lines and all(len(line) <= 160 for line in lines), name

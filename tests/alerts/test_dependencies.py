@@ -118,3 +118,73 @@ def test_admins_declare_dependencies_and_bad_ones_are_refused(
     client.force_login(operator)
     assert client.post(url, body, content_type="application/json").status_code == 403
     assert client.get(url).status_code == 200
+
+
+@pytest.fixture
+def chain(make_gadgets):
+    """``site`` depends on ``proxy``, which depends on ``cluster``; ``other`` on nothing."""
+    cluster, proxy, site, other = make_gadgets(4)
+    kind = ContentType.objects.get_for_model(cluster).pk
+    for dependent, upstream in ((site, proxy), (proxy, cluster)):
+        Dependency.objects.create(
+            content_type_id=kind,
+            object_id=dependent.pk,
+            upstream_type_id=kind,
+            upstream_id=upstream.pk,
+        )
+    return cluster, proxy, site, other
+
+
+def held_metric() -> dict[tuple[str, str], float]:
+    from apps.alerts.prometheus import held_by_dependencies
+
+    return {tuple(s.labels.values()): s.value for s in held_by_dependencies().samples}
+
+
+def test_the_root_upstream_failing_holds_its_dependents_through_others(chain, oncall, mailoutbox):
+    cluster, proxy, site, other = chain
+    assert held_metric() == {}
+    alerts.record(cluster, DOWN)
+    alerts.record(proxy, DOWN)
+    alerts.record(site, DOWN)  # depends on proxy, which the cluster holds: held by the cluster
+    delivery.send_due()
+    assert len(mailoutbox) == 1 and "gadget g00" in mailoutbox[0].subject
+    (cause,) = Cause.objects.filter(closed=None)
+    assert cause.label == "gadget g00 (declared dependency)"
+    assert cause.incidents.filter(closed=None).count() == 3
+    assert held_metric() == {("gadgets", "lab"): 2.0}
+
+    alerts.record(cluster, UP)  # the root back: its recovery, and both still down, once each
+    delivery.send_due()
+    sent = text(mailoutbox[1:])
+    assert "RECOVERED" in sent and "gadget g01" in sent and "gadget g02" in sent
+    assert held_metric() == {}
+
+
+def test_a_dependency_that_would_close_a_circle_is_refused_at_save(chain, admin_client):
+    from django.core.exceptions import ValidationError
+
+    cluster, proxy, site, _ = chain
+    kind = ContentType.objects.get_for_model(cluster).pk
+    circle = Dependency(
+        content_type_id=kind, object_id=cluster.pk, upstream_type_id=kind, upstream_id=site.pk
+    )
+    with pytest.raises(ValidationError, match="would make a circle"):
+        circle.full_clean()
+    answer = admin_client.post(
+        "/api/alerts/dependencies/",
+        {"content_type": kind, "object_id": cluster.pk, "upstream_type": kind,
+         "upstream_id": proxy.pk},
+        content_type="application/json",
+    )  # fmt: skip
+    assert answer.status_code == 400 and "circle" in answer.content.decode()
+    page = admin_client.post(
+        "/alerts/dependencies/new/",
+        {"subject": f"{kind}:{cluster.pk}", "upstream": f"{kind}:{site.pk}"},
+    )
+    assert page.status_code == 400 and "would make a circle" in page.content.decode()
+    # editing a link of the chain is no circle with itself
+    link = Dependency.objects.get(object_id=site.pk)
+    link.comment = "behind the proxy"
+    link.full_clean()
+    assert Dependency.upstreams_of(kind, site.pk) == [(kind, proxy.pk), (kind, cluster.pk)]

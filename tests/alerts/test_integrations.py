@@ -250,3 +250,56 @@ def test_a_name_repointed_at_the_metadata_service_after_saving_is_refused_at_sen
     assert f"{name} (169.254.169.254) is refused: the instance metadata service" in (
         notification.last_error
     )
+
+
+def test_a_subject_that_also_paged_alone_resolves_its_own_pagerduty_incident_when_it_closes_the_cause(
+    make_gadgets, make_channel, receiver
+):
+    """b fails for the switch (held on the cause's incident), then for a reason of its own
+    (paged alone, under its own key); a recovers first (held), b last: its recovery closes the
+    cause, and resolves both PagerDuty incidents it had opened, the cause's and its own."""
+    from apps.lib.status import Cause
+
+    switch = Cause("lab/switch-1", "switch switch-1")
+    receiver.accepted = 202
+    make_channel("pagerduty", receiver.url + "/v2/enqueue", ROUTING_KEY)
+    a, b = make_gadgets(2)
+    alerts.record(a, Verdict(Status.CRITICAL, "down", cause=switch))
+    alerts.record(b, Verdict(Status.CRITICAL, "down", cause=switch))
+    delivery.send_due()
+    alerts.record(b, Verdict(Status.UNKNOWN, "its own disk too"))  # not the cause's
+    delivery.send_due()
+    alerts.record(a, OK)
+    delivery.send_due()
+    alerts.record(b, OK)
+    delivery.send_due()
+    sent = [(r.json["event_action"], r.json["dedup_key"]) for r in receiver.requests]
+    own = f"vigil/gadgets.gadget/{b.pk}"
+    assert sent == [
+        ("trigger", "vigil/cause/lab/switch-1"),
+        ("trigger", own),
+        ("resolve", "vigil/cause/lab/switch-1"),
+        ("resolve", own),
+    ]
+
+
+def test_a_cause_closed_by_a_subject_that_never_paged_alone_resolves_only_the_cause(
+    make_gadgets, make_channel, receiver
+):
+    from apps.lib.status import Cause
+
+    switch = Cause("lab/switch-1", "switch switch-1")
+    receiver.accepted = 202
+    make_channel("pagerduty", receiver.url + "/v2/enqueue", ROUTING_KEY)
+    a, b = make_gadgets(2)
+    for gadget in (a, b):
+        alerts.record(gadget, Verdict(Status.CRITICAL, "down", cause=switch))
+    delivery.send_due()
+    for gadget in (a, b):
+        alerts.record(gadget, OK)
+    delivery.send_due()
+    sent = [(r.json["event_action"], r.json["dedup_key"]) for r in receiver.requests]
+    assert sent == [
+        ("trigger", "vigil/cause/lab/switch-1"),
+        ("resolve", "vigil/cause/lab/switch-1"),
+    ]

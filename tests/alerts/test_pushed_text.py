@@ -12,7 +12,7 @@ from django.core import mail
 from apps.alerts import delivery
 from apps.galera import tasks
 from apps.galera.models import Cluster, Node
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db
 

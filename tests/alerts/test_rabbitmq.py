@@ -1,4 +1,4 @@
-"""RabbitMQ as the broker: the README says Redis or RabbitMQ, so a real worker proves it.
+"""RabbitMQ as the broker: docs/production.md says Redis or RabbitMQ, so a real worker proves it.
 
 The test uses the machine's RabbitMQ (starting it if it is installed but stopped) in a virtual
 host of its own, so that nothing else on the broker sees its queues.

@@ -13,7 +13,7 @@ from apps.alerts import scopes
 from apps.alerts.models import Rule, Silence
 from apps.regions.models import Region
 from tests.concern_app.models import Gadget
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from apps import alerts
 from apps.alerts import routing
 from apps.alerts.models import Channel, Incident, Rule, Silence
 from apps.lib.status import Status, Verdict
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

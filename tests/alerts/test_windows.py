@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
 import time_machine
 from django.core import mail
 from django.utils import timezone
@@ -15,7 +16,7 @@ from django.utils import timezone
 from apps import alerts
 from apps.alerts import tasks
 from apps.alerts.models import MaintenanceWindow, Notification
-from apps.alerts.schedule import Weekly, check
+from apps.alerts.schedule import Cron, Weekly, check, check_cron
 from apps.lib.status import Status, Verdict
 
 CRITICAL = Verdict(Status.CRITICAL, "array degraded")
@@ -120,3 +121,96 @@ def test_operators_may_not_edit_windows(client, django_user_model, db):
         content_type="application/json",
     )
     assert answer.status_code == 403
+
+
+# Cron-like windows: five fields in a time zone, expanded by dateutil.rrule. Every "now" is
+# given, so nothing here depends on the time of day the tests run at.
+
+
+def test_a_cron_window_opens_at_each_time_its_rule_names_in_its_zone():
+    first_sunday = Cron("0 2 1-7 * sun", 60, BERLIN)  # crontab: day 1-7 OR a Sunday
+    sunday = datetime(2026, 11, 29, 1, 30, tzinfo=UTC)  # 02:30 Berlin, a Sunday, the 29th
+    assert first_sunday.open_at(sunday) == (
+        datetime(2026, 11, 29, 1, 0, tzinfo=UTC),
+        datetime(2026, 11, 29, 2, 0, tzinfo=UTC),
+    )
+    tuesday_the_first = datetime(2026, 12, 1, 1, 15, tzinfo=UTC)
+    assert first_sunday.open_at(tuesday_the_first) is not None
+    assert first_sunday.open_at(datetime(2026, 12, 8, 1, 15, tzinfo=UTC)) is None  # Tue 8th
+    nightly = Cron("30 1 * * *", 30, "America/New_York")
+    summer = datetime(2026, 7, 1, 5, 40, tzinfo=UTC)  # 01:40 EDT
+    winter = datetime(2026, 12, 1, 6, 40, tzinfo=UTC)  # 01:40 EST
+    assert nightly.open_at(summer) and nightly.open_at(winter)
+    assert nightly.open_at(datetime(2026, 12, 1, 5, 40, tzinfo=UTC)) is None
+    assert nightly.last_closed(winter + timedelta(hours=1))[1] == datetime(
+        2026, 12, 1, 7, 0, tzinfo=UTC
+    )
+
+
+def test_a_cron_window_finds_its_next_opening_however_far():
+    yearly = Cron("0 3 1 jan *", 120, "UTC")
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    assert yearly.next_open(now)[0] == datetime(2027, 1, 1, 3, 0, tzinfo=UTC)
+    every_ten = Cron("*/10 * * * *", 5, "UTC")
+    assert every_ten.open_at(datetime(2026, 11, 26, 12, 4, tzinfo=UTC)) is not None
+    assert every_ten.open_at(datetime(2026, 11, 26, 12, 6, tzinfo=UTC)) is None
+    assert every_ten.describe() == "cron */10 * * * * for 5 min (UTC)"
+    leap = Cron("0 0 29 2 *", 60, "UTC")
+    assert leap.next_open(now)[0] == datetime(2028, 2, 29, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("expression", "words"),
+    [
+        ("0 2 * *", "Give five fields"),
+        ("61 2 * * *", "The minute field '61'"),
+        ("0 2 * * funday", "The day of week field 'funday'"),
+        ("0 5-2 * * *", "lowest first"),
+        ("*/0 * * * *", "a step is a whole number"),
+        ("0 0 30,31 feb *", "it would never open"),
+    ],
+)
+def test_a_cron_rule_cron_cannot_read_is_refused_in_words(expression, words):
+    assert words in check_cron(expression)
+    assert set(check([], 60, "UTC", expression)) == {"cron"}
+    assert check([], 60, "UTC", "0 2 * * sun") == {}
+    assert set(check([1], 60, "UTC", "0 2 * * sun")) == {"days"}  # one schedule, not two
+
+
+def test_a_cron_window_holds_while_open_and_sends_what_still_fails_at_its_end(
+    region, make_gadgets, oncall
+):
+    (held,) = make_gadgets(1)
+    now = timezone.now().replace(second=0, microsecond=0)
+    opens = (now + timedelta(minutes=1)).astimezone(ZoneInfo(BERLIN))
+    window = MaintenanceWindow(
+        name="Nightly backup", region=region, minutes=2, time_zone=BERLIN,
+        cron=f"{opens.minute} {opens.hour} {opens.day} {opens.month} *",
+    )  # fmt: skip
+    window.full_clean()
+    window.save()
+    with time_machine.travel(opens + timedelta(seconds=10), tick=False):
+        alerts.record(held, CRITICAL)
+        tasks.sweep()
+    assert subjects() == []
+    with time_machine.travel(opens + timedelta(minutes=2, seconds=1), tick=False):
+        tasks.sweep()
+        tasks.sweep()
+    assert len(subjects()) == 1 and "g00" in subjects()[0]
+
+
+def test_admins_write_cron_windows_in_the_page_and_the_api(logged_in_client, admin_client, db):
+    form = {"name": "Patch Tuesday", "cron": "0 22 8-14 * tue", "minutes": "240",
+            "time_zone": BERLIN, "enabled": "on"}  # fmt: skip
+    assert logged_in_client.post("/alerts/windows/new/", form).status_code == 302
+    listed = logged_in_client.get("/alerts/windows/").content.decode()
+    assert "cron 0 22 8-14 * tue for 240 min (Europe/Berlin)" in listed
+    neither = logged_in_client.post("/alerts/windows/new/", {**form, "cron": ""})
+    assert neither.status_code == 400 and "or a cron rule" in neither.content.decode()
+    made = admin_client.post(
+        "/api/alerts/maintenance-windows/",
+        {"name": "Monthly", "cron": "0 3 1 * *", "minutes": 60, "time_zone": "UTC"},
+        content_type="application/json",
+    )
+    assert made.status_code == 201, made.content
+    assert made.json()["cron"] == "0 3 1 * *" and made.json()["next_opens"]

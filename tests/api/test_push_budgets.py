@@ -13,9 +13,9 @@ import time_machine
 from django.test import Client
 
 from apps.galera.models import Cluster, Node
+from apps.lib.conf import BY_NAME
 from apps.lib.pushtoken import digest
 from apps.raid.models import Host
-from config.settings.base import api_rate
 from tests.raid.builders import mdstat, mirror
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 3, 2, 9, 30, 10, tzinfo=UTC)
 PROXY = "10.0.0.1"
 REPORT = mdstat(mirror("md0", "sda1", "sdb1"))
-WRITE_RATE = api_rate("VIGIL_API_RATE_WRITE", "120/min")  # what production has by default
+WRITE_RATE = BY_NAME["VIGIL_API_RATE_WRITE"].read()  # what production has by default
 
 
 @pytest.fixture

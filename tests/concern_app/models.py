@@ -14,4 +14,4 @@ class Gadget(Subject):
         return f"gadget {self.name}"
 
     def get_absolute_url(self) -> str:
-        return reverse("gadgets:detail", args=[self.pk])
+        return reverse("gadgets:gadget_detail", args=[self.pk])

@@ -5,4 +5,4 @@ from django.urls import path
 from . import views
 
 app_name = "gadgets"
-urlpatterns = [path("<int:pk>/", views.detail, name="detail")]
+urlpatterns = [path("<int:pk>/", views.gadget_detail, name="gadget_detail")]

@@ -16,7 +16,7 @@ def region_panel_context(region: Any) -> dict[str, Any]:
 
 
 @require_safe
-def detail(request: HttpRequest, pk: int) -> HttpResponse:
+def gadget_detail(request: HttpRequest, pk: int) -> HttpResponse:
     gadget = get_object_or_404(Gadget, pk=pk)
     template = "concern_app/gadget.html#live" if request.htmx else "concern_app/gadget.html"
     return render(request, template, {"gadget": gadget})

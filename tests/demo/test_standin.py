@@ -7,7 +7,7 @@ from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBacken
 from apps.demo import mode
 from apps.demo.standin import DEMO_REGIONS, AwsStandIn
 from apps.regions.models import Account
-from tests.conftest import demo_account_on_standin
+from tests.helpers import demo_account_on_standin
 
 
 def test_it_serves_the_demo_regions_with_their_real_opt_in_status():

@@ -11,7 +11,7 @@ from apps.ebs import demo, tasks
 from apps.ebs.models import RegionCollection, Volume
 from apps.galera import demo as galera_demo
 from apps.raid import demo as raid_demo
-from tests.conftest import demo_account_on_standin
+from tests.helpers import demo_account_on_standin
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -43,10 +43,12 @@ def test_the_lab_volumes_are_collected_at_the_floor_and_storage_b_drains_first(
     assert {v.figures["credit_state"] for v in storage.exclude(name__startswith="storage-b")} == {
         "not draining"
     }
-    page = logged_in_client.get(reverse("raid:host", args=[raid_host.pk])).content.decode()
+    page = logged_in_client.get(reverse("raid:host_detail", args=[raid_host.pk])).content.decode()
     assert "md99 slows in ~" in page and "the gp2 volumes of storage-b drain first" in page
     galera = Volume.objects.get(name="galera-db-1-data")
     assert galera.figures["credit_state"] == "draining"
     assert "Galera node 10.0.0.1:3306 of Demo: 4-node MariaDB Galera" in galera.reason
-    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    page = logged_in_client.get(
+        reverse("galera:cluster_detail", args=[cluster.pk])
+    ).content.decode()
     assert "galera-db-1-data" in page and "private address 10.0.0.1" in page

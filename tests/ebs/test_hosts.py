@@ -110,9 +110,11 @@ def test_the_cluster_page_shows_the_nodes_volumes_and_their_burst_balance(
 ):
     db2 = instance(region, "db-2", "10.0.1.12")
     data = volume(region, db2, "/dev/sdf", DRAINING, name="db-2-data")
-    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    page = logged_in_client.get(
+        reverse("galera:cluster_detail", args=[cluster.pk])
+    ).content.decode()
     assert "EBS volumes under it" in page and "db-2-data" in page
-    assert reverse("ebs:detail", args=[data.pk]) in page and "0.7 h" in page
+    assert reverse("ebs:volume_detail", args=[data.pk]) in page and "0.7 h" in page
 
 
 @pytest.fixture
@@ -168,7 +170,7 @@ def test_a_raid_hosts_storage_servers_are_placed_by_name_and_the_array_that_slow
             [v.label for v in domains["storage-c"].volumes if v.tags[DEVICE_TAG] == "sdl"],
         ),
     ]
-    page = logged_in_client.get(reverse("raid:host", args=[lab.pk])).content.decode()
+    page = logged_in_client.get(reverse("raid:host_detail", args=[lab.pk])).content.decode()
     assert "md99 slows in ~42 min: the gp2 volumes of storage-b drain first" in page
     assert "storage-b-lun1" in page
     box = Instance.objects.get(name="storage-b")
@@ -178,6 +180,8 @@ def test_a_raid_hosts_storage_servers_are_placed_by_name_and_the_array_that_slow
 
 
 def test_nothing_is_shown_where_nothing_is_placed(region, cluster, logged_in_client):
-    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    page = logged_in_client.get(
+        reverse("galera:cluster_detail", args=[cluster.pk])
+    ).content.decode()
     assert "EBS volumes under it" not in page
     assert concerns.notes(cluster) == {}

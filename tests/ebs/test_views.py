@@ -72,14 +72,16 @@ def test_the_region_page_lists_the_volume_worst_first_with_when_its_credits_run_
 def test_the_volume_page_shows_the_forecast_the_charts_and_the_gp3_advice(judged, logged_in_client):
     vol, _ = judged
     assert vol.status == "warning" and vol.reason.startswith("gp2 burst credits run out in ~")
-    page = logged_in_client.get(reverse("ebs:detail", args=[vol.pk])).content.decode()
+    page = logged_in_client.get(reverse("ebs:volume_detail", args=[vol.pk])).content.decode()
     assert "Burst balance and forecast (dashed)" in page
     assert "gp3 instead of gp2:" in page and "free baseline (3,000 IOPS, 125 MiB/s)" in page
     assert "saves $1.00 a month" in page  # 50 GB: $5.00 as gp2, $4.00 as gp3
     assert "gp3&#x27;s baseline covers even its peaks" in page
-    live = logged_in_client.get(reverse("ebs:detail", args=[vol.pk]), HTTP_HX_REQUEST="true")
+    live = logged_in_client.get(reverse("ebs:volume_detail", args=[vol.pk]), HTTP_HX_REQUEST="true")
     assert live.content.decode().lstrip().startswith('<div id="live"')
-    csv = logged_in_client.get(reverse("ebs:detail", args=[vol.pk]) + "?chart=burst&format=csv")
+    csv = logged_in_client.get(
+        reverse("ebs:volume_detail", args=[vol.pk]) + "?chart=burst&format=csv"
+    )
     assert csv.status_code == 200 and "Forecast" in csv.content.decode().splitlines()[0]
 
 

@@ -1,5 +1,5 @@
 """EFS fixtures: an account with two regions on the moto server (the fleet ``responder`` is in
-tests/conftest.py, shared with the fault suite)."""
+tests/plugins/aws.py, shared with the fault suite)."""
 
 from __future__ import annotations
 

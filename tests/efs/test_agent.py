@@ -16,8 +16,8 @@ import pytest
 from django.urls import reverse
 
 from apps.efs.models import ClientKey, FileSystem, NfsClient, NfsMount, NfsSample
-from tests.conftest import ROOT
 from tests.efs.builders import mountstats
+from tests.helpers import ROOT
 from tests.services.slow_dns import slow_reverse_dns
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -132,7 +132,7 @@ def test_a_slow_reverse_lookup_of_the_efs_server_warns_as_the_outage_happened(
     assert lookup["address"] == "10.1.2.3" and lookup["forward_ok"] is True
     assert lookup["reverse_name"] == EFS_NAME
     assert lookup["reverse_seconds"] >= 2.0  # a lower bound: the proxy held the answer 2 s
-    html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    html = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk])).content.decode()
     assert f"Looking up {EFS_NAME}\n      (10.1.2.3) takes" in html
     assert "s (reverse)" in html and "file locking hangs" in html
 
@@ -150,5 +150,5 @@ def test_a_lock_that_does_not_come_warns(agent, site, tmp_path, logged_in_client
     assert done.returncode == 0, done.stderr
     (lock,) = NfsClient.objects.get().locks
     assert lock == {"mountpoint": str(mountpoint), "seconds": lock["seconds"], "ok": False}
-    html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    html = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk])).content.decode()
     assert f"a shared lock on {mountpoint} did not come" in html

@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.efs.api import FileSystemSerializer, FileSystemViewSet
 from apps.efs.models import FileSystem
 from apps.regions.models import Account, Region
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import OUTPUT_DIR, log_in, screenshot
+from tests.helpers import OUTPUT_DIR, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -53,7 +53,7 @@ def demo_clients_pushed(collected_demo) -> int:
 def test_the_file_system_page_says_which_client_and_warns_of_the_lock_trap(
     live_server, demo_clients_pushed, demo_in_chromium
 ):
-    """The README's docs/efs-clients.png is a copy of test-output/readme/efs-clients.png."""
+    """docs/efs.md's docs/efs-clients.png is a copy of test-output/readme/efs-clients.png."""
     page, _, _ = demo_in_chromium
     page.set_viewport_size({"width": 1100, "height": 900})
     log_in(page, live_server.url)

@@ -103,7 +103,7 @@ def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_
     )
     with time_machine.travel(T0 + timedelta(minutes=7), tick=False):
         html = logged_in_client.get(
-            reverse("efs:detail", args=[fs.pk]) + "?range=3h"
+            reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=3h"
         ).content.decode()
     assert "Which client?" in html
     assert html.index("batch-1") < html.index("web-1")
@@ -113,7 +113,7 @@ def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_
 
 
 def test_a_file_system_without_clients_says_how_to_get_them(fs, logged_in_client):
-    html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    html = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk])).content.decode()
     assert "No NFS client reports this file system" in html
 
 
@@ -161,7 +161,7 @@ def test_the_page_works_out_which_client_once_per_cache_period(fs, logged_in_cli
 
     cache.clear()
     two_clients()
-    url = reverse("efs:detail", args=[fs.pk]) + "?range=3h"
+    url = reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=3h"
     with time_machine.travel(T0 + timedelta(minutes=2), tick=False):
         first = logged_in_client.get(url).content.decode()
         push("late-1", T0 + timedelta(minutes=2))

@@ -12,8 +12,8 @@ from rest_framework.test import APIClient
 
 from apps.accounts.models import ApiKey
 from apps.efs.models import ClientKey, FileSystem, NfsClient, NfsMount, NfsSample
-from tests.conftest import make_user
 from tests.efs.builders import mountstats
+from tests.helpers import make_user
 
 pytestmark = pytest.mark.django_db
 URL = "/api/efs/clients/report"

@@ -30,7 +30,7 @@ from apps.lib.cloudwatch import (
     collection_window,
     min_calls,
 )
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES
 STATISTICS = ("Minimum", "Maximum", "Average", "Sum", "SampleCount")

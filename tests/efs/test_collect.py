@@ -300,7 +300,7 @@ def test_a_minute_cloudwatch_delivers_late_fills_its_gap_in_the_same_calls(
     collection.refresh_from_db()
     assert collection.late_look_from == end + timedelta(minutes=5)  # the next look starts here
     # ... and the chart draws it.
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=3h")
+    page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=3h")
     ops = page.context["charts"]["ops"]
     at = ops["x"].index(int(late.timestamp()))
     assert ops["series"][0]["values"][at - 5 : at + 5] == [10.0] * 10

@@ -17,7 +17,7 @@ from apps.efs import demo, tasks
 from apps.efs.demo_workloads import DEMO_FLEET
 from apps.efs.metrics import implied_ops_limit
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
-from tests.conftest import demo_account_on_standin
+from tests.helpers import demo_account_on_standin
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -108,7 +108,9 @@ def test_it_draws_the_demo_file_system_page_with_a_dashed_forecast(
         fs for fs in FileSystem.objects.all() if fs.figures.get("credit_state") == "draining"
     )
     with time_machine.travel(NOON):  # the page's "now" is the collection's
-        page = logged_in_client.get(reverse("efs:detail", args=[heading.pk]) + "?range=3h")
+        page = logged_in_client.get(
+            reverse("efs:filesystem_detail", args=[heading.pk]) + "?range=3h"
+        )
     assert page.status_code == 200
     credits = page.context["charts"]["credits"]
     forecast = credits["series"][-1]

@@ -40,7 +40,7 @@ from apps.efs.metrics import (
     sample_of,
     throughput_utilisation_pct,
 )
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES
 FACT_SHEET = (FIXTURES / "efs-metrics.md").read_text()

@@ -66,7 +66,7 @@ def test_it_lists_file_systems_in_a_sortable_table_on_the_region_page(fs, logged
 
 
 def test_it_draws_gaps_as_gaps_on_the_file_system_page(fs, logged_in_client):
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=3h")
+    page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=3h")
     assert page.status_code == 200
     ops = page.context["charts"]["ops"]
     read = ops["series"][0]["values"]
@@ -83,7 +83,7 @@ def test_the_30_second_poll_reads_the_live_part_without_charts_or_the_mode_compa
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    url = reverse("efs:detail", args=[fs.pk])
+    url = reverse("efs:filesystem_detail", args=[fs.pk])
     with CaptureQueriesContext(connection) as full:
         logged_in_client.get(url)
     with CaptureQueriesContext(connection) as poll:
@@ -118,7 +118,7 @@ def test_the_page_compares_the_three_modes_and_says_what_the_best_would_save(fs,
     FileSystem.objects.filter(pk=fs.pk).update(throughput_mode="provisioned", provisioned_mibps=64)
     fs.minutes.all().delete()
     three_hours(fs)
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]))
+    page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk]))
     c = page.context["comparison"]
     base = 100 * 50 / 1024
     rows = {r.mode: r for r in c.rows}
@@ -141,19 +141,23 @@ def test_the_page_compares_the_three_modes_and_says_what_the_best_would_save(fs,
 def test_it_provisions_for_the_peak_at_the_asked_price(fs, logged_in_client):
     fs.minutes.all().delete()
     three_hours(fs)
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?provision=peak&price=10")
+    page = logged_in_client.get(
+        reverse("efs:filesystem_detail", args=[fs.pk]) + "?provision=peak&price=10"
+    )
     provisioned = next(r for r in page.context["comparison"].rows if r.mode == "provisioned")
     assert provisioned.provisioned_mibps == 5
     assert provisioned.throughput_usd == pytest.approx((5 - 100 * 50 / 1024) * 10)
     assert "provisioned at $10.00 per MiB/s-month" in page.content.decode()
     # Nonsense in the form is ignored, as the range is: the defaults apply.
-    odd = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?provision=max&price=-3")
+    odd = logged_in_client.get(
+        reverse("efs:filesystem_detail", args=[fs.pk]) + "?provision=max&price=-3"
+    )
     assert odd.status_code == 200 and odd.context["comparison"].provision == "peak"
     assert odd.context["price"] is None
 
 
 def test_it_says_when_there_is_too_little_data_to_compare(fs, logged_in_client):
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]))
+    page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk]))
     assert page.context["comparison"] is None  # 59 minutes of data
     assert "Not enough metered throughput" in page.content.decode()
 
@@ -166,7 +170,7 @@ def test_it_shows_headroom_request_sizes_clients_and_storage_by_class(fs, logged
     )
     fs.minutes.all().delete()
     three_hours(fs, client_connections=4.0, metadata_bytes=512.0 * 60, metadata_count=60.0)
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=3h")
+    page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=3h")
     html = page.content.decode()
     assert "I/O operations: 2,880 of ~3,430 ops/s" in html
     assert "Standard 100.0\xa0GB · IA 40.0\xa0GB · Archive 900.0\xa0GB" in html
@@ -186,7 +190,7 @@ def test_it_shows_back_fill_progress(fs, logged_in_client):
         backfill_to=now,
         collected_until=now - timedelta(hours=5),
     )
-    html = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    html = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk])).content.decode()
     assert "Back-filling" in html and 'value="50"' in html
 
 
@@ -224,7 +228,9 @@ def test_it_refreshes_the_region_panel_and_the_summary_as_htmx_partials(fs, logg
     panel = logged_in_client.get(reverse("regions:panel", args=[fs.region.pk, "efs"]))
     html = panel.content.decode()
     assert panel.status_code == 200 and "<html" not in html and "builds" in html
-    summary = logged_in_client.get(reverse("efs:detail", args=[fs.pk]), HTTP_HX_REQUEST="true")
+    summary = logged_in_client.get(
+        reverse("efs:filesystem_detail", args=[fs.pk]), HTTP_HX_REQUEST="true"
+    )
     html = summary.content.decode()
     assert 'id="live"' in html and "timeseries" not in html
 
@@ -242,7 +248,7 @@ def test_a_region_whose_collection_fails_says_so_on_its_home_tile(fs, logged_in_
 def test_the_file_system_page_links_its_status_changes_and_alerts(fs, logged_in_client):
     from django.contrib.contenttypes.models import ContentType
 
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk])).content.decode()
+    page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk])).content.decode()
     content_type = ContentType.objects.get_for_model(fs).pk
     assert f'href="/alerts/history/{content_type}/{fs.pk}/"' in page
 
@@ -256,7 +262,7 @@ def test_it_reads_the_file_system_page_in_a_constant_number_of_queries(logged_in
 
 
 def test_it_draws_a_week_in_at_most_a_thousand_points_a_series(fs, logged_in_client):
-    page = logged_in_client.get(reverse("efs:detail", args=[fs.pk]) + "?range=7d")
+    page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=7d")
     for chart in page.context["charts"].values():
         assert len(chart["x"]) <= 1000
     ops = page.context["charts"]["ops"]
@@ -274,7 +280,7 @@ def test_it_keeps_the_usage_behind_the_mode_comparison_for_an_hour(fs, logged_in
 
     settings.VIGIL_EFS_COMPARISON_CACHE_SECONDS = 3600
     cache.delete(f"vigil:efs:usage:{fs.pk}")
-    url = reverse("efs:detail", args=[fs.pk])
+    url = reverse("efs:filesystem_detail", args=[fs.pk])
     before = logged_in_client.get(url).context["comparison"]
     with CaptureQueriesContext(connection) as cached:
         after = logged_in_client.get(url).context["comparison"]

@@ -1,6 +1,6 @@
 """Fixtures of the fault suite: the EFS fleet stand-in behind a throttling proxy, real Celery
-workers on a private Redis (``redis``, ``broker`` and ``responder`` are in tests/conftest.py),
-and the account, region and on-call channel they report to."""
+workers on a private Redis (``redis`` and ``broker`` are in tests/plugins/services.py,
+``responder`` in tests/plugins/aws.py), and the account, region and on-call channel they report to."""
 
 from __future__ import annotations
 

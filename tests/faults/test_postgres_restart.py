@@ -19,7 +19,7 @@ from django.db import connections
 from django.db.utils import load_backend
 
 from apps.efs.models import FileSystem
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.services import vigil_env, wait_for
 from tests.services.faults import PrivatePostgres
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from apps.galera.parse_wsrep import READ_FACTS
 from apps.raid.parse_mdstat import LEVELS
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 
 

@@ -1,6 +1,6 @@
-"""The real 3-node MariaDB Galera cluster plus garbd is a session fixture of tests/conftest.py
-(``galera_cluster``, and ``galera``: healthy again for each test), so that every test that
-needs it, the alerts' end-to-end proofs too, shares one cluster per session."""
+"""The real 3-node MariaDB Galera cluster plus garbd is a session fixture of
+tests/plugins/services.py (``galera_cluster``, and ``galera``: healthy again for each test), so
+that every test that needs it, the alerts' end-to-end proofs too, shares one cluster per session."""
 
 from __future__ import annotations
 

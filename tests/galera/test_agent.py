@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from apps.galera.models import Cluster, Node
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

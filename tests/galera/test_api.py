@@ -6,7 +6,7 @@ import pytest
 
 from apps.galera import demo
 from apps.galera.models import Cluster, Node
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

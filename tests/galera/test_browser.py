@@ -12,7 +12,7 @@ from apps.galera.models import Cluster, Node
 from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
-from tests.conftest import OUTPUT_DIR, log_in, screenshot
+from tests.helpers import OUTPUT_DIR, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -1,9 +1,9 @@
-"""The one table of documented Galera facts (apps/galera/documented.py) is the README's."""
+"""The one table of documented Galera facts (apps/galera/documented.py) is docs/galera.md's."""
 
 from __future__ import annotations
 
 from apps.galera import documented
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 LABELS = {
     documented.CODERSHIP_STATUS: "Codership status variables",
@@ -30,14 +30,13 @@ def markdown() -> str:
     return header + "|---|---|---|---|\n" + "\n".join(rows) + "\n"
 
 
-def galera_section() -> str:
-    readme = (ROOT / "README.md").read_text()
-    return readme.split("\n### Galera\n", 1)[1].split("\n### ", 1)[0]
+def galera_page() -> str:
+    return (ROOT / "docs" / "galera.md").read_text()
 
 
-def test_the_readme_shows_the_table_of_documented_facts_as_the_code_keeps_it():
-    section = galera_section()
-    assert markdown() in section, "README's Galera section should hold:\n" + markdown()
+def test_the_galera_page_shows_the_table_of_documented_facts_as_the_code_keeps_it():
+    section = galera_page()
+    assert markdown() in section, "docs/galera.md should hold:\n" + markdown()
     assert f"read on {documented.READ_ON}" in section
 
 

@@ -19,7 +19,7 @@ from apps.galera.parse_wsrep import (
     parse_provider_options,
     parse_status,
 )
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES / "wsrep"
 SAMPLES = sorted(FIXTURES.glob("*.txt"))

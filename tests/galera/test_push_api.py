@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.galera import tasks
 from apps.galera.models import Cluster, Node
 from apps.regions.models import Region
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db
 

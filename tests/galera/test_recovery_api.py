@@ -8,7 +8,7 @@ import pytest
 from apps.galera import tasks
 from apps.galera.models import Cluster, Node, Snapshot
 from apps.galera.recovery import BOOTSTRAP_CLEAN, FIND_POSITION, PC_BOOTSTRAP, SET_SAFE, START
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,7 @@ from apps.galera import tasks
 from apps.galera.models import Cluster, Node
 from apps.galera.recovery import BOOTSTRAP_CLEAN, PC_BOOTSTRAP, SET_SAFE, START
 from apps.galera.views import downtimes
-from tests.conftest import ROOT, bearer
+from tests.helpers import ROOT, bearer
 from tests.services.galera import PROVIDER
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.galera]

@@ -12,7 +12,7 @@ from apps.galera.parse_wsrep import Delayed, WsrepStatus
 from apps.galera.replication import Paused, Reading, Thresholds, judge, recv_queue_growing
 from apps.galera.verdict import NodeResult, build_view, cluster_verdict
 from apps.lib.status import Status
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 READINGS = SHARED_FIXTURES / "wsrep" / "readings"
 

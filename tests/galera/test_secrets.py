@@ -11,7 +11,7 @@ from apps.galera import tasks
 from apps.galera.models import Cluster, Node, PasswordUnavailable
 from apps.galera.secretsdir import shares_secrets
 from apps.regions.models import Region
-from tests.conftest import bearer
+from tests.helpers import bearer
 from tests.services.galera import MONITOR_PASSWORD, MONITOR_USER, GaleraCluster
 from tests.services.mysql_recorder import SALT, MysqlRecorder
 

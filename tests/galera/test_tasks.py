@@ -17,7 +17,7 @@ from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.verdict import NOT_GALERA, NodeResult
 from apps.lib.status import Status
 from apps.regions.models import Region
-from tests.conftest import eager_celery
+from tests.helpers import eager_celery
 
 pytestmark = pytest.mark.django_db
 celery_module = importlib.import_module("config.celery_app")

@@ -17,7 +17,7 @@ from apps.galera.verdict import (
     cluster_verdict,
 )
 from apps.lib.status import Status
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES / "wsrep"
 READINGS = FIXTURES / "readings"

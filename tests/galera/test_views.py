@@ -43,7 +43,9 @@ def test_the_region_panel_shows_status_size_primary_and_headroom_in_words(
 
 def test_the_demo_cluster_page_is_labelled_as_a_recorded_sample(logged_in_client, demo_clusters):
     cluster = demo_clusters[0]
-    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    page = logged_in_client.get(
+        reverse("galera:cluster_detail", args=[cluster.pk])
+    ).content.decode()
 
     assert "recorded sample" in page
     assert "deimosfr-4node-synced-primary.txt" in page
@@ -53,14 +55,18 @@ def test_the_demo_cluster_page_is_labelled_as_a_recorded_sample(logged_in_client
     assert "<strong>Synced</strong>" in page
     assert "One poll so far: the chart starts with the second." in page
     tasks.poll_cluster(cluster.pk)
-    again = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    again = logged_in_client.get(
+        reverse("galera:cluster_detail", args=[cluster.pk])
+    ).content.decode()
     assert 'data-source="galera-size"' in again
     assert "unknown → ok" in page
 
 
 def test_the_demo_cluster_of_4_data_nodes_lists_all_4(logged_in_client, demo_clusters):
     cluster = demo_clusters[0]
-    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    page = logged_in_client.get(
+        reverse("galera:cluster_detail", args=[cluster.pk])
+    ).content.decode()
 
     assert "4 members of 4 expected (4 data\n      nodes)" in page
     assert page.count('<tr class="galera-node ') == 4
@@ -113,7 +119,7 @@ def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_cl
         ]
         collect.save_poll(cluster, results, at)
 
-    response = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk]))
+    response = logged_in_client.get(reverse("galera:cluster_detail", args=[cluster.pk]))
     page = response.content.decode()
     assert "<strong>Donor/Desynced</strong>" in page
     assert "<strong>down</strong>" in page
@@ -130,7 +136,7 @@ def test_the_cluster_page_shows_node_states_queues_and_flow_control(logged_in_cl
     assert "recorded sample" not in page
 
     poll = logged_in_client.get(
-        reverse("galera:cluster", args=[cluster.pk]), headers={"HX-Request": "true"}
+        reverse("galera:cluster_detail", args=[cluster.pk]), headers={"HX-Request": "true"}
     )
     partial = poll.content.decode()
     assert partial.lstrip().startswith('<div id="live"')
@@ -143,7 +149,9 @@ def test_a_never_polled_cluster_shows_unknowns_not_zeros(logged_in_client):
     site = Region.objects.create(code="dc1", name="DC 1", kind=Region.Kind.SITE)
     cluster = Cluster.objects.create(region=site, name="new")
     Node.objects.create(cluster=cluster, host="10.0.0.1")
-    page = logged_in_client.get(reverse("galera:cluster", args=[cluster.pk])).content.decode()
+    page = logged_in_client.get(
+        reverse("galera:cluster_detail", args=[cluster.pk])
+    ).content.decode()
     assert "not polled yet" in page
     assert "No polls yet." in page
     assert "unknown: no Primary component was seen" in page

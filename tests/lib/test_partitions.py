@@ -18,7 +18,7 @@ from apps.efs.models import FileSystem, MetricHour, MetricMinute
 from apps.lib import partitions, retention
 from apps.probes.models import Result, Target
 from apps.regions.models import Account, Region
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 
@@ -117,7 +117,7 @@ def test_the_api_and_the_probe_page_read_across_days(target, api_client, api_key
     assert [r["id"] for r in first["results"] + second["results"]] == [r.pk for r in rows[::-1]]
     assert second["next"] is None
     client.force_login(user)
-    page = client.get(reverse("probes:target", args=[target.pk]))
+    page = client.get(reverse("probes:target_detail", args=[target.pk]))
     assert page.status_code == 200
 
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
-from tests.conftest import bearer
+from tests.helpers import bearer
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from apps.probes.demo import BEHAVIOURS, DEMO_SITE_CODE, set_up
 from apps.probes.keepalive import Measurement
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
-from tests.conftest import log_in, screenshot
+from tests.helpers import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.services import free_port
 from tests.services.nginx import Nginx
 

@@ -116,7 +116,7 @@ def test_measure_once_runs_one_per_user_and_a_few_for_everyone(
 
     from django.test import Client
 
-    from tests.conftest import make_user
+    from tests.helpers import make_user
 
     settings.VIGIL_OUTBOUND_ALLOW_LOOPBACK = "true"
     settings.VIGIL_TRIALS_AT_ONCE = 1

@@ -16,7 +16,7 @@ from apps.probes import tasks
 from apps.probes.demo import Behaviour, DemoServers
 from apps.probes.models import Result, Target
 from apps.regions.models import Region
-from tests.conftest import eager_celery
+from tests.helpers import eager_celery
 from tests.services import free_port
 from tests.services.nginx import Nginx
 
@@ -252,5 +252,5 @@ def test_it_probes_a_url_typed_with_an_idn_host_or_a_non_ascii_path_and_shows_it
         "/api/probes/targets/", HTTP_AUTHORIZATION=f"Bearer {api_key()}"
     ).json()["results"]
     assert {t["url"] for t in listed} == {typed_idn, typed_path}
-    page = admin_client.get(reverse("probes:target", args=[idn.pk])).content.decode()
+    page = admin_client.get(reverse("probes:target_detail", args=[idn.pk])).content.decode()
     assert "<code>https://пример.invalid/café/€?q=ü</code>" in page

@@ -9,7 +9,7 @@ import pytest
 
 from apps.lib.status import Status
 from apps.probes.keepalive import Measurement
-from apps.probes.verdict import probe_verdict
+from apps.probes.verdict import Thresholds, probe_verdict
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 
@@ -139,7 +139,10 @@ def test_it_watches_the_certificate_expiry(days_left, status):
     expires = NOW + timedelta(days=days_left)
 
     verdict = probe_verdict(
-        measured(60.0, tls_expires=expires), (60, 75), cert_warn_days=14, now=NOW
+        measured(60.0, tls_expires=expires),
+        (60, 75),
+        thresholds=Thresholds(cert_warn_days=14),
+        now=NOW,
     )
 
     assert verdict.status == status
@@ -159,7 +162,11 @@ def test_it_gives_the_certificate_date_in_the_warning():
 )
 def test_it_warns_when_the_timeout_changed_beyond_the_tolerance(previous_s, status):
     verdict = probe_verdict(
-        measured(61.0), None, previous_idle_s=previous_s, tolerance_s=1.0, now=NOW
+        measured(61.0),
+        None,
+        previous_idle_s=previous_s,
+        thresholds=Thresholds(tolerance_s=1.0),
+        now=NOW,
     )
 
     assert verdict.status == status

@@ -6,6 +6,8 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -91,7 +93,7 @@ def test_it_charts_the_idle_timeout_and_phases_with_gaps_for_failed_runs(logged_
     )
     result(probe, 5, closed_by="cap", cap_s=1200.0, dns_s=0.001, connect_s=0.002)
 
-    response = logged_in_client.get(reverse("probes:target", args=[probe.pk]))
+    response = logged_in_client.get(reverse("probes:target_detail", args=[probe.pk]))
 
     assert response.status_code == 200
     idle = chart(response, "idle-chart")
@@ -108,19 +110,33 @@ def test_it_charts_the_idle_timeout_and_phases_with_gaps_for_failed_runs(logged_
 
 
 def test_it_shows_a_target_that_was_never_probed(logged_in_client, probe):
-    response = logged_in_client.get(reverse("probes:target", args=[probe.pk]))
+    response = logged_in_client.get(reverse("probes:target_detail", args=[probe.pk]))
 
     assert "No measurement yet." in response.content.decode()
 
 
 def test_it_answers_htmx_with_the_summary_only(logged_in_client, probe):
     response = logged_in_client.get(
-        reverse("probes:target", args=[probe.pk]), headers={"HX-Request": "true"}
+        reverse("probes:target_detail", args=[probe.pk]), headers={"HX-Request": "true"}
     )
 
     html = response.content.decode()
     assert 'id="live"' in html
     assert "<html" not in html
+
+
+def test_the_30_second_poll_reads_no_results_and_builds_no_chart(logged_in_client, probe):
+    """The live part shows the target alone: its results and charts are the whole page's."""
+    for minutes_ago in range(3):
+        result(probe, minutes_ago, idle_timeout_s=3.0)
+    url = reverse("probes:target_detail", args=[probe.pk])
+    with CaptureQueriesContext(connection) as whole:
+        logged_in_client.get(url)
+    with CaptureQueriesContext(connection) as live:
+        html = logged_in_client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert any("probes_result" in q["sql"] for q in whole.captured_queries)
+    assert not any("probes_result" in q["sql"] for q in live.captured_queries)
+    assert "idle-chart" not in html and "<script" not in html
 
 
 def test_it_enables_a_target_and_makes_it_due_now(logged_in_client, probe):
@@ -129,7 +145,7 @@ def test_it_enables_a_target_and_makes_it_due_now(logged_in_client, probe):
     )
 
     response = logged_in_client.post(
-        reverse("probes:target-enable", args=[probe.pk]), {"enabled": "1"}
+        reverse("probes:target_enable", args=[probe.pk]), {"enabled": "1"}
     )
 
     assert response.status_code == 302
@@ -165,7 +181,7 @@ def test_it_adds_a_preset_in_one_click_disabled_and_never_due(logged_in_client, 
 
     added = Target.objects.get(url=twitter.url)
     assert response.status_code == 302
-    assert response.url == reverse("probes:target", args=[added.pk])
+    assert response.url == reverse("probes:target_detail", args=[added.pk])
     assert not added.enabled
     assert (added.expected_min_s, added.expected_max_s) == (880, 920)
     assert Target.claim_due(timezone.now() + timedelta(days=1)) == []

@@ -19,7 +19,7 @@ from apps.prometheus.collector import render
 from apps.raid.collect import ingest
 from apps.raid.models import Array, Host
 from apps.regions.models import Account, Region
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db
 MIB = 1024 * 1024

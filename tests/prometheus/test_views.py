@@ -114,8 +114,9 @@ def test_it_reads_the_fleet_in_a_constant_number_of_queries(
     build_fleet(3, prefix="small")
     # One query per concern, two for the probes (targets, then their latest results), for
     # md-RAID (arrays, then the disks under them) and for EFS (file systems, then the counts of
-    # their NFS clients); three for the alerts (causes, escalations, maintenance windows).
-    expected = 3 + sum(
+    # their NFS clients); four for the alerts (causes, escalations, maintenance windows,
+    # subjects held by a declared dependency).
+    expected = 4 + sum(
         1 + (c.key in ("probes", "raid", "efs")) for c in concerns.registered() if c.prometheus
     )
     with django_assert_num_queries(expected):

@@ -11,7 +11,7 @@ import pytest
 
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.models import Array, Disk
-from tests.conftest import ROOT, SHARED_FIXTURES
+from tests.helpers import ROOT, SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,7 +8,7 @@ from apps.alerts.models import Transition
 from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.models import Array, Host
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from apps.raid.parse_mdadm import parse as parse_detail
 from apps.raid.parse_mdstat import parse
 from apps.raid.report import assess
 from apps.raid.topology import Topology
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 from tests.raid.builders import (
     many_domains_three_way,
     mdstat,

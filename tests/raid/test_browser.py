@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.raid import demo
-from tests.conftest import log_in, screenshot
+from tests.helpers import log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,8 +45,8 @@ def test_the_demo_storage_client_reads_as_a_tree(live_server, admin, demo_host, 
 def test_the_demo_names_its_failing_disk_and_how_to_replace_it(
     live_server, admin, demo_host, browser_page
 ):
-    """The README's docs/raid-disks.png is a copy of test-output/readme/raid-disks.png."""
-    from tests.conftest import OUTPUT_DIR
+    """docs/raid.md's docs/raid-disks.png is a copy of test-output/readme/raid-disks.png."""
+    from tests.helpers import OUTPUT_DIR
 
     name, region_id = demo_host
     page = browser_page

@@ -13,7 +13,7 @@ from apps.raid.collect import ingest, mark_silent_hosts
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.errors import ParseError
 from apps.raid.models import Array, Host, Member
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 pytestmark = pytest.mark.django_db
 

@@ -28,21 +28,21 @@ def form(site, **over: object) -> dict[str, object]:
 
 
 def test_an_admin_adds_a_push_host_and_a_typo_is_said_while_typing(logged_in_client, site):
-    page = logged_in_client.get(f"/raid/new-host/?region={site.pk}").content.decode()
+    page = logged_in_client.get(f"/raid/hosts/new/?region={site.pk}").content.decode()
     assert f'<option value="{site.pk}" selected>' in page
     live = logged_in_client.post(
-        "/raid/new-host/",
+        "/raid/hosts/new/",
         {**form(site, name="bad name!"), "_check": "1"},
         headers={"HX-Request": "true", "HX-Trigger-Name": "name"},
     )
     assert "Letters, digits, dots, dashes, underscores" in live.content.decode()
     assert not Host.objects.exists()
-    saved = logged_in_client.post("/raid/new-host/", form(site))
+    saved = logged_in_client.post("/raid/hosts/new/", form(site))
     assert saved.status_code == 302 and saved["Location"] == f"/raid/hosts/{Host.objects.get().pk}/"
 
 
 def try_ssh(client, site, sshd, known_hosts: str) -> str:
-    """The new-host form's "Test SSH" on ``sshd`` trusting ``known_hosts``: the page answered."""
+    """The new host form's "Test SSH" on ``sshd`` trusting ``known_hosts``: the page answered."""
     fields = form(
         site,
         collection="ssh",
@@ -51,7 +51,7 @@ def try_ssh(client, site, sshd, known_hosts: str) -> str:
         ssh_user=sshd.user,
         known_hosts=known_hosts,
     )
-    return client.post("/raid/new-host/", {**fields, "_try": "1"}).content.decode()
+    return client.post("/raid/hosts/new/", {**fields, "_try": "1"}).content.decode()
 
 
 def test_test_ssh_shows_what_it_read_and_saves_nothing(logged_in_client, site, sshd, settings):
@@ -73,5 +73,12 @@ def test_test_ssh_with_a_wrong_host_key_says_so(logged_in_client, site, sshd, se
 
 def test_an_operator_may_not_add_a_host(client, operator, site):
     client.force_login(operator)
-    assert client.get("/raid/new-host/").status_code == 403
-    assert client.post("/raid/new-host/", form(site)).status_code == 403
+    assert client.get("/raid/hosts/new/").status_code == 403
+    assert client.post("/raid/hosts/new/", form(site)).status_code == 403
+
+
+def test_the_old_add_address_is_a_permanent_redirect_to_the_new(logged_in_client, site):
+    """``/raid/new-host/`` was the add page before every concern's became ``<subjects>/new/``."""
+    moved = logged_in_client.get(f"/raid/new-host/?region={site.pk}")
+    assert moved.status_code == 301 and moved["Location"] == f"/raid/hosts/new/?region={site.pk}"
+    assert logged_in_client.post("/raid/new-host/", form(site)).status_code == 405

@@ -13,7 +13,7 @@ from apps.raid import demo
 from apps.raid.collect import ingest
 from apps.raid.demo import seed_devlinks, seed_layout_mdstat, seed_smart, seed_sysfs
 from apps.raid.models import Array, Disk, DiskReading
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 from tests.prometheus.test_views import samples
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from apps.raid.parse_devlinks import Links
 from apps.raid.parse_smartctl import parse
 from apps.raid.report import assess
 from apps.raid.topology import Topology
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 DISKS = [f"sd{c}" for c in "bcdefghijklmnop"]
 FAILING_TEXT = (SHARED_FIXTURES / "smartctl" / "scrutiny-usb-jmicron-failing.json").read_text()

@@ -17,7 +17,7 @@ from apps.raid.parse_sysfs import SysfsState
 from apps.raid.report import assess
 from apps.raid.tasks import collect_host
 from apps.raid.verdict import host_verdicts
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 BROKEN = (SHARED_FIXTURES / "mdstat" / "kernel-6.12-raid0-broken-beside-raid1.txt").read_text()
 #: The same host on a kernel from 5.4 to 6.11: /proc/mdstat still says "active".

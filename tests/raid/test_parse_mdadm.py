@@ -4,7 +4,7 @@ the samples, bad lines and damaged copies, as for /proc/mdstat)."""
 from __future__ import annotations
 
 from apps.raid.parse_mdadm import parse
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES / "mdadm-detail"
 

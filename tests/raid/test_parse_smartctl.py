@@ -10,7 +10,7 @@ import pytest
 from apps.raid import bounds
 from apps.raid.disks import DiskThresholds, judge
 from apps.raid.parse_smartctl import MAX_BYTES, SmartUnreadable, parse
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 SAMPLES = sorted((SHARED_FIXTURES / "smartctl").glob("*.expected.json"))
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from apps.raid import parse_mdadm, parse_mdstat
 from apps.raid.errors import ParseError
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 
 PARSERS: dict[str, Callable] = {"mdstat": parse_mdstat.parse, "mdadm-detail": parse_mdadm.parse}

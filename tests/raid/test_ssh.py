@@ -12,7 +12,7 @@ from apps.raid.collect import ssh_target
 from apps.raid.demo import seed_devlinks, seed_layout_mdstat
 from apps.raid.models import Array, Disk, Host
 from apps.raid.tasks import collect_host
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 from tests.services.sshd import SilentServer
 
 pytestmark = pytest.mark.django_db

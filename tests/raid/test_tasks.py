@@ -13,7 +13,7 @@ from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
 from apps.raid.models import Array, Host
 from apps.regions import concerns
-from tests.conftest import eager_celery
+from tests.helpers import eager_celery
 
 pytestmark = pytest.mark.django_db
 celery_module = importlib.import_module("config.celery_app")

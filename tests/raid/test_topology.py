@@ -20,7 +20,7 @@ from apps.raid.topology import (
     domain_of,
     survivable_domain_failures,
 )
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES
 SAMPLES = sorted((FIXTURES / "mdstat").glob("*.txt"))

@@ -12,7 +12,7 @@ from apps.raid.parse_mdadm import parse as parse_detail
 from apps.raid.parse_mdstat import parse
 from apps.raid.topology import Topology
 from apps.raid.verdict import array_verdict, host_verdicts
-from tests.conftest import SHARED_FIXTURES
+from tests.helpers import SHARED_FIXTURES
 from tests.raid.mutations import mutated
 
 FIXTURES = SHARED_FIXTURES

@@ -10,7 +10,7 @@ import pytest
 
 from apps.regions import concerns, iam
 from apps.regions.models import Account
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.django_db
 

@@ -113,3 +113,54 @@ def test_the_timeline_zooms_alone_for_htmx_and_downloads_as_csv(
     assert lines[0] == "time_utc,concern,subject,old_status,new_status,reason"
     assert lines[1].split(",")[4] == "critical" and lines[2].endswith(",'=cmd|x")
     assert logged_in_client.get(url + "?span=" + "x" * 5000).status_code == 200  # bounded
+
+
+def test_it_draws_maintenance_windows_clipped_to_the_axis_and_only_where_they_overlap():
+    inside = (END - timedelta(hours=3), END - timedelta(hours=1))
+    across_start = (START - timedelta(hours=1), START + timedelta(hours=6))
+    before = (START - timedelta(hours=5), START - timedelta(hours=2))
+    built = timeline.build(
+        [],
+        START,
+        END,
+        [("Backups (everything)", [before, across_start, inside]), ("Old", [before])],
+    )
+    (window,) = built.windows
+    assert not built.empty and built.lanes == []
+    assert [(s.x, s.width) for s in window.spans] == [(0.0, 25.0), (87.5, 8.333)]
+
+
+@pytest.mark.django_db
+def test_the_region_timeline_shows_the_windows_that_apply_to_its_subjects(
+    logged_in_client, site_with_changes
+):
+    from apps.alerts.models import MaintenanceWindow
+    from apps.regions.views import timeline_for
+
+    other = Region.objects.create(kind=Region.Kind.SITE, code="far", name="Far")
+    elsewhere = Gadget.objects.create(region=other, name="cog")
+    gadget = Gadget.objects.get(name="sprocket")
+    kind = ContentType.objects.get_for_model(Gadget)
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)  # a Thursday
+    nightly = {"cron": "0 3 * * *", "minutes": 60, "time_zone": "UTC"}
+    MaintenanceWindow.objects.create(name="Nightly backup", region=site_with_changes, **nightly)
+    MaintenanceWindow.objects.create(
+        name="Sprocket swap", content_type=kind, object_id=gadget.pk, days=[3], start="09:00",
+        minutes=30, time_zone="UTC",
+    )  # fmt: skip
+    MaintenanceWindow.objects.create(name="Far away", region=other, **nightly)
+    MaintenanceWindow.objects.create(
+        name="Cog", content_type=kind, object_id=elsewhere.pk, **nightly
+    )
+    MaintenanceWindow.objects.create(name="Off", enabled=False, **nightly)
+    drawn = timeline_for(site_with_changes, "24h", now=now)["timeline"].windows
+    assert [w.label for w in drawn] == [
+        "Nightly backup (everything)",
+        "Sprocket swap (gadget sprocket)",
+    ]
+    assert [s.opens.hour for s in drawn[0].spans] == [3]
+    three_days = timeline_for(site_with_changes, "3d", now=now)["timeline"].windows
+    assert len(three_days[0].spans) == 3
+    page = logged_in_client.get(f"/regions/{site_with_changes.pk}/?span=7d").content.decode()
+    assert 'class="band band-maintenance"' in page and "Maintenance: Nightly backup" in page
+    assert "Far away" not in page and "Cog" not in page

@@ -4,8 +4,8 @@
 (Redis, Celery workers and beat), ``faults`` (a private PostgreSQL, a throttling CloudWatch
 proxy), ``receiver`` (webhooks, Slack, PagerDuty), ``ses_proxy`` (SES that fails on demand),
 ``mysql_recorder`` (a MySQL server that records what a client sends) and ``edge_servers``
-(misbehaving HTTP servers). The moto server is a fixture (``tests/conftest.py``). Tests that use
-them are marked by what they need (``SERVICE_FIXTURES``, ``SERVICE_MODULES`` there).
+(misbehaving HTTP servers). The moto server is a fixture (``tests/plugins/aws.py``). Tests that use
+them are marked by what they need (``SERVICE_FIXTURES``, ``SERVICE_MODULES`` in ``tests/plugins/marks.py``).
 """
 
 from __future__ import annotations

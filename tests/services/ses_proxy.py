@@ -125,7 +125,7 @@ def verify_sender(endpoint: str) -> None:
 def sent_messages() -> list[str]:
     """The raw messages moto's SES accepted, oldest first.
 
-    The moto server runs in this process (``tests/conftest.py``), so they are read from moto's
+    The moto server runs in this process (``tests/plugins/aws.py``), so they are read from moto's
     registry of model instances: what ``/moto-api/data.json`` serialises, but for SES alone.
     data.json walks every tracked instance of every service, a test's CloudWatch data included,
     and took over 10 s in a full run.

@@ -15,7 +15,7 @@ from pathlib import Path
 from django.db import connection
 
 from config import celery_app
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.services import free_port, vigil_env, wait_for
 from tests.services.ses_proxy import SENDER
 

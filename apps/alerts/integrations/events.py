@@ -9,7 +9,8 @@ from typing import Any
 from django.conf import settings
 
 from apps.alerts import content
-from apps.alerts.models import Notification, Transition
+from apps.alerts.models import Incident, Notification, Transition
+from apps.alerts.routing import told_alone
 
 SCHEMA_VERSION = 1
 
@@ -28,6 +29,20 @@ def cause_key(transition: Transition) -> str:
     if transition.cause_id:
         return f"vigil/cause/{transition.cause.key}"
     return subject_key(transition)
+
+
+def also_resolves(notification: Notification) -> list[str]:
+    """The subject's own key, when ``notification`` is a recovery that closes its cause and
+    its channel was also told of the subject alone in the incident it closes (a change that
+    was not the cause's: PagerDuty opened an incident under the subject's key then, which the
+    cause's resolve would leave open); else nothing."""
+    t = notification.transition
+    if t.new_status != "ok" or not t.cause_id:
+        return []
+    incident = Incident.objects.filter(last_transition=t).first()
+    if incident is None or notification.channel_id not in told_alone(incident):
+        return []
+    return [subject_key(t)]
 
 
 def cause(transition: Transition) -> dict[str, Any] | None:

@@ -32,3 +32,20 @@ def scope_subject(scope: Model) -> str:
         return ""
     subject = scopes.subject_of(scope.content_type_id, scope.object_id)
     return scopes.describe(subject) if subject is not None else "a subject no longer monitored"
+
+
+def _named(content_type_id: int, object_id: int) -> str:
+    subject = scopes.subject_of(content_type_id, object_id)
+    return scopes.describe(subject) if subject is not None else "a subject no longer monitored"
+
+
+@register.filter
+def dependent_name(dependency: Model) -> str:
+    """``{{ dependency|dependent_name }}``: the subject that depends, as the pages name it."""
+    return _named(dependency.content_type_id, dependency.object_id)
+
+
+@register.filter
+def upstream_name(dependency: Model) -> str:
+    """``{{ dependency|upstream_name }}``: what it depends on, as the pages name it."""
+    return _named(dependency.upstream_type_id, dependency.upstream_id)

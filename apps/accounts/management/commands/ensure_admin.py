@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand
 
 from apps.accounts.roles import ADMIN_GROUP
 from apps.alerts.models import Channel, Rule
-from config.settings.base import setting
+from apps.lib.conf import BY_NAME
 
 
 class Command(BaseCommand):
@@ -21,9 +21,10 @@ class Command(BaseCommand):
         User = get_user_model()
         if User.objects.filter(is_superuser=True).exists():
             return
-        username = setting("VIGIL_ADMIN_USERNAME", default="admin")
-        email = setting("VIGIL_ADMIN_EMAIL", default="admin@localhost")
-        password = setting("VIGIL_ADMIN_PASSWORD", default="")
+        # Read now, not with the settings (apps/lib/conf.py declares them).
+        username = BY_NAME["VIGIL_ADMIN_USERNAME"].read()
+        email = BY_NAME["VIGIL_ADMIN_EMAIL"].read()
+        password = BY_NAME["VIGIL_ADMIN_PASSWORD"].read()
         generated = not password
         if generated:
             password = secrets.token_urlsafe(12)

@@ -93,7 +93,7 @@ class EmailTransport(Transport):
         cached = getattr(self, "_context", None)
         if cached is None or cached[0] != key:
             cached = self._context = (key, content.context(notifications))
-        message = make_message("alert", [recipient], cached[1])
+        message = make_message("notification", [recipient], cached[1])
         try:
             message.send()
         except (AnymailRecipientsRefused, AnymailInvalidAddress) as exc:

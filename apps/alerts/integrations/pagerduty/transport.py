@@ -3,7 +3,8 @@
 The ``dedup_key`` is the subject (``events.subject_key``), or the cause it failed for
 (``events.cause_key``: one PagerDuty incident for a storage server's five arrays), so
 PagerDuty's incident opens, is updated and closes with Vigil's. One event per key of a batch,
-its latest change. 202 is
+its latest change; a subject that also paged alone (under its own key) and recovers last,
+closing its cause, resolves its own key too (``events.also_resolves``). 202 is
 accepted; 400 (a wrong routing key, an invalid event) is the channel's failure; 429 and 5xx
 are retried (PagerDuty asks for it). PagerDuty shows its fields as plain text: pushed text in
 them is put on one line of printable characters (``content.plain``), never markup.
@@ -19,18 +20,22 @@ from django.conf import settings
 from apps.alerts import content
 from apps.alerts.integrations import http
 from apps.alerts.integrations.base import Transport
-from apps.alerts.integrations.events import cause_key, latest_per_subject
+from apps.alerts.integrations.events import also_resolves, cause_key, latest_per_subject
 from apps.alerts.models import Notification
 
 EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
 SEVERITY = {"critical": "critical", "unknown": "error", "warning": "warning"}
 
 
+def resolve(key: str, routing_key: str) -> dict:
+    return {"routing_key": routing_key, "event_action": "resolve", "dedup_key": key}
+
+
 def event(notification: Notification, routing_key: str) -> dict:
     t = notification.transition
     key = cause_key(t)
     if t.new_status == "ok":
-        return {"routing_key": routing_key, "event_action": "resolve", "dedup_key": key}
+        return resolve(key, routing_key)
     item = content.item(t)
     return {
         "routing_key": routing_key,
@@ -59,11 +64,17 @@ class PagerDutyTransport(Transport):
     def send(self, recipient: str, notifications: Sequence[Notification]) -> str:
         url = self.channel.target.strip() or EVENTS_URL
         latest = {cause_key(n.transition): n for n in latest_per_subject(notifications)}
+        keys = []
         for n in latest.values():
-            body = json.dumps(event(n, self.channel.secret)).encode()
-            answer = http.post(url, body, {"Content-Type": "application/json"})
-            http.raise_for_status(answer, "PagerDuty")
-        return ",".join(latest)
+            events = [event(n, self.channel.secret)]
+            events += [resolve(key, self.channel.secret) for key in also_resolves(n)]
+            for body in events:
+                answer = http.post(
+                    url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+                )
+                http.raise_for_status(answer, "PagerDuty")
+                keys.append(body["dedup_key"])
+        return ",".join(keys)
 
     @classmethod
     def validate(cls, target: str, secret: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Webhook: a signed JSON POST of the notifications (schema in README's Alerts section).
+"""Webhook: a signed JSON POST of the notifications (schema in docs/alerts.md).
 
 ``X-Vigil-Signature: sha256=<hex>`` is HMAC-SHA256 of the exact body with the channel's
 secret; ``Idempotency-Key`` (and each event's ``id``) stays the same across retries, so a

@@ -1,0 +1,1 @@
+"""pytest plugins by subject, registered by tests/conftest.py (``pytest_plugins``)."""
