@@ -4,10 +4,10 @@ CloudWatch's GetMetricData limits: the calls it made against the floor, and its 
     python bench/ebs_collect.py [--volumes 1000] [--per-instance 5] [--regions 1]
                                 [--minutes 5] [--database-url URL] [--json]
 
-The stand-in runs in its own process (a moto server on loopback with ``apps.ebs.standin``'s
+The stand-in runs in its own process (a moto server on loopback with ``apps.ebs.demo_cloudwatch``'s
 responder: at most 500 queries and 100,800 data points a call, NextToken beyond), so it does
 not share the collector's interpreter; boto3 talks to it over HTTP. The volumes (gp2, gp3,
-io1, st1, sc1 profiles of ``apps.ebs.fleet``, ``--per-instance`` to an m5.large) are created in
+io1, st1, sc1 profiles of ``apps.ebs.demo_workloads``, ``--per-instance`` to an m5.large) are created in
 it with boto3 and discovered with the product's discovery. Then the real task runs once per
 account-region, twice: the first cycle (the first look-back, ``VIGIL_EBS_FORECAST_HOURS``)
 and a steady one over the last ``--minutes``. Each prints its GetMetricData calls (as the
@@ -59,10 +59,10 @@ def serve(port: int, control_port: int) -> None:
 
     from moto.server import ThreadedMotoServer
 
-    from apps.ebs import standin
+    from apps.ebs import demo_cloudwatch
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    responder = standin.install(standin.EbsResponder())
+    responder = demo_cloudwatch.install(demo_cloudwatch.EbsResponder())
     ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False).start()
 
     class Control(BaseHTTPRequestHandler):
@@ -97,8 +97,8 @@ def create_fleet(url: str, code: str, volumes: int, per_instance: int) -> None:
     """``volumes`` tagged volumes, ``per_instance`` to an instance (and its root volume)."""
     import boto3
 
-    from apps.ebs.fleet import PROFILES as FLEET
-    from apps.ebs.standin import PHASE_TAG, PROFILE_TAG
+    from apps.ebs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
+    from apps.ebs.demo_workloads import PROFILES as FLEET
 
     ec2 = boto3.client("ec2", region_name=code, endpoint_url=url)
 
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> dict:
     from apps.ebs import collect
     from apps.ebs.cloudwatch_plan import WINDOW_STEP_S
     from apps.ebs.models import RegionCollection, Volume, VolumeMinute
-    from apps.efs.cloudwatch_plan import align
+    from apps.lib.cloudwatch import align
     from apps.regions.models import Account, Region
 
     call_command("migrate", interactive=False, verbosity=0)

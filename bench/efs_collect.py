@@ -5,7 +5,7 @@ CloudWatch's GetMetricData limits, with where its time goes.
                                 [--workers 2] [--repeat 1] [--throttle-every 0]
                                 [--latency-ms 0] [--database-url URL] [--json] [--tiny]
 
-The stand-in runs in its own process (a moto server on loopback with ``apps.efs.standin``'s
+The stand-in runs in its own process (a moto server on loopback with ``apps.efs.demo_cloudwatch``'s
 responder: at most 500 queries and 100,800 data points per call, MaxDatapoints with
 NextToken, optional ThrottlingException every n-th call and latency), so it does not share
 the collector's interpreter, and boto3 talks to it over HTTP with the real wire protocol.
@@ -80,14 +80,14 @@ def serve(port: int, control_port: int, throttle_every: int, latency_ms: float) 
 
     from moto.server import ThreadedMotoServer
 
-    from apps.efs import standin
+    from apps.efs import demo_cloudwatch
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     # moto warns that CloudWatch's model has no ThrottlingException shape; botocore still
     # reads the code from the answer and retries it.
     warnings.filterwarnings("ignore", message=".*does not match an error shape")
-    faults = standin.Faults(latency_s=latency_ms / 1000, throttle_every=throttle_every)
-    responder = standin.install(standin.FleetResponder(faults=faults))
+    faults = demo_cloudwatch.Faults(latency_s=latency_ms / 1000, throttle_every=throttle_every)
+    responder = demo_cloudwatch.install(demo_cloudwatch.FleetResponder(faults=faults))
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
 
@@ -240,7 +240,7 @@ def print_cycle(title: str, c: Cycle, filesystems: int, goal: float | None = Non
 def create_fleet(url: str, regions: list[str], per_region: int) -> None:
     import boto3
 
-    from apps.efs.standin import PHASE_TAG, PROFILE_TAG
+    from apps.efs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
 
     def one_region(code: str) -> None:
         efs = boto3.client("efs", region_name=code, endpoint_url=url)
@@ -291,6 +291,39 @@ def naive_statistics(url: str, code: str, refs, minutes: int) -> tuple[int, floa
             )
             calls += 1
     return calls, time.perf_counter() - started
+
+
+# --- What other collectors would ask, for comparison --------------------------------------
+
+#: What a YACE-style job asks of every metric.
+YACE_STATISTICS = ("Sum", "SampleCount", "Average")
+#: Datapoints one GetMetricStatistics call may return.
+MAX_DATAPOINTS_PER_STATISTICS_CALL = 1_440
+
+
+def yace_style_query_count(filesystems) -> int:
+    """What a YACE-style job asks for the same file systems: every metric (the five IOBytes
+    metrics, PercentIOLimit, BurstCreditBalance, PermittedThroughput, ClientConnections, and
+    StorageBytes per class) with Sum, SampleCount and Average, whatever the mode."""
+    from apps.efs.cloudwatch_plan import SPECS  # why: apps load after django.setup()
+
+    count = 0
+    for fs in filesystems:
+        metrics = {(s.metric, s.storage_class) for s in SPECS if s.storage_class is None}
+        metrics |= {("StorageBytes", c) for c in fs.storage_classes}
+        count += len(metrics) * len(YACE_STATISTICS)
+    return count
+
+
+def get_metric_statistics_call_count(filesystems, periods: int) -> int:
+    """Calls a naive GetMetricStatistics-per-metric collector makes over ``periods`` periods:
+    one per metric and dimension set (all its statistics in one call), at most 1,440 points."""
+    from apps.efs.cloudwatch_plan import specs_for  # why: apps load after django.setup()
+
+    per_metric = max(1, math.ceil(periods / MAX_DATAPOINTS_PER_STATISTICS_CALL))
+    return sum(
+        len({(s.metric, s.storage_class) for s in specs_for(fs)}) * per_metric for fs in filesystems
+    )
 
 
 def main() -> None:
@@ -356,15 +389,11 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from apps.efs import cloudwatch, collect, elasticfilesystem
-    from apps.efs.cloudwatch_plan import (
-        align,
-        build_queries,
-        get_metric_statistics_call_count,
-        min_calls,
-        yace_style_query_count,
-    )
+    from apps.efs import collect, elasticfilesystem
+    from apps.efs.cloudwatch_plan import build_queries
     from apps.efs.models import FileSystem, MetricMinute, RegionCollection
+    from apps.lib import cloudwatch
+    from apps.lib.cloudwatch import align, min_calls
     from apps.regions.models import Account, Region
 
     call_command("migrate", interactive=False, verbosity=0)

@@ -18,6 +18,8 @@ import pytest
 from django.conf import settings
 from psycopg import connect, sql
 
+from apps.efs.cloudwatch_plan import FileSystemRef, build_queries
+from bench.efs_collect import get_metric_statistics_call_count, yace_style_query_count
 from tests.helpers import ROOT
 
 BENCH = ROOT / "bench"
@@ -277,6 +279,24 @@ def test_it_runs_the_efs_collection_benchmark_tiny(bench_database):
 
 
 @pytest.mark.slow
+def test_the_efs_plan_asks_at_most_two_thirds_of_a_yace_style_job():
+    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
+    ours = len(build_queries(refs))
+    yace = yace_style_query_count(refs)
+    assert yace == 1000 * 14 * 3
+    assert ours / yace <= 0.67
+    assert ours / yace == pytest.approx(0.476, abs=0.001)
+
+
+def test_the_efs_bench_counts_a_naive_get_metric_statistics_collector():
+    refs = [
+        FileSystemRef("fs-0123456789abcdef0"),
+        FileSystemRef("fs-89abcdef", performance_mode="maxIO"),
+    ]
+    assert get_metric_statistics_call_count(refs, 5) == 14 + 13
+    assert get_metric_statistics_call_count(refs, 1441) == 2 * (14 + 13)
+
+
 @tiny("ebs_collect.py")
 def test_it_runs_the_ebs_collection_benchmark_tiny_at_the_call_floor(bench_database):
     output = bench("ebs_collect.py", "--json", *bench_database)

@@ -19,12 +19,7 @@ from tests.helpers import ROOT
 APPS = ROOT / "apps"
 
 #: Imports that still close a circle, each with why; strike a line when its import goes.
-KNOWN_CIRCLES = {
-    # history_held counts a region's status changes and pending emails: the region asks up.
-    ("apps.regions.models", "apps.alerts.models"),
-    # Channel.clean asks the channel's kind (an integration) to check its target and secret.
-    ("apps.alerts.models", "apps.alerts.integrations"),
-}
+KNOWN_CIRCLES: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:
@@ -128,4 +123,61 @@ def test_the_ground_floor_imports_no_app():
 def test_it_sees_a_circle_and_an_import_inside_a_function():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert "apps.demo.mode" in GRAPH["apps.galera.demo"]  # module level
-    assert "apps.alerts.integrations" in GRAPH["apps.alerts.models"]  # inside Channel.clean
+    assert "apps.alerts.receivers" in GRAPH["apps.alerts.apps"]  # inside AlertsConfig.ready
+
+
+def unexplained_imports(source: str) -> list[int]:
+    """Lines of imports of ``apps`` (or relative ones) inside a function with no comment on
+    their line or on the line above the run of import statements they belong to."""
+    lines = source.splitlines()
+    found = set()
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        blocks = [
+            body
+            for node in ast.walk(function)
+            for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody"))
+            if isinstance(body, list)
+        ]
+        for block in blocks:
+            run_start = None  # the first line of the run of imports a statement is in
+            for statement in block:
+                if not isinstance(statement, ast.Import | ast.ImportFrom):
+                    run_start = None
+                    continue
+                run_start = run_start or statement.lineno
+                if not _ours(statement) or "#" in lines[statement.lineno - 1]:
+                    continue
+                above = lines[run_start - 2].strip() if run_start > 1 else ""
+                if not above.startswith("#"):
+                    found.add(statement.lineno)
+    return sorted(found)
+
+
+def _ours(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == "apps"
+    return any(alias.name.split(".")[0] == "apps" for alias in node.names)
+
+
+def test_every_import_inside_a_function_says_why():
+    """An import belongs at the top of its module; one inside a function (an app's models in
+    ``ready()``, a heavy library only some calls need) carries a comment saying why."""
+    unexplained = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in MODULES.values()
+        for line in unexplained_imports(path.read_text())
+    ]
+    assert unexplained == []
+
+
+def test_it_sees_an_unexplained_import_inside_a_function():
+    source = (
+        "def a():\n    from apps.x import y\n"
+        "def b():\n    # why: the registry is ready only now\n    from apps.x import y\n"
+        "    from . import z\n"
+        "def c():\n    from .m import n  # why: heavy\n"
+        "def d():\n    import json\n"
+    )
+    assert unexplained_imports(source) == [2]

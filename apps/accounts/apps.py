@@ -9,6 +9,7 @@ class AccountsConfig(AppConfig):
     verbose_name = "Users and API keys"
 
     def ready(self) -> None:
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from django.contrib.auth import get_user_model
         from django.contrib.auth.models import Group
 
@@ -24,6 +25,7 @@ class AccountsConfig(AppConfig):
         )
         track(Group, m2m=["permissions"])
 
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from django.db.models.signals import m2m_changed, post_save
 
         from . import receivers
@@ -36,6 +38,7 @@ class AccountsConfig(AppConfig):
             dispatch_uid="vigil-keys-groups",
         )
 
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from django.db.models.signals import pre_delete
 
         from apps.lib.keep import refuse_deleting_history

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
+from .models import Preference
+from .preferences import NEXT_THEME
 from .roles import can_use_admin_site, role_of
 
 
@@ -11,8 +13,6 @@ def roles(request: HttpRequest) -> dict[str, object]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    from .models import Preference
-    from .preferences import NEXT_THEME
 
     theme, _ = Preference.of_request(request)
     return {

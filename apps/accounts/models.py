@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from . import keycache
 from .audit import track
+from .roles import VIEWER, group_names, role_of
 
 READ_ONLY_PREFIX = "vgr_"
 READ_WRITE_PREFIX = "vgw_"
@@ -77,8 +78,6 @@ class ApiKey(models.Model):
 
         Raises ``KeyRefused`` for a read-write key of a viewer, or past the per-user limit.
         """
-        from .roles import VIEWER, role_of
-
         if not read_only and role_of(user) == VIEWER:
             raise KeyRefused(
                 "A viewer's keys are read-only: ask an admin for the operator or admin role."
@@ -120,8 +119,6 @@ class ApiKey(models.Model):
         if key is None:
             key = cls.objects.select_related("user").filter(lookup=lookup, revoked=None).first()
             if key is not None:
-                from .roles import group_names
-
                 group_names(key.user)  # read now, kept with the key
                 key.touch()  # kept touched: a cached key asks nothing more for a minute
                 keycache.keep(key)

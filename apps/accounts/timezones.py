@@ -12,6 +12,8 @@ from urllib.parse import unquote
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from .models import Preference
+
 COOKIE = "vigil_tz"
 
 
@@ -27,8 +29,6 @@ def zone(name: str) -> zoneinfo.ZoneInfo | None:
 
 
 def viewer_zone(request: HttpRequest) -> zoneinfo.ZoneInfo | None:
-    from .models import Preference
-
     chosen = zone(Preference.of_request(request)[1])
     if chosen is not None:
         return chosen

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 def record(subject: Subject, verdict: Verdict) -> Transition | None:
     """Save ``verdict`` as the subject's status; write a transition if the status changed."""
+    # Imported on call: this package loads before the app registry, which the models need.
     from .transitions import record as _record
 
     return _record(subject, verdict)
@@ -21,6 +22,7 @@ def record(subject: Subject, verdict: Verdict) -> Transition | None:
 
 def record_many(judged: Iterable[tuple[Subject, Verdict]]) -> list[Transition]:
     """``record`` for many subjects at once: unchanged statuses' new reasons in one batch."""
+    # Imported on call: this package loads before the app registry, which the models need.
     from .transitions import record_many as _record_many
 
     return _record_many(judged)

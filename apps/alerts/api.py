@@ -35,6 +35,8 @@ from .models import (
     Transition,
 )
 from .scopes import subject_of
+from .timeline import timeline
+from .views import end_silence, resend
 
 MAX_SILENCE_HOURS = 10 * 366 * 24  # ten years; give `ends` for longer
 
@@ -325,8 +327,6 @@ class IncidentViewSet(ConditionalGet, viewsets.ReadOnlyModelViewSet):
     def timeline(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """The incident's timeline, oldest first: status changes, escalations,
         acknowledgements and notes."""
-        from .timeline import timeline
-
         steps = timeline(self.get_object())
         return Response(StepSerializer([s.__dict__ for s in steps], many=True).data)
 
@@ -365,8 +365,6 @@ class SilenceViewSet(CreateListRetrieveDestroyViewSet):
         serializer.save(author=self.request.user)
 
     def perform_destroy(self, instance: Silence) -> None:
-        from .views import end_silence
-
         if instance.ends > timezone.now():
             end_silence(instance)  # and send what it held that is still open
 
@@ -389,8 +387,6 @@ class ChannelViewSet(ConditionalGet, viewsets.ModelViewSet):
     @action(detail=True, methods=["post"], required_perms=["alerts.resend_notification"])
     def resend(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """Send again every notification this channel did not deliver (failed or refused)."""
-        from .views import resend
-
         channel = self.get_object()
         return Response({"resent": resend(channel.failed_notifications())})
 

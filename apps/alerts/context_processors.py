@@ -6,6 +6,10 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from apps.lib.status import worst
+
+from .models import Channel, Incident
+
 
 def delivery_problems(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
@@ -13,8 +17,6 @@ def delivery_problems(request: HttpRequest) -> dict[str, Any]:
         return {}
 
     def channels() -> list:
-        from .models import Channel
-
         return list(Channel.objects.exclude(config_error="").only("pk", "name", "config_error"))
 
     return {"alert_config_errors": channels}  # called by the template only
@@ -30,10 +32,6 @@ def alarm(request: HttpRequest) -> dict[str, Any]:
 
     def read() -> dict[str, Any]:
         from django.db.models import Count
-
-        from apps.lib.status import worst
-
-        from .models import Incident
 
         counts = dict(
             Incident.objects.filter(closed=None)

@@ -13,6 +13,10 @@ from collections.abc import Sequence
 from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
 
+from apps.lib.demomode import demo_enabled
+
+from .models import SentMessage
+
 log = logging.getLogger(__name__)
 
 #: Messages kept for the page; older ones are deleted as new ones arrive.
@@ -40,8 +44,6 @@ def parts(message: EmailMessage) -> tuple[str, str]:
 
 class OneLineBackend(BaseEmailBackend):
     def send_messages(self, email_messages: Sequence[EmailMessage]) -> int:
-        from apps.demo.mode import demo_enabled
-
         sent = 0
         for message in email_messages:
             if not message.recipients():
@@ -54,8 +56,6 @@ class OneLineBackend(BaseEmailBackend):
 
 
 def keep(message: EmailMessage) -> None:
-    from .models import SentMessage
-
     text, html = parts(message)
     SentMessage.objects.create(
         to=", ".join(message.recipients()), subject=str(message.subject)[:998], text=text, html=html

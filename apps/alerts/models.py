@@ -8,17 +8,19 @@ with a lease, so a worker that dies mid-send only delays a notification, never l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, time
 
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.accounts.audit import track
+from apps.accounts.audit import shown_url, track
 from apps.lib.keep import KeepsHistory
 from apps.lib.status import Status
 from apps.regions import concerns
@@ -37,6 +39,26 @@ def subject_history(subject: models.Model) -> list[str]:
     ref = {"content_type": ContentType.objects.get_for_model(subject), "object_id": subject.pk}
     changes = Transition.objects.filter(**ref).count()
     return [f"{changes} status changes"] if changes else []
+
+
+def held_in_regions(**where: object) -> list[str]:
+    """The status changes and pending notifications under the regions matching ``where``
+    (``regions.models.HELD_ELSEWHERE``, registered by ``AlertsConfig.ready()``)."""
+    changes = Transition.objects.filter(**where).count()
+    pending = Notification.objects.filter(
+        state=Notification.State.PENDING,
+        **{f"transition__{key}": value for key, value in where.items()},
+    ).count()
+    return [
+        *([f"{changes} status change{'' if changes == 1 else 's'}"] if changes else []),
+        *([f"{pending} pending notification{'' if pending == 1 else 's'}"] if pending else []),
+    ]
+
+
+#: Each channel kind's check of a target and secret (``{kind: check(target, secret) ->
+#: {field: message}}``), filled from ``integrations.TRANSPORTS`` by ``AlertsConfig.ready()``:
+#: the transports import these models, so the models ask them through here.
+CHANNEL_KINDS: dict[str, Callable[[str, str], dict[str, str]]] = {}
 
 
 class SubjectRef(models.Model):
@@ -301,8 +323,6 @@ class Channel(KeepsHistory, models.Model):
     @property
     def shown_target(self) -> str:
         """What may be shown of ``target``: a URL's scheme and host, addresses as they are."""
-        from apps.accounts.audit import shown_url
-
         if self.kind in (self.Kind.WEBHOOK, self.Kind.PAGERDUTY):
             return shown_url(self.target)
         return self.target
@@ -321,11 +341,11 @@ class Channel(KeepsHistory, models.Model):
     def clean(self) -> None:
         """The kind's own check of target and secret (the page, the admin, the API): a
         ``ValidationError`` per field, in words."""
-        from django.core.exceptions import ValidationError
-
-        from .integrations import validate
-
-        errors = validate(self.kind, self.target, self.secret)
+        check_kind = CHANNEL_KINDS.get(self.kind)
+        if check_kind is None:
+            errors = {"kind": f"Unknown kind {self.kind!r}: one of {', '.join(CHANNEL_KINDS)}."}
+        else:
+            errors = check_kind(self.target or "", self.secret or "")
         if errors:
             raise ValidationError(errors)
 
@@ -366,8 +386,6 @@ class EscalationLevel(models.Model):
         return f"{self.policy}: after {self.delay_minutes:g} min"
 
     def clean(self) -> None:
-        from django.core.exceptions import ValidationError
-
         if self.delay_minutes < 0:
             raise ValidationError({"delay_minutes": "A delay is 0 minutes or more."})
 
@@ -543,8 +561,6 @@ class MaintenanceWindow(models.Model):
         )
 
     def clean(self) -> None:
-        from django.core.exceptions import ValidationError
-
         days = self.days if isinstance(self.days, list) else []
         errors = schedule.check(days, self.minutes or 0, self.time_zone, self.cron.strip())
         if not self.cron.strip() and self.start is None:
@@ -621,17 +637,11 @@ class Dependency(models.Model):
         ]
 
     def __str__(self) -> str:
-        from .scopes import subject_of
-
         subject = subject_of(self.content_type_id, self.object_id)
         upstream = subject_of(self.upstream_type_id, self.upstream_id)
         return f"{subject or self.object_id} depends on {upstream or self.upstream_id}"
 
     def clean(self) -> None:
-        from django.core.exceptions import ValidationError
-
-        from .scopes import subject_of
-
         errors = {}
         if not self.content_type_id or subject_of(self.content_type_id, self.object_id) is None:
             errors["object_id"] = "No such monitored subject."

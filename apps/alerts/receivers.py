@@ -10,6 +10,10 @@ from django.apps import apps as django_apps
 from django.db import transaction
 from django.utils import timezone
 
+from . import routing
+from .tasks import wake_at_silence_end
+from .transitions import wake_sender
+
 
 def remember_enabled(sender: type, instance: Any, **kwargs: Any) -> None:
     """``pre_save`` of Region: was it off before this save?"""
@@ -27,8 +31,6 @@ def region_saved(sender: type, instance: Any, created: bool, **kwargs: Any) -> N
     region_id = instance.pk
 
     def send() -> None:
-        from . import routing
-        from .transitions import wake_sender
 
         if routing.region_turned_on(region_id, timezone.now()):
             wake_sender()
@@ -51,8 +53,6 @@ def silence_saved(sender: type, instance: Any, **kwargs: Any) -> None:
 
     def wake() -> None:
         import logging
-
-        from .tasks import wake_at_silence_end
 
         try:
             wake_at_silence_end(ends)

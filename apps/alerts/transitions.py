@@ -21,14 +21,13 @@ from apps.regions.models import Subject
 
 from . import routing
 from .models import Incident, Transition
+from .tasks import send_alerts
 
 log = logging.getLogger(__name__)
 
 
 def wake_sender() -> None:
     """Ask a worker to deliver now. If the broker is down the periodic sweep delivers later."""
-    from .tasks import send_alerts
-
     try:
         send_alerts.delay()
     except Exception:  # noqa: BLE001 - any broker failure; the outbox row is already safe

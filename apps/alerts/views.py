@@ -18,11 +18,23 @@ from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import refuse_unless, requires, writes_require
 from apps.lib import liveforms
+from apps.lib.demomode import demo_enabled
 from apps.regions.models import Region, Subject
 
 from . import routing, scopes, trial
 from .forms import ChannelForm, RuleForm, SilenceForm, subject_options
-from .models import NOTE_MAX, Cause, Channel, Incident, Notification, Rule, Silence, Transition
+from .models import (
+    NOTE_MAX,
+    Cause,
+    Channel,
+    Incident,
+    Notification,
+    Rule,
+    SentMessage,
+    Silence,
+    Transition,
+)
+from .timeline import timeline
 from .transitions import wake_sender
 
 
@@ -82,8 +94,6 @@ def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
 def incident(request: HttpRequest, pk: int) -> HttpResponse:
     """One incident: what failed, its state, and its timeline (changes, escalations,
     acknowledgements, notes)."""
-    from .timeline import timeline
-
     found = get_object_or_404(
         Incident.objects.select_related("region", "acknowledged_by", "cause", "escalation_policy"),
         pk=pk,
@@ -98,8 +108,6 @@ def add_note(request: HttpRequest, pk: int) -> HttpResponse:
     found = get_object_or_404(Incident, pk=pk)
     text = request.POST.get("text", "").strip()
     if not text or len(text) > NOTE_MAX:
-        from .timeline import timeline
-
         error = "Write the note." if not text else f"At most {NOTE_MAX} characters."
         context = {"incident": found, "steps": timeline(found), "note_error": error, "note": text}
         return render(request, "alerts/incident.html", context, status=400)
@@ -328,10 +336,6 @@ def expire_silence(request: HttpRequest, pk: int) -> HttpResponse:
 @require_safe
 def sent_messages(request: HttpRequest) -> HttpResponse:
     """Demo mode: the emails Vigil sent, as they would arrive (``apps.alerts.mailbox``)."""
-    from apps.demo.mode import demo_enabled
-
-    from .models import SentMessage
-
     messages = list(SentMessage.objects.only("pk", "to", "subject", "created")[:200])
     chosen = None
     raw = request.GET.get("message", "")
@@ -357,7 +361,5 @@ def sent_messages(request: HttpRequest) -> HttpResponse:
 def sent_message_html(request: HttpRequest, pk: int) -> HttpResponse:
     """One sent email's HTML part, for the sandboxed frame of the "Sent messages" page: no
     script runs, nothing is fetched, only this site may frame it."""
-    from .models import SentMessage
-
     message = get_object_or_404(SentMessage, pk=pk)
     return HttpResponse(message.html or "<p>(no HTML part)</p>", content_type="text/html")

@@ -4,7 +4,7 @@ Pure: no database, no clock, no I/O; the command gives ``now`` and a seed and sa
 Every subject's current state and history come from the product's own pure code, so pages
 show what they would show for a real fleet:
 
-- EFS file systems follow ``apps.efs.fleet``'s credit-model workloads; a file system's day of
+- EFS file systems follow ``apps.efs.demo_workloads``'s credit-model workloads; a file system's day of
   minutes is simulated once (``day_rows``) and repeated over the days, its current figures
   and status are ``efs.verdict.filesystem_verdict`` of its last three hours. Some have an outage
   (a gap, never zeros) and some stopped reporting (unknown).
@@ -29,12 +29,12 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from apps.efs.fleet import PROFILES, Profile, minute_values
+from apps.efs.demo_workloads import PROFILES, Profile, minute_values
 from apps.efs.history import SUMMED_FIELDS
 from apps.efs.metrics import VALUE_FIELDS, Sample
 from apps.efs.verdict import filesystem_verdict
 from apps.galera.parse_wsrep import WsrepStatus
-from apps.galera.quorum import describe
+from apps.galera.quorum import FaultTolerance, describe
 from apps.galera.replication import Paused
 from apps.galera.verdict import NodeResult, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
@@ -419,8 +419,6 @@ def cluster_poll(plan: ClusterPlan, scenario: str) -> tuple[Verdict, dict[str, A
 
 
 def headroom(summary: dict[str, Any]) -> str | None:
-    from apps.galera.quorum import FaultTolerance
-
     if summary["one_by_one"] is None or summary["simultaneous"] is None:
         return None
     return describe(FaultTolerance(summary["one_by_one"], summary["simultaneous"]))

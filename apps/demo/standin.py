@@ -12,7 +12,8 @@ to import and tens of MB in every process, which a production web or worker proc
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+
+from apps.regions import concerns
 
 DEMO_REGIONS = {
     "us-east-1": "opt-in-not-required",
@@ -23,11 +24,6 @@ DEMO_REGIONS = {
     "me-south-1": "opted-in",
     "af-south-1": "not-opted-in",
 }
-
-#: Called with no argument once the stand-in is serving, in its process: a concern app may
-#: register one in its ``AppConfig.ready()`` to teach the stand-in its demo data (the EFS
-#: app installs a GetMetricData responder for its demo file systems).
-START_HOOKS: list[Callable[[], object]] = []
 
 
 class AwsStandIn:
@@ -52,8 +48,9 @@ class AwsStandIn:
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.url = f"http://{host}:{port}"
-        for hook in START_HOOKS:
-            hook()
+        for concern in concerns.registered():  # each teaches the stand-in its demo data
+            if concern.demo_aws is not None:
+                concern.demo_aws()
         return self.url
 
     def stop(self) -> None:

@@ -9,11 +9,11 @@ class EbsConfig(AppConfig):
     verbose_name = "EBS"
 
     def ready(self) -> None:
-        from apps.demo import standin as demo_standin
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from apps.lib.retention import History
         from apps.regions import concerns
 
-        from . import hosts, standin
+        from . import demo_cloudwatch, hosts
         from .models import RegionCollection, Volume
 
         concerns.register_app(
@@ -32,11 +32,10 @@ class EbsConfig(AppConfig):
             aws_actions=(
                 ("ec2:DescribeVolumes", "apps/ebs/ec2.py: the volumes"),
                 ("ec2:DescribeInstances", "apps/ebs/ec2.py: the instances they are attached to"),
-                ("cloudwatch:GetMetricData", "apps/efs/cloudwatch.py: the EBS metrics"),
+                ("cloudwatch:GetMetricData", "apps/ebs/cloudwatch.py: the EBS metrics"),
             ),
             aside_template="ebs/aside.html",
             aside_context=hosts.aside,
             notes=hosts.notes,
+            demo_aws=demo_cloudwatch.install,
         )
-        if standin.install not in demo_standin.START_HOOKS:
-            demo_standin.START_HOOKS.append(standin.install)

@@ -3,7 +3,7 @@ the answers back into rows per volume (and instance) and minute.
 
 Pure (no Django, no boto3, no clock). The metrics, statistics and periods are ``limits``'
 tables; the window arithmetic (settled, period-aligned windows, cut so a call stays under
-100,800 data points) and the request type are EFS's (``apps.efs.cloudwatch_plan``), reused.
+100,800 data points) and the request type are shared with EFS (``apps.lib.cloudwatch``).
 Every query of a collection rides in the fewest calls: ceil(queries / 500) per window piece.
 Windows are aligned to 5 minutes, the period of the instances' balances [M3], so the 60 s
 volume queries and the 300 s balance queries share the calls.
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from apps.efs.cloudwatch_plan import (
+from apps.lib.cloudwatch import (
     MAX_DATAPOINTS_PER_CALL,
     MAX_QUERIES_PER_CALL,
     MetricDataRequest,
@@ -40,8 +40,6 @@ _FACTS = {
     VOLUME: {m.field: m for m in volume_metrics("gp2") + volume_metrics("io1")},
     INSTANCE: {m.field: m for m in instance_metrics("m5.large")},
 }
-
-__all__ = ["MAX_QUERIES_PER_CALL", "Window", "min_calls"]
 
 
 @dataclass(frozen=True)

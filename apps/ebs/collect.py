@@ -9,7 +9,6 @@ transition only when the status changes (``alerts.record_many``).
 
 from __future__ import annotations
 
-import itertools
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,21 +18,14 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps import alerts
-from apps.efs import cloudwatch
-from apps.efs.cloudwatch_plan import collection_window
 from apps.lib import aws
+from apps.lib.cloudwatch import client as cloudwatch_client
+from apps.lib.cloudwatch import collection_window
 from apps.lib.status import Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
 
-from . import ec2, history, hosts
-from .cloudwatch_plan import (
-    WINDOW_STEP_S,
-    Dropped,
-    build_queries,
-    floor_calls,
-    plan_requests,
-    read_answers,
-)
+from . import cloudwatch, ec2, history, hosts
+from .cloudwatch_plan import WINDOW_STEP_S, Dropped, floor_calls
 from .ec2 import InstanceInfo, VolumeInfo
 from .models import DESCRIBED_FIELDS, INSTANCE_FIELDS, Instance, RegionCollection, Volume
 from .verdict import InstanceFacts, Thresholds, VolumeFacts, volume_verdict
@@ -181,34 +173,30 @@ def collect_metrics(
     outcome = Outcome()
     if not groups:
         return outcome
-    cw = cloudwatch.client(rc.region.code, rc.region.account.access)
+    cw = cloudwatch_client(rc.region.code, rc.region.account.access)
     asked: set[int] = set()
     for window, members in sorted(groups.items(), key=lambda item: item[0].start):
         instances = {v.instance.pk: v.instance for v in members if v.instance.pk not in asked}
         asked |= set(instances)
         vrefs = [v.ref(v.instance.instance_id) for v in members]
         irefs = [i.ref() for i in instances.values()]
-        requests = plan_requests(vrefs, irefs, window)
-        queries = len(build_queries(vrefs, irefs))
-        outcome.queries += queries
-        outcome.floor_calls += floor_calls(queries, window)
+        reading = cloudwatch.read(
+            cw, vrefs, irefs, window, max_datapoints=max_datapoints, watch=watch
+        )
+        outcome.queries += reading.queries
+        outcome.floor_calls += floor_calls(reading.queries, window)
         volume_pks = {v.volume_id: v.pk for v in members}
         instance_pks = {i.instance_id: i.pk for i in instances.values()}
         pks = list(volume_pks.values())
-        for piece, batch in itertools.groupby(requests, key=lambda r: r.window):
-            with watch.part("fetch"):
-                answers = [
-                    cloudwatch.get_metric_data(cw, r, max_datapoints=max_datapoints) for r in batch
-                ]
-            outcome.api_calls += sum(a.calls for a in answers)
-            with watch.part("parse"):
-                got = read_answers((p for a in answers for p in a.pages), window=piece)
+        for piece in reading:
+            outcome.api_calls += piece.calls
+            got = piece.got
             for problem in got.problems:
                 log.warning("EBS %s: %s", rc.region, problem)
             outcome.dropped += got.dropped
             with watch.part("save"), transaction.atomic():
                 outcome.rows += history.save(got.volumes, got.instances, volume_pks, instance_pks)
-                Volume.objects.filter(pk__in=pks).update(collected_until=piece.end)
+                Volume.objects.filter(pk__in=pks).update(collected_until=piece.window.end)
     return outcome
 
 

@@ -14,12 +14,15 @@ import time
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from apps.demo.mode import DEMO_REGION
 from apps.lib import aws
 from apps.raid.demo import SEED_DOMAINS, SEED_SERVERS
+from apps.regions.models import Account
 
-from .fleet import PROFILES, cycle
+from .demo_cloudwatch import PHASE_TAG, PROFILE_TAG
+from .demo_workloads import PROFILES, cycle
+from .models import RegionCollection
 from .placement import DEVICE_TAG
-from .standin import PHASE_TAG, PROFILE_TAG
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +40,6 @@ GALERA_AT = 200
 def set_up() -> int:
     """Create the demo instances and volumes that are missing (idempotent); how many."""
     from django.utils import timezone
-
-    from apps.demo.mode import DEMO_REGION
-    from apps.regions.models import Account
-
-    from .models import RegionCollection
 
     account = Account.objects.filter(is_demo=True, enabled=True).first()
     if account is None or not account.regions.filter(enabled=True, code=DEMO_REGION).exists():

@@ -10,7 +10,7 @@ class EfsConfig(AppConfig):
     verbose_name = "EFS"
 
     def ready(self) -> None:
-        from apps.demo import standin as demo_standin
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from apps.lib import partitions
         from apps.lib.retention import History
         from apps.lib.thresholds import ThresholdSet
@@ -19,7 +19,8 @@ class EfsConfig(AppConfig):
         # After every migrate: the minute rows' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
-        from . import collect, demo_clients, elasticfilesystem, standin, verdict
+        # Imported in ready(): app modules and models load once the app registry is ready.
+        from . import collect, demo_clients, demo_cloudwatch, elasticfilesystem, verdict
         from .models import FileSystem, RegionCollection
 
         concerns.register_app(
@@ -27,6 +28,7 @@ class EfsConfig(AppConfig):
             "EFS",
             subjects=lambda: FileSystem.objects.filter(deleted__isnull=True),
             demo_runtime=demo_clients.running_clients,
+            demo_aws=demo_cloudwatch.install,
             thresholds=ThresholdSet(verdict.SPECS, collect.thresholds, "file system"),
             aws_actions=(
                 (
@@ -48,5 +50,3 @@ class EfsConfig(AppConfig):
                 fs.name or fs.id for fs in elasticfilesystem.describe_file_systems(code, access)
             ],
         )
-        if standin.install not in demo_standin.START_HOOKS:
-            demo_standin.START_HOOKS.append(standin.install)

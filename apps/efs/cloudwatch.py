@@ -1,71 +1,38 @@
-"""Adapter for CloudWatch: send planned GetMetricData calls, following NextToken.
+"""Adapter for CloudWatch: an account-region's EFS metrics over a window, planned, paged and
+parsed, piece by piece as they land (``read``).
 
-boto3 calls only. The plan (which queries, batches of at most 500, windows that stay under
-100,800 data points) comes from ``cloudwatch_plan.plan_requests``; turning the pages into samples is
-``cloudwatch_plan.samples_from_responses``. Throttling and 5xx answers are retried by the client
-factory's adaptive retry mode (``apps.lib.aws``); what still fails raises, so a failed call
-never turns into zeros.
+The plan and the parsing are pure (``cloudwatch_plan``); the calls are the shared round trip
+(``apps.lib.cloudwatch``: boto3's paginator, the client's retries).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from apps.lib import aws
-from apps.lib.aws import AccountAccess
+from apps.lib.cloudwatch import Reading, Window
+from apps.lib.stopwatch import Stopwatch
 
-from .cloudwatch_plan import MetricDataRequest
+from .cloudwatch_plan import Collected, FileSystemRef, plan_requests, samples_from_responses
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
 
-@dataclass(frozen=True)
-class Answer:
-    """Every page of one planned request, and how many API calls it took."""
-
-    request: MetricDataRequest
-    pages: tuple[dict, ...]
-
-    @property
-    def calls(self) -> int:
-        return len(self.pages)
-
-
-def client(region: str, access: AccountAccess | None = None) -> BaseClient:
-    """Requests are not checked against the service model on every call: the plan's are, by a
-    test (``test_its_requests_match_botocores_get_metric_data_model``)."""
-    return aws.client("cloudwatch", region, access or AccountAccess(), validate=False)
-
-
-def get_metric_data(
-    cw: BaseClient, request: MetricDataRequest, *, max_datapoints: int | None = None
-) -> Answer:
-    """One planned request, every NextToken page of it."""
-    params = request.params()
-    if max_datapoints is not None:
-        params["MaxDatapoints"] = max_datapoints
-    pages = []
-    while True:
-        page = cw.get_metric_data(**params)
-        page.pop("ResponseMetadata", None)
-        pages.append(page)
-        token = page.get("NextToken")
-        if not token:
-            return Answer(request, tuple(pages))
-        params["NextToken"] = token
-
-
-def fetch(
-    region: str,
-    access: AccountAccess | None,
-    requests: Iterable[MetricDataRequest],
+def read(
+    cw: BaseClient,
+    filesystems: Sequence[FileSystemRef],
+    window: Window,
     *,
     max_datapoints: int | None = None,
-) -> Iterator[Answer]:
-    """Send ``requests`` in order (oldest window first), yielding each answer as it lands."""
-    cw = client(region, access)
-    for request in requests:
-        yield get_metric_data(cw, request, max_datapoints=max_datapoints)
+    watch: Stopwatch | None = None,
+) -> Reading[Collected]:
+    """Every metric of ``filesystems`` over ``window``, oldest piece first: each piece's
+    values per file system and minute (``Collected``), missing minutes as gaps."""
+    ids = [fs.id for fs in filesystems]
+
+    def parse(pages, piece: Window) -> Collected:
+        return samples_from_responses(pages, window=piece, filesystem_ids=ids)
+
+    requests = plan_requests(filesystems, window)
+    return Reading(cw, requests, parse, max_datapoints=max_datapoints, watch=watch)

@@ -1,11 +1,10 @@
 """Plan GetMetricData calls for EFS file systems, and turn the answers into wide samples.
 
-Pure (no Django, no boto3, no clock): the adapter passes ``now`` and the file systems in,
-sends each planned request (following NextToken), and hands every response page back to
+Pure (no Django, no boto3, no clock): ``cloudwatch.py`` (the adapter) plans with
+``plan_requests``, sends the calls (``apps.lib.cloudwatch``) and hands the pages back to
 ``samples_from_responses``. Metrics and statistics follow the fact sheet
-``shared/fixtures/efs-metrics.md`` (source numbers in brackets). CloudWatch's limits used here:
-500 queries and 100,800 data points per GetMetricData call; a query Id starts with a lowercase
-letter and holds only letters, digits and underscores.
+``shared/fixtures/efs-metrics.md`` (source numbers in brackets); a query Id starts with a
+lowercase letter and holds only letters, digits and underscores.
 """
 
 from __future__ import annotations
@@ -16,18 +15,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
-from typing import Any
 
 from apps.efs.metrics import Sample, sample_of
+from apps.lib.cloudwatch import (
+    MAX_DATAPOINTS_PER_CALL,
+    MAX_QUERIES_PER_CALL,
+    PERIOD_S,
+    MetricDataRequest,
+    Window,
+    align,
+    batched,
+    split_window,
+)
 
 NAMESPACE = "AWS/EFS"
-MAX_QUERIES_PER_CALL = 500
-MAX_DATAPOINTS_PER_CALL = 100_800
-PERIOD_S = 60
 STORAGE_CLASSES = ("Total", "Standard", "IA")
-YACE_STATISTICS = ("Sum", "SampleCount", "Average")
-#: Datapoints one GetMetricStatistics call may return (for the naive comparison).
-MAX_DATAPOINTS_PER_STATISTICS_CALL = 1_440
 
 _FS_ID = re.compile(r"^fs-[0-9a-z]+$")
 _QUERY_ID = re.compile(r"^[a-z][a-zA-Z0-9_]{0,254}$")
@@ -175,52 +177,7 @@ def build_queries(filesystems: Iterable[FileSystemRef], period_s: int = PERIOD_S
     return queries
 
 
-def batched(queries: Sequence[dict], size: int = MAX_QUERIES_PER_CALL) -> list[list[dict]]:
-    """Chunks of at most ``size`` queries: ceil(len / size) calls, all full but the last."""
-    if not 1 <= size <= MAX_QUERIES_PER_CALL:
-        raise ValueError(f"a GetMetricData call takes 1 to {MAX_QUERIES_PER_CALL} queries")
-    return [list(queries[i : i + size]) for i in range(0, len(queries), size)]
-
-
 # --- Time windows ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Window:
-    """A half-open, period-aligned UTC interval [start, end) (EndTime is exclusive)."""
-
-    start: datetime
-    end: datetime
-
-    def periods(self, period_s: int = PERIOD_S) -> int:
-        return int((self.end - self.start).total_seconds() // period_s)
-
-
-def align(moment: datetime, period_s: int = PERIOD_S) -> datetime:
-    """Round ``moment`` down to a period boundary, in UTC (naive means UTC)."""
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    seconds = int(moment.timestamp()) // period_s * period_s
-    return datetime.fromtimestamp(seconds, UTC)
-
-
-def collection_window(
-    now: datetime,
-    last_end: datetime | None,
-    *,
-    settle: timedelta = timedelta(minutes=3),
-    backfill: timedelta = timedelta(hours=24),
-    first_lookback: timedelta = timedelta(hours=3),
-    period_s: int = PERIOD_S,
-) -> Window | None:
-    """The window to collect: it ends ``settle`` ago (CloudWatch values converge for minutes),
-    starts where the last collection ended (``first_lookback`` before the end the first
-    time, enough for a credit forecast), and reaches back at most ``backfill``. None when
-    there is nothing new yet."""
-    end = align(now - settle, period_s)
-    start = align(last_end, period_s) if last_end is not None else end - first_lookback
-    start = max(start, align(end - backfill, period_s))
-    return Window(start, end) if start < end else None
-
 
 #: The late look reaches back at most this far: 500 queries of 201 minutes fill a call's
 #: 100,800 points, so a window of up to 180 minutes keeps every cycle at ceil(queries / 500).
@@ -241,53 +198,6 @@ def with_late_look(
         return window
     start = max(align(since, period_s), align(window.end - longest, period_s))
     return Window(min(window.start, start), window.end)
-
-
-def split_window(
-    window: Window,
-    queries_per_call: int,
-    *,
-    period_s: int = PERIOD_S,
-    max_datapoints: int = MAX_DATAPOINTS_PER_CALL,
-) -> list[Window]:
-    """Cut ``window`` so a call of ``queries_per_call`` queries returns at most
-    ``max_datapoints`` points (500 queries: 201 minutes a call)."""
-    if queries_per_call < 1:
-        return []
-    step = max_datapoints // queries_per_call
-    if step < 1:
-        raise ValueError("one period of these queries already exceeds the data point limit")
-    pieces = []
-    start = window.start
-    while start < window.end:
-        end = min(window.end, start + timedelta(seconds=step * period_s))
-        pieces.append(Window(start, end))
-        start = end
-    return pieces
-
-
-@dataclass(frozen=True)
-class MetricDataRequest:
-    """One planned GetMetricData call (NextToken pages of it are the adapter's business)."""
-
-    window: Window
-    queries: tuple[dict, ...]
-
-    @property
-    def datapoints(self) -> int:
-        return len(self.queries) * self.window.periods(self._period())
-
-    def _period(self) -> int:
-        return self.queries[0]["MetricStat"]["Period"] if self.queries else PERIOD_S
-
-    def params(self) -> dict[str, Any]:
-        """Keyword arguments for ``cloudwatch.get_metric_data``."""
-        return {
-            "MetricDataQueries": list(self.queries),
-            "StartTime": self.window.start,
-            "EndTime": self.window.end,
-            "ScanBy": "TimestampAscending",
-        }
 
 
 def plan_requests(
@@ -389,78 +299,97 @@ def samples_from_responses(
     back-fill, over a few hundred distinct timestamps: each timestamp is checked once, and a
     value costs a type check, a comparison and a dict store.
     """
-    dropped: dict[tuple[str, str, str], int] = {}
-    problems: list[str] = []
-    rows: Rows = {fs: {} for fs in filesystem_ids}
-    moments: dict[object, datetime | str] = {}  # timestamp as sent -> minute, or why not
-    duplicates: dict[tuple[str, MetricSpec, datetime], int] = {}
-    syncs: dict[str, dict[str, tuple[datetime, float]]] = {}
-
-    def drop(filesystem_id: str, spec: MetricSpec, reason: str, count: int = 1) -> None:
-        key = (filesystem_id, f"{spec.metric} {spec.stat}", reason)
-        dropped[key] = dropped.get(key, 0) + count
-
+    merge = _Merge(window, period_s, filesystem_ids)
     for response in responses:
         for result in response.get("MetricDataResults", []):
-            qid = result.get("Id", "")
-            try:
-                filesystem_id, spec = parse_query_id(qid)
-            except ValueError as exc:
-                problems.append(str(exc))
-                continue
-            status = result.get("StatusCode", "Complete")
-            if status not in ("Complete", "PartialData"):
-                text = "; ".join(m.get("Value", "") for m in result.get("Messages", []))
-                problems.append(f"{qid}: {status}" + (f": {text}" if text else ""))
-            stamps, values = result.get("Timestamps", []), result.get("Values", [])
-            if len(values) > len(stamps):
-                drop(filesystem_id, spec, "without a timestamp", len(values) - len(stamps))
-            destination = destination_of(spec)
-            periods = rows.setdefault(filesystem_id, {})
-            name = spec.field
-            for stamp, value in zip(stamps, values, strict=False):
-                if value.__class__ is not float or not 0.0 <= value < _INF:
-                    reason = _unusable_value(value)
-                    if reason:
-                        drop(filesystem_id, spec, reason)
-                        continue
-                    value = float(value)
-                moment = _moment(moments, stamp, window, period_s)
-                if moment.__class__ is str:
-                    drop(filesystem_id, spec, moment)  # type: ignore[arg-type]
-                    continue
-                if destination is not None:  # not a Sample field: the latest per destination
-                    latest = syncs.setdefault(filesystem_id, {}).get(destination)
-                    if latest is None or latest[0] < moment:  # type: ignore[operator]
-                        syncs[filesystem_id][destination] = (moment, value)  # type: ignore[assignment]
-                    continue
-                row = periods.get(moment)  # type: ignore[arg-type]
-                if row is None:
-                    periods[moment] = {name: value}  # type: ignore[index]
-                elif name in row:
-                    key = (filesystem_id, spec, moment)
-                    duplicates[key] = duplicates.get(key, 1) + 1
-                else:
-                    row[name] = value
+            merge.result(result)
         for message in response.get("Messages", []):
-            problems.append(f"{message.get('Code', '')}: {message.get('Value', '')}".strip(": "))
+            merge.problems.append(
+                f"{message.get('Code', '')}: {message.get('Value', '')}".strip(": ")
+            )
+    return merge.collected()
 
-    for (filesystem_id, spec, moment), count in duplicates.items():
-        del rows[filesystem_id][moment][spec.field]
-        drop(filesystem_id, spec, "duplicate timestamp", count)
-    grid = ()
-    if window is not None:
-        grid = tuple(
-            window.start + timedelta(seconds=i * period_s) for i in range(window.periods(period_s))
+
+class _Merge:
+    """What ``samples_from_responses`` has read so far, result by result."""
+
+    def __init__(self, window: Window | None, period_s: int, filesystem_ids: Iterable[str]):
+        self.window, self.period_s = window, period_s
+        self.dropped: dict[tuple[str, str, str], int] = {}
+        self.problems: list[str] = []
+        self.rows: Rows = {fs: {} for fs in filesystem_ids}
+        self.moments: dict[object, datetime | str] = {}  # timestamp as sent -> minute, or why not
+        self.duplicates: dict[tuple[str, MetricSpec, datetime], int] = {}
+        self.syncs: dict[str, dict[str, tuple[datetime, float]]] = {}
+
+    def drop(self, filesystem_id: str, spec: MetricSpec, reason: str, count: int = 1) -> None:
+        key = (filesystem_id, f"{spec.metric} {spec.stat}", reason)
+        self.dropped[key] = self.dropped.get(key, 0) + count
+
+    def result(self, result: dict) -> None:
+        """One query's ``MetricDataResults`` entry, value by value (the hot loop)."""
+        qid = result.get("Id", "")
+        try:
+            filesystem_id, spec = parse_query_id(qid)
+        except ValueError as exc:
+            self.problems.append(str(exc))
+            return
+        status = result.get("StatusCode", "Complete")
+        if status not in ("Complete", "PartialData"):
+            text = "; ".join(m.get("Value", "") for m in result.get("Messages", []))
+            self.problems.append(f"{qid}: {status}" + (f": {text}" if text else ""))
+        stamps, values = result.get("Timestamps", []), result.get("Values", [])
+        if len(values) > len(stamps):
+            self.drop(filesystem_id, spec, "without a timestamp", len(values) - len(stamps))
+        destination = destination_of(spec)
+        periods = self.rows.setdefault(filesystem_id, {})
+        name, window, period_s, moments = spec.field, self.window, self.period_s, self.moments
+        for stamp, value in zip(stamps, values, strict=False):
+            if value.__class__ is not float or not 0.0 <= value < _INF:
+                reason = _unusable_value(value)
+                if reason:
+                    self.drop(filesystem_id, spec, reason)
+                    continue
+                value = float(value)
+            moment = _moment(moments, stamp, window, period_s)
+            if moment.__class__ is str:
+                self.drop(filesystem_id, spec, moment)  # type: ignore[arg-type]
+                continue
+            if destination is not None:  # not a Sample field: the latest per destination
+                self._sync(filesystem_id, destination, moment, value)  # type: ignore[arg-type]
+                continue
+            row = periods.get(moment)  # type: ignore[arg-type]
+            if row is None:
+                periods[moment] = {name: value}  # type: ignore[index]
+            elif name in row:
+                key = (filesystem_id, spec, moment)
+                self.duplicates[key] = self.duplicates.get(key, 1) + 1  # type: ignore[index]
+            else:
+                row[name] = value
+
+    def _sync(self, filesystem_id: str, destination: str, moment: datetime, value: float) -> None:
+        latest = self.syncs.setdefault(filesystem_id, {}).get(destination)
+        if latest is None or latest[0] < moment:
+            self.syncs[filesystem_id][destination] = (moment, value)
+
+    def collected(self) -> Collected:
+        """Duplicates dropped (every copy), the window's grid laid out."""
+        for (filesystem_id, spec, moment), count in self.duplicates.items():
+            del self.rows[filesystem_id][moment][spec.field]
+            self.drop(filesystem_id, spec, "duplicate timestamp", count)
+        grid: tuple[datetime, ...] = ()
+        if self.window is not None:
+            start, n = self.window.start, self.window.periods(self.period_s)
+            grid = tuple(start + timedelta(seconds=i * self.period_s) for i in range(n))
+        dropped = sorted(self.dropped.items())
+        return Collected(
+            self.rows,
+            tuple(self.problems),
+            tuple(Dropped(fs, metric, why, n) for (fs, metric, why), n in dropped),
+            grid,
+            self.period_s,
+            self.syncs,
         )
-    return Collected(
-        rows,
-        tuple(problems),
-        tuple(Dropped(fs, metric, why, n) for (fs, metric, why), n in sorted(dropped.items())),
-        grid,
-        period_s,
-        syncs,
-    )
 
 
 def _unusable_value(value: object) -> str | None:
@@ -502,33 +431,3 @@ def _utc(stamp: datetime | str) -> datetime:
     if isinstance(stamp, str):
         stamp = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
-
-
-# --- Comparisons for the benchmark ----------------------------------------------------------
-
-
-def yace_style_query_count(filesystems: Iterable[FileSystemRef]) -> int:
-    """What a YACE-style job asks for the same file systems: every metric (the five IOBytes
-    metrics, PercentIOLimit, BurstCreditBalance, PermittedThroughput, ClientConnections, and
-    StorageBytes per class) with Sum, SampleCount and Average, whatever the mode."""
-    per_metric = len(YACE_STATISTICS)
-    count = 0
-    for fs in filesystems:
-        metrics = {(s.metric, s.storage_class) for s in SPECS if s.storage_class is None}
-        metrics |= {("StorageBytes", c) for c in fs.storage_classes}
-        count += len(metrics) * per_metric
-    return count
-
-
-def min_calls(query_count: int) -> int:
-    """The fewest GetMetricData calls for ``query_count`` queries: ceil(n / 500)."""
-    return math.ceil(query_count / MAX_QUERIES_PER_CALL)
-
-
-def get_metric_statistics_call_count(filesystems: Iterable[FileSystemRef], periods: int) -> int:
-    """Calls a naive GetMetricStatistics-per-metric collector makes over ``periods`` periods:
-    one per metric and dimension set (all its statistics in one call), at most 1,440 points."""
-    per_metric = max(1, math.ceil(periods / MAX_DATAPOINTS_PER_STATISTICS_CALL))
-    return sum(
-        len({(s.metric, s.storage_class) for s in specs_for(fs)}) * per_metric for fs in filesystems
-    )

@@ -8,7 +8,6 @@ transition when the status changes (``alerts.record``).
 
 from __future__ import annotations
 
-import itertools
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,18 +18,14 @@ from django.db import connection, transaction
 
 from apps import alerts
 from apps.lib import aws
+from apps.lib.cloudwatch import Piece, Window, collection_window
+from apps.lib.cloudwatch import client as cloudwatch_client
 from apps.lib.status import Cause, Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
 from apps.regions import thresholds as region_thresholds
 
 from . import clients, cloudwatch, elasticfilesystem, history, pricing
-from .cloudwatch_plan import (
-    Dropped,
-    collection_window,
-    plan_requests,
-    samples_from_responses,
-    with_late_look,
-)
+from .cloudwatch_plan import Collected, Dropped, with_late_look
 from .documented import value
 from .elasticfilesystem import FileSystemInfo, Replica
 from .models import DESCRIBED_FIELDS, FileSystem, NfsMount, RegionCollection
@@ -130,7 +125,6 @@ def save_syncs(by_id: dict[str, FileSystem], syncs: dict) -> None:
 @dataclass
 class Outcome:
     api_calls: int = 0
-    queries: int = 0
     rows: int = 0
     dropped: list[Dropped] = field(default_factory=list)  # values CloudWatch sent, not kept
     #: Minutes that were empty when first collected and had data on the late look.
@@ -167,21 +161,14 @@ def collect_metrics(
     ``watch`` gets the time of the calls ("fetch"), of reading their answers ("parse") and
     of writing the rows ("save")."""
     watch = watch or Stopwatch()
-    settle = timedelta(minutes=settings.VIGIL_EFS_SETTLE_MINUTES)
-    backfill = timedelta(hours=settings.VIGIL_EFS_BACKFILL_HOURS)
     interval = timedelta(minutes=settings.VIGIL_EFS_INTERVAL_MINUTES)
     late = timedelta(minutes=settings.VIGIL_EFS_LATE_DATA_MINUTES)
     look = late > timedelta(0) and rc.next_late_look <= now
     looked = False
-    groups: dict = {}
-    for fs in FileSystem.objects.filter(region=rc.region, deleted__isnull=True):
-        window = collection_window(now, fs.collected_until, settle=settle, backfill=backfill)
-        if window is not None:
-            groups.setdefault(window, []).append(fs)
+    groups = _due_windows(rc, now)
     outcome = Outcome()
-    cw = cloudwatch.client(rc.region.code, rc.region.account.access)
+    cw = cloudwatch_client(rc.region.code, rc.region.account.access)
     for window, members in groups.items():
-        by_id = {fs.filesystem_id: fs for fs in members}
         pks = [fs.pk for fs in members]
         is_backfill = any(fs.collected_until for fs in members) and (
             window.end - window.start > 2 * interval
@@ -193,45 +180,11 @@ def collect_metrics(
         steady = not is_backfill and any(fs.collected_until for fs in members)
         asked = with_late_look(window, rc.late_look_from) if look and steady else window
         looked = looked or (look and steady)
-        requests = plan_requests([fs.ref() for fs in members], asked)
-        if not requests:
-            continue
-        outcome.queries += sum(len(r.queries) for r in requests if r.window == requests[0].window)
-        for piece, batch in itertools.groupby(requests, key=lambda r: r.window):
-            with watch.part("fetch"):
-                answers = [
-                    cloudwatch.get_metric_data(cw, r, max_datapoints=max_datapoints) for r in batch
-                ]
-            outcome.api_calls += sum(a.calls for a in answers)
-            with watch.part("parse"):
-                got = samples_from_responses(
-                    (p for a in answers for p in a.pages), window=piece, filesystem_ids=by_id
-                )
-            for problem in got.problems:
-                log.warning("EFS %s: %s", rc.region, problem)
-            for dropped in got.dropped:
-                log.warning(
-                    "EFS %s %s: dropped %d %s value(s) of %s (never stored or charted)",
-                    rc.region,
-                    dropped.filesystem_id,
-                    dropped.count,
-                    dropped.reason,
-                    dropped.metric,
-                )
-            outcome.dropped += got.dropped
-            save_syncs(by_id, got.syncs)
-            values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
-            with watch.part("save"), transaction.atomic():
-                if piece.start < window.start:  # the late look: fill only what is still a gap
-                    looked_again, values = _split_at(values, window.start)
-                    filled = history.save_minutes(looked_again, only_gaps=True)
-                    outcome.late_rows += filled
-                    outcome.rows += filled
-                outcome.rows += history.save_minutes(values)
-                if piece.end > window.start:
-                    FileSystem.objects.filter(pk__in=pks).update(
-                        collected_until=piece.end, last_error="", last_error_at=None
-                    )
+        reading = cloudwatch.read(
+            cw, [fs.ref() for fs in members], asked, max_datapoints=max_datapoints, watch=watch
+        )
+        for piece in reading:
+            _save_piece(rc, piece, window, members, outcome, watch)
         if is_backfill:
             FileSystem.objects.filter(pk__in=pks).update(backfill_from=None, backfill_to=None)
     fresh = [w.start for w in groups]
@@ -243,6 +196,54 @@ def collect_metrics(
             late_look_from=rc.late_look_from, next_late_look=rc.next_late_look
         )
     return outcome
+
+
+def _due_windows(rc: RegionCollection, now: datetime) -> dict[Window, list[FileSystem]]:
+    """The region's live file systems grouped by the window each is due (most share one)."""
+    settle = timedelta(minutes=settings.VIGIL_EFS_SETTLE_MINUTES)
+    backfill = timedelta(hours=settings.VIGIL_EFS_BACKFILL_HOURS)
+    groups: dict[Window, list[FileSystem]] = {}
+    for fs in FileSystem.objects.filter(region=rc.region, deleted__isnull=True):
+        window = collection_window(now, fs.collected_until, settle=settle, backfill=backfill)
+        if window is not None:
+            groups.setdefault(window, []).append(fs)
+    return groups
+
+
+def _save_piece(
+    rc: RegionCollection,
+    piece: Piece[Collected],
+    window: Window,
+    members: list[FileSystem],
+    outcome: Outcome,
+    watch: Stopwatch,
+) -> None:
+    """One window piece's rows saved (only the gaps of its late-look part, before
+    ``window``), its dropped values logged and counted, its file systems moved on."""
+    by_id = {fs.filesystem_id: fs for fs in members}
+    got = piece.got
+    outcome.api_calls += piece.calls
+    for problem in got.problems:
+        log.warning("EFS %s: %s", rc.region, problem)
+    for d in got.dropped:
+        log.warning(
+            "EFS %s %s: dropped %d %s value(s) of %s (never stored or charted)",
+            rc.region, d.filesystem_id, d.count, d.reason, d.metric,
+        )  # fmt: skip
+    outcome.dropped += got.dropped
+    save_syncs(by_id, got.syncs)
+    values = {by_id[fid].pk: v for fid, v in got.rows.items() if fid in by_id}
+    with watch.part("save"), transaction.atomic():
+        if piece.window.start < window.start:  # the late look: fill only what is still a gap
+            looked_again, values = _split_at(values, window.start)
+            filled = history.save_minutes(looked_again, only_gaps=True)
+            outcome.late_rows += filled
+            outcome.rows += filled
+        outcome.rows += history.save_minutes(values)
+        if piece.window.end > window.start:
+            FileSystem.objects.filter(pk__in=[fs.pk for fs in members]).update(
+                collected_until=piece.window.end, last_error="", last_error_at=None
+            )
 
 
 def _split_at(values: dict, moment: datetime) -> tuple[dict, dict]:

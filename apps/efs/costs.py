@@ -4,60 +4,8 @@ provisioned), and whether each mode would have carried its workload without thro
 Pure: no Django, no I/O. The database side (``history.usage``) hands in hourly totals and the
 p95 and peak of the per-minute metered throughput; ``workload_from`` turns them into a month.
 
-Units, explicitly:
-
-- AWS's price pages say "GB". Its bills count usage in byte-hours and turn them into GB by
-  dividing by 1024^3, so a billed GB is 2^30 bytes, a GiB [P3]. ``GB_BYTES`` is that, and
-  every "GB" on the page and in the API means 2^30 bytes. (Were a GB 10^9 bytes, storage and
-  Elastic transfer would cost 7.4 % more.)
-- Provisioned throughput is set in MiB/s (the API's ``ProvisionedThroughputInMibps``) and
-  priced per "MB/s-month": one priced MB/s is one MiB/s.
-- A month is AWS's average month, 730 hours (8,760 h / 12); usage from a shorter window is
-  scaled to it.
-- Elastic bills bytes read and written [P1], "metadata reads as read operations and metadata
-  writes as write operations", each data operation as at least 32 KiB and each metadata one as
-  at least 4 KiB, then per KiB ([SIZES] and [METRICS] in ``documented``; 2018's rule was 4 KiB
-  for every request, which understated small data requests up to 8x). From a minute's Sum and
-  SampleCount the bill is ``max(Sum, SampleCount x minimum)``: exact when CloudWatch's Sum
-  already counts the minimums (as ``TotalIOBytes`` is documented to), a floor when it does not
-  (the per-KiB rounding of single requests cannot be seen). Metadata whose split into reads
-  and writes CloudWatch did not give (MetadataReadIOBytes, MetadataWriteIOBytes: minutes kept
-  from before they were collected) is billed as reads, a floor, and the reason says so.
-- IA and Archive access charges (per GB read from those classes) are not included: CloudWatch
-  does not say which class a read came from.
-
-Sources (read 2026-11-24 through the ``search`` tool; the page itself is a JavaScript table):
-
-- [P1] AWS, "Amazon EFS pricing", https://aws.amazon.com/efs/pricing/, Regional (Multi-AZ)
-  file systems, US East (N. Virginia). Since 2023-11-27 the page has two tables (as quoted
-  that day by https://blog.gslin.org/archives/tag/tiering/): "with Elastic Throughput":
-  Standard $0.30, Infrequent Access $0.016, Archive $0.008 per GB-month, reads $0.03 and
-  writes $0.06 per GB transferred; "with legacy throughput modes" (bursting, provisioned):
-  Standard $0.30, Infrequent Access $0.025 per GB-month, Provisioned Throughput $6.00 per
-  MB/s-month. Standard $0.30, Elastic $0.03/$0.06 and provisioned $6.00 are also the figures
-  of issue 16 and of 2026 summaries (sst.dev's EFS component, factualminds.com); the latter
-  quotes Archive at $0.0036, which Vigil does not use (unconfirmed by AWS text).
-- [P2] AWS, "Managing file system throughput", https://docs.aws.amazon.com/efs/latest/ug/
-  managing-throughput.html: bursting "supports bursting to higher levels for up to 12 hours
-  per day".
-- [P3] GB = 2^30 bytes in AWS billing: the EBS/EFS usage records are byte-hours divided by
-  1024^3 (a worked answer quoted in the search index), and Wasabi's billing page "follows the
-  AWS convention of using the GB ... terms even when using base-2". Secondary sources.
-- [ARCH] "The Archive storage class is available only for file systems that use the Elastic
-  throughput mode" (PutLifecycleConfiguration, https://docs.aws.amazon.com/efs/latest/ug/
-  API_PutLifecycleConfiguration.html, read 2026-11-26): a file system holding Archive data is
-  offered Elastic only; bursting and provisioned are shown as not available.
-- The bursting rules (baseline 50 KiB/s per GiB of Standard, at least 1 MiB/s; burst 100 MiB/s
-  or 100 MiB/s per TiB; credits held up to 2.1 TiB, or 2.1 TiB per TiB of Standard above
-  1 TiB; provisioned pays only above the baseline) are ``documented.LIMITS`` [PERF]. The credit
-  balance is taken as full at the start of the window.
-- One Zone file systems have their own storage prices; the table has none (unverified), so
-  their comparison uses the Regional ones and says so, unless ``VIGIL_EFS_PRICES`` gives
-  ``one_zone_standard`` and ``one_zone_ia``.
-
-A region missing from the table falls back to us-east-1's prices, and the comparison says so
-in ``prices_note`` (shown on the page and in the API), never silently. ``VIGIL_EFS_PRICES``
-adds regions or overrides prices (``price_table``).
+The units and the prices' sources are the comment above ``GB_BYTES``; the comparison's place in
+the pricing flow is in docs/architecture.md ("Vendor figures are data").
 """
 
 from __future__ import annotations
@@ -74,7 +22,62 @@ from . import documented
 from .documented import LIMITS, METERING, Table, credit_cap_bytes, mode_limits
 from .metrics import GIB, MIB, baseline_mibps, burst_mibps
 
-GB_BYTES = GIB  # one billed "GB" (see the module docstring)
+# Units, explicitly:
+#
+# - AWS's price pages say "GB". Its bills count usage in byte-hours and turn them into GB by
+#   dividing by 1024^3, so a billed GB is 2^30 bytes, a GiB [P3]. ``GB_BYTES`` is that, and
+#   every "GB" on the page and in the API means 2^30 bytes. (Were a GB 10^9 bytes, storage and
+#   Elastic transfer would cost 7.4 % more.)
+# - Provisioned throughput is set in MiB/s (the API's ``ProvisionedThroughputInMibps``) and
+#   priced per "MB/s-month": one priced MB/s is one MiB/s.
+# - A month is AWS's average month, 730 hours (8,760 h / 12); usage from a shorter window is
+#   scaled to it.
+# - Elastic bills bytes read and written [P1], "metadata reads as read operations and metadata
+#   writes as write operations", each data operation as at least 32 KiB and each metadata one as
+#   at least 4 KiB, then per KiB ([SIZES] and [METRICS] in ``documented``; 2018's rule was 4 KiB
+#   for every request, which understated small data requests up to 8x). From a minute's Sum and
+#   SampleCount the bill is ``max(Sum, SampleCount x minimum)``: exact when CloudWatch's Sum
+#   already counts the minimums (as ``TotalIOBytes`` is documented to), a floor when it does not
+#   (the per-KiB rounding of single requests cannot be seen). Metadata whose split into reads
+#   and writes CloudWatch did not give (MetadataReadIOBytes, MetadataWriteIOBytes: minutes kept
+#   from before they were collected) is billed as reads, a floor, and the reason says so.
+# - IA and Archive access charges (per GB read from those classes) are not included: CloudWatch
+#   does not say which class a read came from.
+#
+# Sources (read 2026-11-24 through the ``search`` tool; the page itself is a JavaScript table):
+#
+# - [P1] AWS, "Amazon EFS pricing", https://aws.amazon.com/efs/pricing/, Regional (Multi-AZ)
+#   file systems, US East (N. Virginia). Since 2023-11-27 the page has two tables (as quoted
+#   that day by https://blog.gslin.org/archives/tag/tiering/): "with Elastic Throughput":
+#   Standard $0.30, Infrequent Access $0.016, Archive $0.008 per GB-month, reads $0.03 and
+#   writes $0.06 per GB transferred; "with legacy throughput modes" (bursting, provisioned):
+#   Standard $0.30, Infrequent Access $0.025 per GB-month, Provisioned Throughput $6.00 per
+#   MB/s-month. Standard $0.30, Elastic $0.03/$0.06 and provisioned $6.00 are also the figures
+#   of issue 16 and of 2026 summaries (sst.dev's EFS component, factualminds.com); the latter
+#   quotes Archive at $0.0036, which Vigil does not use (unconfirmed by AWS text).
+# - [P2] AWS, "Managing file system throughput", https://docs.aws.amazon.com/efs/latest/ug/
+#   managing-throughput.html: bursting "supports bursting to higher levels for up to 12 hours
+#   per day".
+# - [P3] GB = 2^30 bytes in AWS billing: the EBS/EFS usage records are byte-hours divided by
+#   1024^3 (a worked answer quoted in the search index), and Wasabi's billing page "follows the
+#   AWS convention of using the GB ... terms even when using base-2". Secondary sources.
+# - [ARCH] "The Archive storage class is available only for file systems that use the Elastic
+#   throughput mode" (PutLifecycleConfiguration, https://docs.aws.amazon.com/efs/latest/ug/
+#   API_PutLifecycleConfiguration.html, read 2026-11-26): a file system holding Archive data is
+#   offered Elastic only; bursting and provisioned are shown as not available.
+# - The bursting rules (baseline 50 KiB/s per GiB of Standard, at least 1 MiB/s; burst 100 MiB/s
+#   or 100 MiB/s per TiB; credits held up to 2.1 TiB, or 2.1 TiB per TiB of Standard above
+#   1 TiB; provisioned pays only above the baseline) are ``documented.LIMITS`` [PERF]. The credit
+#   balance is taken as full at the start of the window.
+# - One Zone file systems have their own storage prices; the table has none (unverified), so
+#   their comparison uses the Regional ones and says so, unless ``VIGIL_EFS_PRICES`` gives
+#   ``one_zone_standard`` and ``one_zone_ia``.
+#
+# A region missing from the table falls back to us-east-1's prices, and the comparison says so
+# in ``prices_note`` (shown on the page and in the API), never silently. ``VIGIL_EFS_PRICES``
+# adds regions or overrides prices (``price_table``).
+
+GB_BYTES = GIB  # one billed "GB" (see above)
 MONTH_HOURS = 730.0
 #: Less data than this and no comparison is made.
 MIN_HOURS = 1.0
@@ -380,24 +383,12 @@ def compare(
     prices_region, prices, note = prices_for(region, table or PRICES)
     if price_per_mibps is not None:
         prices = replace(prices, provisioned=price_per_mibps)
-    notes = []
+    notes: list[str] = []
     if file_system_type == "one_zone":
-        if prices.one_zone_standard is None:
-            notes.append(
-                "no One Zone storage prices in Vigil's table: Regional ones shown "
-                f"(add one_zone_standard and one_zone_ia for {prices_region} to VIGIL_EFS_PRICES)"
-            )
-        else:
-            one_zone_ia = prices.one_zone_ia if prices.one_zone_ia is not None else prices.ia
-            prices = replace(
-                prices, standard=prices.one_zone_standard, ia=one_zone_ia, legacy_ia=one_zone_ia
-            )
+        prices = _one_zone(prices, prices_region, notes)
     w = workload
     standard_bytes = w.standard_gib * GIB
     base = baseline_mibps(standard_bytes, limits)
-    burst = burst_mibps(standard_bytes, limits)
-    elastic_storage = w.standard_gib * prices.standard + w.ia_gib * prices.ia
-    elastic_storage += w.archive_gib * (prices.archive if prices.archive is not None else prices.ia)
     legacy_storage = (w.standard_gib * prices.standard) + w.ia_gib * prices.legacy_ia
     archived = w.archive_gib > 0
     if w.unsplit_metadata_gib > 0.05:
@@ -405,53 +396,14 @@ def compare(
             f"{_gb(w.unsplit_metadata_gib)} of metadata a month without the read/write split is "
             "billed as reads (a floor: metadata writes cost twice as much)"
         )
-
-    transfer = w.read_gib * prices.elastic_read + w.write_gib * prices.elastic_write
-    elastic_ok = performance_mode == "generalPurpose"
     ceiling = mode_limits(limits, file_system_type, "elastic", region).write_mibps
-    elastic_fits = elastic_ok and w.peak_mibps <= ceiling
-    if not elastic_ok:
-        elastic_why = "Elastic is not available with Max I/O"
-    else:
-        elastic_why = (
-            f"Elastic would cost {_usd(elastic_storage + transfer)}/month for "
-            f"{_gb(w.read_gib)} read and {_gb(w.write_gib)} written a month"
-        )
-        if not elastic_fits:
-            elastic_why += f" but cap the {mibps(w.peak_mibps)} peak"
-    elastic = ModeRow(
-        "elastic",
-        elastic_storage + transfer,
-        elastic_fits,
-        elastic_storage,
-        transfer,
-        elastic_why,
-        available=elastic_ok,
-    )
-
+    elastic = _elastic_row(w, prices, performance_mode, ceiling)
     level = float(max(1, math.ceil(w.p95_mibps if provision == "p95" else w.peak_mibps)))
     provisioned = _provisioned_row(level, base, w, prices.provisioned, legacy_storage, provision)
-
-    bursting_fits, trouble = _bursting_fit(w, base, burst, credit_cap_bytes(standard_bytes, limits))
-    if archived:
-        bursting_why = (
-            f"bursting and provisioned are not available: it holds {_gb(w.archive_gib)} in "
-            "Archive, which AWS allows only with Elastic throughput"
-        )
-    elif bursting_fits:
-        mean = w.mean_mibps if w.mean_mibps is not None else w.p95_mibps
-        bursting_why = (
-            f"bursting would cost {_usd(legacy_storage)}/month: its {mibps(base)} baseline "
-            f"covers the {mibps(mean)} {'mean' if w.mean_mibps is not None else 'p95'} "
-            f"and credits the {mibps(w.peak_mibps)} peak"
-        )
-    else:
-        bursting_why = f"bursting ({_usd(legacy_storage)}/month) would throttle: {trouble}"
-    bursting = ModeRow("bursting", legacy_storage, bursting_fits, legacy_storage, 0.0, bursting_why)
+    bursting = _bursting_row(w, base, standard_bytes, legacy_storage, limits)
     if archived:
         bursting = replace(bursting, fits=False, available=False)
         provisioned = replace(provisioned, fits=False, available=False, why="")
-
     order = {m: i for i, m in enumerate(MODES)}
     rows = sorted(
         (bursting, elastic, provisioned),
@@ -477,6 +429,62 @@ def compare(
         current_usd=current_usd,
         notes=tuple(notes),
     )
+
+
+def _one_zone(prices: RegionPrices, prices_region: str, notes: list[str]) -> RegionPrices:
+    """One Zone storage prices in place of Regional ones (a note when the table has none)."""
+    if prices.one_zone_standard is None:
+        notes.append(
+            "no One Zone storage prices in Vigil's table: Regional ones shown "
+            f"(add one_zone_standard and one_zone_ia for {prices_region} to VIGIL_EFS_PRICES)"
+        )
+        return prices
+    one_zone_ia = prices.one_zone_ia if prices.one_zone_ia is not None else prices.ia
+    return replace(prices, standard=prices.one_zone_standard, ia=one_zone_ia, legacy_ia=one_zone_ia)
+
+
+def _elastic_row(
+    w: Workload, prices: RegionPrices, performance_mode: str, ceiling: float
+) -> ModeRow:
+    """Elastic: storage (Archive too) plus the bytes transferred; capped at its write limit."""
+    storage = w.standard_gib * prices.standard + w.ia_gib * prices.ia
+    storage += w.archive_gib * (prices.archive if prices.archive is not None else prices.ia)
+    transfer = w.read_gib * prices.elastic_read + w.write_gib * prices.elastic_write
+    available = performance_mode == "generalPurpose"
+    fits = available and w.peak_mibps <= ceiling
+    if not available:
+        why = "Elastic is not available with Max I/O"
+    else:
+        why = (
+            f"Elastic would cost {_usd(storage + transfer)}/month for "
+            f"{_gb(w.read_gib)} read and {_gb(w.write_gib)} written a month"
+        )
+        if not fits:
+            why += f" but cap the {mibps(w.peak_mibps)} peak"
+    return ModeRow("elastic", storage + transfer, fits, storage, transfer, why, available=available)
+
+
+def _bursting_row(
+    w: Workload, base: float, standard_bytes: float, legacy_storage: float, limits: Table
+) -> ModeRow:
+    """Bursting: storage only; fits when the baseline and the credits carry the workload."""
+    burst = burst_mibps(standard_bytes, limits)
+    fits, trouble = _bursting_fit(w, base, burst, credit_cap_bytes(standard_bytes, limits))
+    if w.archive_gib > 0:
+        why = (
+            f"bursting and provisioned are not available: it holds {_gb(w.archive_gib)} in "
+            "Archive, which AWS allows only with Elastic throughput"
+        )
+    elif fits:
+        mean = w.mean_mibps if w.mean_mibps is not None else w.p95_mibps
+        why = (
+            f"bursting would cost {_usd(legacy_storage)}/month: its {mibps(base)} baseline "
+            f"covers the {mibps(mean)} {'mean' if w.mean_mibps is not None else 'p95'} "
+            f"and credits the {mibps(w.peak_mibps)} peak"
+        )
+    else:
+        why = f"bursting ({_usd(legacy_storage)}/month) would throttle: {trouble}"
+    return ModeRow("bursting", legacy_storage, fits, legacy_storage, 0.0, why)
 
 
 def compare_modes(

@@ -15,17 +15,16 @@ import logging
 from botocore.exceptions import BotoCoreError, ClientError
 
 from apps.lib import aws
+from apps.regions.models import Account
 
-from .fleet import DEMO_FLEET, DEMO_REPLICAS, PROFILES
-from .standin import PHASE_TAG, PROFILE_TAG, REPLICA_TAG
+from .demo_cloudwatch import PHASE_TAG, PROFILE_TAG, REPLICA_TAG
+from .demo_workloads import DEMO_FLEET, DEMO_REPLICAS, PROFILES
 
 log = logging.getLogger(__name__)
 
 
 def set_up() -> int:
     """Create the demo file systems that are missing (idempotent); how many were created."""
-    from apps.regions.models import Account
-
     account = Account.objects.filter(is_demo=True, enabled=True).first()
     if account is None:
         return 0

@@ -16,6 +16,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from .client_push import read_push, store
+from .models import FileSystem
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +67,6 @@ def mountstats(server: str, options: str, seconds: int, rates: tuple) -> str:
 
 def push_all(now: datetime | None = None) -> int:
     """One push of every demo client for the demo file systems; how many were pushed."""
-    from .models import FileSystem
-
     now = now or timezone.now()
     seconds = int((now - EPOCH).total_seconds())
     filesystems = list(

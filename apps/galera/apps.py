@@ -9,6 +9,7 @@ class GaleraConfig(AppConfig):
     verbose_name = "Galera clusters"
 
     def ready(self) -> None:
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from django.core import checks
 
         from apps.lib.thresholds import ThresholdSet
@@ -33,6 +34,7 @@ class GaleraConfig(AppConfig):
 
 def secrets_dir_check(**kwargs: object) -> list:
     """``manage.py check`` (and migrate, runserver) name a shared password directory."""
+    # Imported in ready(): app modules and models load once the app registry is ready.
     from django.core import checks
 
     from .models import secrets_dir_problem

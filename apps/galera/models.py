@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import SUBJECT_FIELDS, track
+from apps.alerts.models import subject_history
 from apps.lib import leases, outbound
 from apps.lib.keep import KeepsHistory
 from apps.lib.pushtoken import PushTokenHolder
@@ -162,8 +163,6 @@ class Cluster(KeepsHistory, Subject):
         return reverse("galera:cluster_detail", args=[self.pk])
 
     def deletion_blockers(self) -> list[str]:
-        from apps.alerts.models import subject_history
-
         snapshots = self.snapshots.count()
         return [*([f"{snapshots} poll snapshots"] if snapshots else []), *subject_history(self)]
 

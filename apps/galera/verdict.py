@@ -356,6 +356,38 @@ def cluster_verdict(
             f"{n.name}: {n.detail}" for n in view.nodes
         )
         return Verdict(Status.UNKNOWN, reason, figures)
+    _membership(view, galera_nodes, split_brain_before, critical, warning)
+    found = judge(
+        _primaries(view),
+        thresholds,
+        names=_names(view),
+        flow_control=flow_control,
+        recv_queue_history=recv_queue_history,
+        send_queue_history=send_queue_history,
+        notes=node_notes,
+    )
+    critical += found.critical
+    warning += found.warning
+    figures.update(found.figures)
+    warning += _cluster_warnings(
+        view, figures, rates, thresholds, expected_data_nodes, expected_arbitrators
+    )
+    if critical:
+        return Verdict(Status.CRITICAL, "; ".join(critical), figures)
+    if warning:
+        return Verdict(Status.WARNING, "; ".join(warning), figures)
+    return Verdict(Status.OK, _summary(view), figures)
+
+
+def _membership(
+    view: ClusterView,
+    galera_nodes: list[NodeView],
+    split_brain_before: bool,
+    critical: list[str],
+    warning: list[str],
+) -> None:
+    """Who is in the group and in what state: no node, split-brain, quorum, each node's
+    state (a rejoining node not ready yet is a warning) and its sync state."""
     if not galera_nodes:
         if view.not_galera:
             critical.append(
@@ -373,54 +405,68 @@ def cluster_verdict(
     if galera_nodes and not view.primary:
         critical.append("quorum lost: no node is in a Primary component")
     for node in view.nodes:
-        status = node.status
-        if node.state is NodeState.DISCONNECTED:
-            critical.append(f"{node.name} is cut from the group ({node.detail})")
-        elif node.state is NodeState.SILENT:
-            warning.append(f"{node.name} unknown: {node.detail}")
-        elif node.state is NodeState.NON_PRIMARY:
-            critical.append(f"{node.name} is {node.detail}, not Primary")
-        elif node.state is NodeState.PRIMARY and status is not None and not status.is_ready:
-            not_ready = f"{node.name} is not ready (wsrep_ready {status.ready or 'missing'})"
-            comment = (status.local_state_comment or "").lower()
-            # A node rejoining after a restart is not ready until it has caught up.
-            (warning if comment.startswith("join") else critical).append(not_ready)
-        elif node.state is NodeState.UNREACHABLE:
-            warning.append(f"{node.name} unreachable: {node.detail}")
-        elif node.state is NodeState.NOT_GALERA and galera_nodes:
-            warning.append(f"{node.name} is {NOT_GALERA}")
-        if node.state is not NodeState.PRIMARY or status is None:
-            continue
-        comment = (status.local_state_comment or "").strip()
-        if comment.lower() in DESYNCED_STATES:
-            why = "a backup or state transfer is running"
-            if status.desync_count:
-                why += f"; wsrep_desync_count {status.desync_count}"
-            warning.append(f"{node.name} is {comment} ({why})")
-        elif comment and comment.lower() != "synced":
-            warning.append(f"{node.name} is {comment}")
-    primaries = [
+        _node_state(node, bool(galera_nodes), critical, warning)
+
+
+def _node_state(node: NodeView, any_galera: bool, critical: list[str], warning: list[str]) -> None:
+    """One node's state and sync state, as a reason at its level."""
+    status = node.status
+    if node.state is NodeState.DISCONNECTED:
+        critical.append(f"{node.name} is cut from the group ({node.detail})")
+    elif node.state is NodeState.SILENT:
+        warning.append(f"{node.name} unknown: {node.detail}")
+    elif node.state is NodeState.NON_PRIMARY:
+        critical.append(f"{node.name} is {node.detail}, not Primary")
+    elif node.state is NodeState.PRIMARY and status is not None and not status.is_ready:
+        not_ready = f"{node.name} is not ready (wsrep_ready {status.ready or 'missing'})"
+        comment = (status.local_state_comment or "").lower()
+        # A node rejoining after a restart is not ready until it has caught up.
+        (warning if comment.startswith("join") else critical).append(not_ready)
+    elif node.state is NodeState.UNREACHABLE:
+        warning.append(f"{node.name} unreachable: {node.detail}")
+    elif node.state is NodeState.NOT_GALERA and any_galera:
+        warning.append(f"{node.name} is {NOT_GALERA}")
+    if node.state is not NodeState.PRIMARY or status is None:
+        return
+    comment = (status.local_state_comment or "").strip()
+    if comment.lower() in DESYNCED_STATES:
+        why = "a backup or state transfer is running"
+        if status.desync_count:
+            why += f"; wsrep_desync_count {status.desync_count}"
+        warning.append(f"{node.name} is {comment} ({why})")
+    elif comment and comment.lower() != "synced":
+        warning.append(f"{node.name} is {comment}")
+
+
+def _primaries(view: ClusterView) -> list[Reading]:
+    """The readings of the nodes in a Primary component that answered."""
+    return [
         Reading(n.name, n.status, n.auto_evict)
         for n in view.nodes
         if n.state is NodeState.PRIMARY and n.status is not None
     ]
-    names = {
+
+
+def _names(view: ClusterView) -> dict[str, str]:
+    """Node names by gcomm UUID (a node's evict list names the others by UUID)."""
+    return {
         n.status.gcomm_uuid: n.name
         for n in view.nodes
         if n.status is not None and n.status.gcomm_uuid
     }
-    found = judge(
-        primaries,
-        thresholds,
-        names=names,
-        flow_control=flow_control,
-        recv_queue_history=recv_queue_history,
-        send_queue_history=send_queue_history,
-        notes=node_notes,
-    )
-    critical += found.critical
-    warning += found.warning
-    figures.update(found.figures)
+
+
+def _cluster_warnings(
+    view: ClusterView,
+    figures: dict,
+    rates: dict[str, float],
+    thresholds: Thresholds,
+    expected_data_nodes: int | None,
+    expected_arbitrators: int | None,
+) -> list[str]:
+    """The cluster's warnings as a whole: certification failures, no failure tolerated,
+    fewer data nodes or arbitrators than expected."""
+    warning: list[str] = []
     total = figures["cert_failures_per_minute"]
     if total is not None and total >= thresholds.cert_failures_per_minute:
         per_node = ", ".join(f"{name} {rate:.1f}" for name, rate in rates.items() if rate)
@@ -442,11 +488,7 @@ def cluster_verdict(
         arbitrators = view.arbitrators or 0
         if expected_arbitrators is not None and arbitrators < expected_arbitrators:
             warning.append(f"{arbitrators} of {expected_arbitrators} arbitrators in the cluster")
-    if critical:
-        return Verdict(Status.CRITICAL, "; ".join(critical), figures)
-    if warning:
-        return Verdict(Status.WARNING, "; ".join(warning), figures)
-    return Verdict(Status.OK, _summary(view), figures)
+    return warning
 
 
 def _summary(view: ClusterView) -> str:

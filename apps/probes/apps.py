@@ -10,6 +10,7 @@ class ProbesConfig(AppConfig):
     verbose_name = "HTTP keep-alive probes"
 
     def ready(self) -> None:
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from apps.lib import partitions
         from apps.lib.thresholds import ThresholdSet
         from apps.regions import concerns
@@ -17,6 +18,7 @@ class ProbesConfig(AppConfig):
         # After every migrate: the probe results' day partitions for the days ahead.
         post_migrate.connect(partitions.ahead_after_migrate, sender=self)
 
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from . import demo, models, verdict
         from .models import Target
 

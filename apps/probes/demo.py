@@ -16,6 +16,10 @@ import threading
 import time
 from dataclasses import dataclass
 
+from apps.demo.mode import OUTSIDE_SITE_NAME, demo_region, demo_site
+
+from .models import Target
+
 DEMO_SITE_CODE = "demo-site"  # apps.demo.mode.OUTSIDE_SITE_CODE
 
 log = logging.getLogger(__name__)
@@ -159,10 +163,6 @@ def set_up(base_port: int | None = None) -> None:
     """One enabled target per demo server, in the demo region but one on the demo site
     (idempotent)."""
     from django.conf import settings
-
-    from apps.demo.mode import OUTSIDE_SITE_NAME, demo_region, demo_site
-
-    from .models import Target
 
     port = settings.VIGIL_DEMO_PROBES_PORT if base_port is None else base_port
     site = demo_site(DEMO_SITE_CODE, OUTSIDE_SITE_NAME)

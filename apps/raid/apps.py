@@ -9,6 +9,7 @@ class RaidConfig(AppConfig):
     verbose_name = "md-RAID"
 
     def ready(self) -> None:
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from django.db.models import Q
 
         from apps.lib.retention import History

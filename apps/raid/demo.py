@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
-if TYPE_CHECKING:
-    from .models import Host
+from apps.demo.mode import demo_region
+
+from .collect import ingest
+from .models import Host
 
 __all__ = [
     "DEMO_HOST",
@@ -208,10 +209,6 @@ def rebuild_percent(host: Host, now: datetime) -> float:
 
 
 def set_up() -> Host:
-    from apps.demo.mode import demo_region
-
-    from .models import Host
-
     region = demo_region()
     host, created = Host.objects.get_or_create(
         name=DEMO_HOST,
@@ -234,8 +231,6 @@ def set_up() -> Host:
 
 
 def refresh(host: Host, now: datetime | None = None) -> None:
-    from .collect import ingest
-
     now = now or timezone.now()
     text = seed_layout_mdstat(rebuilding=REBUILDING, percent=rebuild_percent(host, now))
     disks = [f"sd{letter}" for letter in _DISKS]

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import track
+from apps.alerts.models import Transition
 from apps.lib import leases, outbound
 from apps.lib.keep import KeepsHistory
 from apps.lib.pushtoken import PushTokenHolder
@@ -115,8 +116,6 @@ class Host(KeepsHistory, PushTokenHolder):
 
     def deletion_blockers(self) -> list[str]:
         from django.contrib.contenttypes.models import ContentType
-
-        from apps.alerts.models import Transition
 
         arrays = self.arrays.count()
         changes = Transition.objects.filter(

@@ -12,8 +12,8 @@ from datetime import datetime
 
 from celery import shared_task
 
-from apps.demo.mode import demo_enabled
 from apps.lib import leases
+from apps.lib.demomode import demo_enabled
 
 from . import demo
 from .collect import collect_over_ssh, mark_silent_hosts

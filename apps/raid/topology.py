@@ -3,37 +3,8 @@
 Pure module: no Django, no I/O. Arrays that are members of other arrays (``md99`` over
 ``md1``..``md5``) form a tree; the leaves are disks or partitions.
 
-**How many more failures an array survives** is a worst-case number: the largest ``m`` such
-that EVERY set of ``m`` further leaf-device failures leaves the array running. Already failed,
-missing or rebuilding members count as lost; spares count for nothing (a spare only helps
-after a rebuild, which takes hours). Per level, for the slots that are still up:
-
-- RAID-1 / multipath: runs while one slot is up, so it survives ``up - 1`` more.
-- RAID-4/5: one slot may be missing, RAID-6: two; minus those already missing.
-- RAID-0 / linear: every member must be up: 0 for disks; over arrays, the minimum of its
-  children, since losing any one child stops it.
-- RAID-10: exact for the md driver's layouts. The "copy groups" of ``apps/raid/raid10.py``
-  (slot sets holding every copy of some chunk: near, far and offset, with n copies) decide:
-  a failure set kills the array iff it covers a group, so it survives
-  ``min over groups of (live slots in the group) - 1`` more slot failures.
-
-**Slots.** ``/proc/mdstat`` prints each member's descriptor number, which equals its slot only
-for arrays whose members were never replaced. With ``mdadm --detail`` for the array its
-``RaidDevice`` column is used. Without it, the numbers are used when they are consistent with
-the ``[UU_]`` string (distinct, inside the array, every ``U`` slot taken); otherwise the
-placement is unknown and the array is judged pessimistically: any ``t`` of its non-faulty,
-non-spare members failing stops it, ``t`` being the smallest slot count that could
-(``placement_known`` is then False).
-
-**Failure domains.** ``domains`` maps leaf device names (``sdb``, ``sdc1``) to a domain
-(storage server, iSCSI target, enclosure). A partition not in the mapping inherits its disk's
-domain (``sdc1`` -> ``sdc``, ``nvme0n1p2`` -> ``nvme0n1``); any other unmapped device is its
-own domain. Only domains holding a working leaf count. The number of domains that may fail is
-again worst case (EVERY set of that many), found by trying sets of growing size.
-
-**Bounded work.** Nothing here recurses: every walk of the tree is an explicit post-order plan
-(``_plan``), and every step is paid from the topology's ``bounds.Budget``; a search that would
-cost more raises ``bounds.TooLarge`` (the report then says "too large to judge").
+The rules (headroom per level, slots, failure domains, bounded work) are ``Topology``'s;
+where this sits in a RAID report: docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -247,6 +218,38 @@ class Topology:
 
     Every evaluation is paid from ``budget`` (one ``bounds.Budget`` per report); past it,
     ``bounds.TooLarge`` is raised.
+
+    **How many more failures an array survives** is a worst-case number: the largest ``m`` such
+    that EVERY set of ``m`` further leaf-device failures leaves the array running. Already failed,
+    missing or rebuilding members count as lost; spares count for nothing (a spare only helps
+    after a rebuild, which takes hours). Per level, for the slots that are still up:
+
+    - RAID-1 / multipath: runs while one slot is up, so it survives ``up - 1`` more.
+    - RAID-4/5: one slot may be missing, RAID-6: two; minus those already missing.
+    - RAID-0 / linear: every member must be up: 0 for disks; over arrays, the minimum of its
+      children, since losing any one child stops it.
+    - RAID-10: exact for the md driver's layouts. The "copy groups" of ``apps/raid/raid10.py``
+      (slot sets holding every copy of some chunk: near, far and offset, with n copies) decide:
+      a failure set kills the array iff it covers a group, so it survives
+      ``min over groups of (live slots in the group) - 1`` more slot failures.
+
+    **Slots.** ``/proc/mdstat`` prints each member's descriptor number, which equals its slot only
+    for arrays whose members were never replaced. With ``mdadm --detail`` for the array its
+    ``RaidDevice`` column is used. Without it, the numbers are used when they are consistent with
+    the ``[UU_]`` string (distinct, inside the array, every ``U`` slot taken); otherwise the
+    placement is unknown and the array is judged pessimistically: any ``t`` of its non-faulty,
+    non-spare members failing stops it, ``t`` being the smallest slot count that could
+    (``placement_known`` is then False).
+
+    **Failure domains.** ``domains`` maps leaf device names (``sdb``, ``sdc1``) to a domain
+    (storage server, iSCSI target, enclosure). A partition not in the mapping inherits its disk's
+    domain (``sdc1`` -> ``sdc``, ``nvme0n1p2`` -> ``nvme0n1``); any other unmapped device is its
+    own domain. Only domains holding a working leaf count. The number of domains that may fail is
+    again worst case (EVERY set of that many), found by trying sets of growing size.
+
+    **Bounded work.** Nothing here recurses: every walk of the tree is an explicit post-order plan
+    (``_plan``), and every step is paid from the topology's ``bounds.Budget``; a search that would
+    cost more raises ``bounds.TooLarge`` (the report then says "too large to judge").
     """
 
     def __init__(

@@ -1,38 +1,10 @@
 """The status of one md array, with the reason a person reads and the figures behind it.
 
 Pure module: no Django, no I/O. ``array_verdict`` turns a parsed /proc/mdstat array (plus,
-optionally, its ``mdadm --detail`` and the host's ``Topology``) into a ``Verdict``:
+optionally, its ``mdadm --detail`` and the host's ``Topology``) into a ``Verdict``.
 
-- **critical**: the array is inactive, broken (the kernel's ``MD_BROKEN``: /proc/mdstat,
-  ``array_state`` or ``mdadm --detail`` says ``broken``, a RAID-0 or linear array whose member
-  is gone among them), has stopped (``mdadm`` says FAILED, or more members are gone than its
-  level or RAID-10 layout survives, even when the kernel still prints ``active``), has a
-  failed ``(F)`` member, is degraded, or can lose nothing more although it (or an array below
-  it) was built to survive failures. A degraded array that still survives more failures is
-  critical all the same, as ``mdadm --monitor`` rates DegradedArray (``kernel.FACTS``): the
-  reason says how many it still survives of how many it was built for.
-- **warning**: a recovery, resync or reshape is running (percent and ETA in the reason) or
-  waiting (``resync=DELAYED``/``PENDING``); a running one that is stalled (speed 0, or an ETA
-  beyond ``ABSURD_ETA_MINUTES``) says so.
-- **ok**: clean, or only a check/repair scrub running. /proc/mdstat prints a user's repair as
-  ``resync``: with ``sync_action`` collected it is known as the repair it is
-  (``evidence.reconcile``); without it, it is judged as the resync it says.
-- **unknown**: a line of the array could not be read (``unreadable_verdict``, the line in the
-  reason), or its headroom could not be worked out (``unjudged_verdict``).
-
-RAID-0 and linear arrays "can lose nothing more" by nature. A plain RAID-0 over disks was
-built that way and is **ok** while all its members are up, otherwise it would be critical
-every day; the reason says "no redundancy by design". A RAID-0 over arrays (the seed's md99)
-is judged by its tree: critical when the arrays below it, built to survive failures, leave no
-headroom (e.g. a three-way mirror below it is down to its last copy).
-
-``figures`` carries numbers, never only text: ``headroom`` (leaf-disk failures it survives,
-worst case), ``sync_action``, ``sync_percent``, ``speed_kib_per_sec``, ``eta_minutes``,
-``stalled``, ``raid_disks``, ``active_disks``, ``failed_members``.
-
-When the headroom search is over its budget (``bounds.TooLarge``), ``unjudged_verdict`` says
-what can be said without it (inactive, failed members, degraded, a rebuild) and otherwise
-**unknown**: "too large to judge", never ok.
+The rules for each status are ``array_verdict``'s; the road from report to status is in
+docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -102,7 +74,39 @@ def array_verdict(
     evidence: Evidence | None = None,
 ) -> Verdict:
     """The status of ``array``; pass the host's ``topology`` to judge nested arrays, and the
-    ``evidence`` of ``evidence.reconcile`` to say who called it broken or a repair."""
+    ``evidence`` of ``evidence.reconcile`` to say who called it broken or a repair.
+
+    - **critical**: the array is inactive, broken (the kernel's ``MD_BROKEN``: /proc/mdstat,
+      ``array_state`` or ``mdadm --detail`` says ``broken``, a RAID-0 or linear array whose member
+      is gone among them), has stopped (``mdadm`` says FAILED, or more members are gone than its
+      level or RAID-10 layout survives, even when the kernel still prints ``active``), has a
+      failed ``(F)`` member, is degraded, or can lose nothing more although it (or an array below
+      it) was built to survive failures. A degraded array that still survives more failures is
+      critical all the same, as ``mdadm --monitor`` rates DegradedArray (``kernel.FACTS``): the
+      reason says how many it still survives of how many it was built for.
+    - **warning**: a recovery, resync or reshape is running (percent and ETA in the reason) or
+      waiting (``resync=DELAYED``/``PENDING``); a running one that is stalled (speed 0, or an ETA
+      beyond ``ABSURD_ETA_MINUTES``) says so.
+    - **ok**: clean, or only a check/repair scrub running. /proc/mdstat prints a user's repair as
+      ``resync``: with ``sync_action`` collected it is known as the repair it is
+      (``evidence.reconcile``); without it, it is judged as the resync it says.
+    - **unknown**: a line of the array could not be read (``unreadable_verdict``, the line in the
+      reason), or its headroom could not be worked out (``unjudged_verdict``).
+
+    RAID-0 and linear arrays "can lose nothing more" by nature. A plain RAID-0 over disks was
+    built that way and is **ok** while all its members are up, otherwise it would be critical
+    every day; the reason says "no redundancy by design". A RAID-0 over arrays (the seed's md99)
+    is judged by its tree: critical when the arrays below it, built to survive failures, leave no
+    headroom (e.g. a three-way mirror below it is down to its last copy).
+
+    ``figures`` carries numbers, never only text: ``headroom`` (leaf-disk failures it survives,
+    worst case), ``sync_action``, ``sync_percent``, ``speed_kib_per_sec``, ``eta_minutes``,
+    ``stalled``, ``raid_disks``, ``active_disks``, ``failed_members``.
+
+    When the headroom search is over its budget (``bounds.TooLarge``), ``unjudged_verdict`` says
+    what can be said without it (inactive, failed members, degraded, a rebuild) and otherwise
+    **unknown**: "too large to judge", never ok.
+    """
     evidence = evidence or Evidence()
     if topology is None or array.name not in topology.nodes:
         lone = Mdstat(personalities=(), arrays=(array,), unused_devices=None)

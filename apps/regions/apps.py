@@ -9,6 +9,7 @@ class RegionsConfig(AppConfig):
     verbose_name = "Accounts and regions"
 
     def ready(self) -> None:
+        # Imported in ready(): app modules and models load once the app registry is ready.
         from django.core import checks
 
         from . import concerns

@@ -2,7 +2,7 @@
 
 Each concern app registers itself in its ``AppConfig.ready()``, and nothing in ``config/``
 names it: the URLs, the API routes, the Celery queue, the settings and the beat tick are all
-read from here (docs/architecture.md, "The concern contract")::
+read from here (docs/architecture.md, "The concern contract"; each field: ``Concern``)::
 
     concerns.register(self, Concern(
         "efs", "EFS",
@@ -12,53 +12,6 @@ read from here (docs/architecture.md, "The concern contract")::
         region_context=views.region_panel_context,
         demo_setup=demo.set_up,
     ))
-
-- ``register(app_config, concern)`` records which app declared it (``Concern.app``); the
-  concern's key must be the app's label (checked at start, ``regions.E101``...);
-- ``subjects`` returns a queryset of a ``regions.models.Subject`` subclass (a ``region``
-  foreign key and a ``status``: the status contract in docs/architecture.md);
-- ``dispatch(now)`` queues the concern's due work and returns how many subjects it queued; the
-  beat tick calls it once a minute. It is ``<app>.tasks.dispatch_due``, and every task of
-  ``<app>.tasks`` goes to the concern's Celery queue (``queue``, the key by default;
-  ``config/celery_app.py`` reads it from here);
-- the app's ``urls.py`` (``app_name`` = the key) is mounted at ``/<key>/`` by
-  ``config/urls.py``, and its ``api.py``'s ``ROUTES`` (``(prefix, viewset, basename)``) and
-  ``URLS`` (extra paths, such as a push endpoint) under ``/api/`` by ``config/api.py``;
-- the app's ``conf.py`` (read while the settings load) declares its ``VIGIL_*`` variables as
-  ``SETTINGS`` (``apps.lib.appconf.Setting``); ``config/settings/base.py`` loads it for every
-  installed app that has one;
-- ``region_template`` is rendered on the region page with ``region_context(region)`` as
-  ``panel``, and alone at ``regions:panel`` (region, concern key) for htmx polling; the region
-  page wraps it in the polling element (``regions/panel.html``, id ``<key>-panel-<region>``);
-- ``region_errors(region_ids)`` returns ``{region_id: message}`` for regions whose collection
-  is failing as a whole (one query), shown on their home tiles;
-- ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
-- ``demo_runtime()`` returns a context manager that ``make run`` holds open in demo mode, for
-  demo services that live in that process (the probes' loopback keep-alive servers);
-- ``add_links`` are the concern's "add" pages (``AddLink``: a label, a URL name taking no
-  argument, the permission it needs); the region page offers them, with ``?region=<pk>``, when
-  the concern has nothing in a region yet;
-- ``prometheus(subjects, statuses)`` yields the concern's metric families for ``/metrics``
-  (the current figures of every subject in the ``subjects()`` queryset, with ``region``
-  labels) and adds each subject's status to ``statuses`` (an
-  ``apps.prometheus.families.SubjectStatuses``), in a constant number of queries;
-- ``thresholds`` (``apps.lib.thresholds.ThresholdSet``) are the thresholds a region or one
-  subject may set over the global defaults (``apps.regions.thresholds``: stored, resolved,
-  shown and edited the same way for every concern);
-- ``history`` names the concern's grow-only tables (``apps.lib.retention.History``), expired
-  hourly with the others by the beat's ``expire-history``;
-- ``aws_actions`` are the IAM actions its adapters call in a watched account (``(action,
-  where)``): the policy shown at onboarding (``apps.regions.iam``) is the union of all;
-- ``seen_in_region(code, access)`` names what the concern finds in an AWS region with an
-  account's access (EFS: its file systems), for the first run's "Test access"
-  (``apps.regions.firstrun``); it may raise botocore's errors;
-- where concerns meet: ``aside_context(obj)`` says what the concern knows of another concern's
-  object (a Galera cluster, a RAID host): a dict, or None when nothing, rendered with
-  ``aside_template`` on that object's page by ``{% asides obj %}`` (``apps/regions/templatetags/
-  asides.py``); ``notes(obj)`` gives short facts about the object's parts (``{part label:
-  [text, ...]}``, a Galera node's label), which its own concern may weave into a reason. The
-  dependency points from the concern that knows to the object's app, or through here: the
-  object's app imports neither.
 
 Neither the regions app nor ``config/`` needs a change when a concern is added: only
 ``INSTALLED_APPS``.
@@ -95,6 +48,58 @@ class AddLink:
 
 @dataclass(frozen=True)
 class Concern:
+    """What a concern declares:
+
+    - ``register(app_config, concern)`` records which app declared it (``Concern.app``); the
+      concern's key must be the app's label (checked at start, ``regions.E101``...);
+    - ``subjects`` returns a queryset of a ``regions.models.Subject`` subclass (a ``region``
+      foreign key and a ``status``: the status contract in docs/architecture.md);
+    - ``dispatch(now)`` queues the concern's due work and returns how many subjects it queued; the
+      beat tick calls it once a minute. It is ``<app>.tasks.dispatch_due``, and every task of
+      ``<app>.tasks`` goes to the concern's Celery queue (``queue``, the key by default;
+      ``config/celery_app.py`` reads it from here);
+    - the app's ``urls.py`` (``app_name`` = the key) is mounted at ``/<key>/`` by
+      ``config/urls.py``, and its ``api.py``'s ``ROUTES`` (``(prefix, viewset, basename)``) and
+      ``URLS`` (extra paths, such as a push endpoint) under ``/api/`` by ``config/api.py``;
+    - the app's ``conf.py`` (read while the settings load) declares its ``VIGIL_*`` variables as
+      ``SETTINGS`` (``apps.lib.appconf.Setting``); ``config/settings/base.py`` loads it for every
+      installed app that has one;
+    - ``region_template`` is rendered on the region page with ``region_context(region)`` as
+      ``panel``, and alone at ``regions:panel`` (region, concern key) for htmx polling; the region
+      page wraps it in the polling element (``regions/panel.html``, id ``<key>-panel-<region>``);
+    - ``region_errors(region_ids)`` returns ``{region_id: message}`` for regions whose collection
+      is failing as a whole (one query), shown on their home tiles;
+    - ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
+    - ``demo_runtime()`` returns a context manager that ``make run`` holds open in demo mode, for
+      demo services that live in that process (the probes' loopback keep-alive servers);
+    - ``demo_aws()`` is called in the embedded AWS stand-in's process once it serves, to teach it
+      the concern's demo data (EFS and EBS install their GetMetricData responders);
+    - ``add_links`` are the concern's "add" pages (``AddLink``: a label, a URL name taking no
+      argument, the permission it needs); the region page offers them, with ``?region=<pk>``, when
+      the concern has nothing in a region yet;
+    - ``prometheus(subjects, statuses)`` yields the concern's metric families for ``/metrics``
+      (the current figures of every subject in the ``subjects()`` queryset, with ``region``
+      labels) and adds each subject's status to ``statuses`` (an
+      ``apps.prometheus.families.SubjectStatuses``), in a constant number of queries;
+    - ``thresholds`` (``apps.lib.thresholds.ThresholdSet``) are the thresholds a region or one
+      subject may set over the global defaults (``apps.regions.thresholds``: stored, resolved,
+      shown and edited the same way for every concern);
+    - ``history`` names the concern's grow-only tables (``apps.lib.retention.History``), expired
+      hourly with the others by the beat's ``expire-history``;
+    - ``aws_actions`` are the IAM actions its adapters call in a watched account (``(action,
+      where)``): the policy shown at onboarding (``apps.regions.iam``) is the union of all;
+    - ``seen_in_region(code, access)`` names what the concern finds in an AWS region with an
+      account's access (EFS: its file systems), for the first run's "Test access"
+      (``apps.regions.firstrun``); it may raise botocore's errors;
+    - where concerns meet: ``aside_context(obj)`` says what the concern knows of another concern's
+      object (a Galera cluster, a RAID host): a dict, or None when nothing, rendered with
+      ``aside_template`` on that object's page by ``{% asides obj %}`` (``apps/regions/templatetags/
+      asides.py``); ``notes(obj)`` gives short facts about the object's parts (``{part label:
+      [text, ...]}``, a Galera node's label), which its own concern may weave into a reason. The
+      dependency points from the concern that knows to the object's app, or through here: the
+      object's app imports neither.
+    """
+
     key: str
     label: str
     subjects: Callable[[], QuerySet]
@@ -104,6 +109,7 @@ class Concern:
     demo_setup: Callable[[], object] | None = None
     region_errors: Callable[[list[int]], dict[int, str]] | None = None
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None
+    demo_aws: Callable[[], object] | None = None
     prometheus: Callable[[QuerySet, Any], Iterable[Any]] | None = None
     add_links: tuple[AddLink, ...] = ()
     history: tuple[Any, ...] = ()  # apps.lib.retention.History of its grow-only tables

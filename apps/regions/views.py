@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import requires, role_of
+from apps.alerts.models import MaintenanceWindow, Transition
 from apps.lib.status import Status, worst
 
 from . import concerns, thresholds, timeline
@@ -266,8 +267,6 @@ TIMELINE_LISTED = 300
 def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> dict[str, Any]:
     """The region's timeline over ``span_key`` ending now, with its changes for the text list."""
     from django.utils import timezone
-
-    from apps.alerts.models import MaintenanceWindow, Transition
 
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]

@@ -166,8 +166,8 @@ def test_an_efs_file_system_draining_its_credits_warns_ahead_then_pages_when_exh
 ):
     import time
 
-    from apps.efs.fleet import DAY_MIN
-    from apps.efs.standin import PHASE_TAG, PROFILE_TAG
+    from apps.efs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
+    from apps.efs.demo_workloads import DAY_MIN
 
     def phase(minute_of_day: int) -> str:
         """The stand-in's day phase that puts the current minute at ``minute_of_day``."""
@@ -200,9 +200,9 @@ def test_a_gp2_volume_draining_under_a_galera_node_warns_ahead_naming_the_node(
 ):
     import time
 
-    from apps.ebs.fleet import cycle
+    from apps.ebs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
+    from apps.ebs.demo_workloads import cycle
     from apps.ebs.models import HostLink
-    from apps.ebs.standin import PHASE_TAG, PROFILE_TAG
 
     cluster = Cluster.objects.create(
         region=site, name="prod-db", expected_data_nodes=3, expected_arbitrators=1, interval_s=2

@@ -20,7 +20,7 @@ from apps.ebs.cloudwatch_plan import (
     read_answers,
 )
 from apps.ebs.limits import VOLUME_METRICS
-from apps.efs.cloudwatch_plan import Window
+from apps.lib.cloudwatch import Window
 
 START = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 

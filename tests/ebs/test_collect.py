@@ -10,10 +10,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.ebs import collect, ec2, standin, tasks
+from apps.ebs import collect, demo_cloudwatch, ec2, tasks
 from apps.ebs.cloudwatch_plan import WINDOW_STEP_S, build_queries
 from apps.ebs.models import Instance, Volume, VolumeMinute
-from apps.efs.cloudwatch_plan import align
+from apps.lib.cloudwatch import align
 from tests.ebs.conftest import boto, put, run_instance, volume
 
 pytestmark = pytest.mark.django_db
@@ -183,9 +183,9 @@ def test_it_collects_every_type_in_the_fewest_calls_and_judges_each(fleet, colle
 
 @pytest.fixture
 def responder(aws):
-    installed = standin.install(standin.EbsResponder())
+    installed = demo_cloudwatch.install(demo_cloudwatch.EbsResponder())
     yield installed
-    standin.uninstall()
+    demo_cloudwatch.uninstall()
 
 
 @pytest.mark.slow
@@ -193,10 +193,10 @@ def test_it_batches_queries_500_to_a_call_and_back_fills_in_pieces(
     aws, collection, responder, settings
 ):
     settings.VIGIL_EBS_BACKFILL_HOURS = 6
-    tags = {standin.PROFILE_TAG: "gp2-steady"}
+    tags = {demo_cloudwatch.PROFILE_TAG: "gp2-steady"}
     instance = run_instance(aws, "big", "10.0.3.1")
     boto("ec2", aws).create_tags(
-        Resources=[instance], Tags=[{"Key": standin.PROFILE_TAG, "Value": "steady"}]
+        Resources=[instance], Tags=[{"Key": demo_cloudwatch.PROFILE_TAG, "Value": "steady"}]
     )
     for i in range(45):
         volume(

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from apps.ebs import collect, history
 from apps.ebs.models import Instance, RegionCollection, Volume
-from apps.efs.cloudwatch_plan import align
+from apps.lib.cloudwatch import align
 from apps.prometheus.collector import render
 from apps.regions.models import Account, Region
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import boto3
 import pytest
 
+from apps.efs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
 from apps.efs.models import RegionCollection
-from apps.efs.standin import PHASE_TAG, PROFILE_TAG
 from apps.regions.models import Account, Region
 
 

@@ -57,9 +57,9 @@ def test_it_compares_the_modes_live_and_stores_the_comparison_in_the_figures(api
     from django.utils import timezone
 
     from apps.efs import history, pricing
-    from apps.efs.cloudwatch_plan import align
     from apps.efs.metrics import GIB, MIB, Sample
     from apps.efs.models import RegionCollection
+    from apps.lib.cloudwatch import align
 
     region = Region.objects.create(account=Account.objects.create(name="prod"), code="us-east-1")
     fs = FileSystem.objects.create(

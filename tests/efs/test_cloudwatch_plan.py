@@ -9,31 +9,27 @@ from datetime import UTC, datetime, timedelta
 import botocore.session
 import pytest
 from botocore.validate import validate_parameters
-from hypothesis import given
-from hypothesis import strategies as st
 
 from apps.efs.cloudwatch_plan import (
-    MAX_DATAPOINTS_PER_CALL,
     SPECS,
     SYNC,
     FileSystemRef,
-    Window,
-    align,
-    batched,
     build_queries,
-    collection_window,
     destination_of,
-    get_metric_statistics_call_count,
-    min_calls,
     parse_query_id,
     plan_requests,
     query_id,
     samples_from_responses,
-    split_window,
     with_late_look,
-    yace_style_query_count,
 )
 from apps.efs.metrics import Sample
+from apps.lib.cloudwatch import (
+    MAX_DATAPOINTS_PER_CALL,
+    Window,
+    batched,
+    collection_window,
+    min_calls,
+)
 from tests.helpers import SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES
@@ -197,75 +193,7 @@ def test_it_packs_1000_file_systems_into_full_batches():
         batched(queries, 501)
 
 
-def test_it_requests_at_most_two_thirds_of_a_yace_style_job():
-    refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
-    ours = len(build_queries(refs))
-    yace = yace_style_query_count(refs)
-    assert yace == 1000 * 14 * 3
-    assert ours / yace <= 0.67
-    assert ours / yace == pytest.approx(0.476, abs=0.001)
-
-
-def test_it_counts_a_naive_get_metric_statistics_collector():
-    refs = [FileSystemRef(FS_A), FileSystemRef(FS_B, performance_mode="maxIO")]
-    assert get_metric_statistics_call_count(refs, 5) == 14 + 13
-    assert get_metric_statistics_call_count(refs, 1441) == 2 * (14 + 13)
-
-
 # --- Windows ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("now", "last_end", "expected"),
-    [
-        # Regular cycle: from the last end to 3 minutes ago, minute-aligned.
-        (
-            T.replace(second=30),
-            T - timedelta(minutes=10),
-            (T - timedelta(minutes=10), T - timedelta(minutes=3)),
-        ),
-        # A last end that is not aligned is rounded down (nothing skipped).
-        (
-            T,
-            T - timedelta(minutes=10, seconds=20),
-            (T - timedelta(minutes=11), T - timedelta(minutes=3)),
-        ),
-        # First run: the forecast window, 3 h.
-        (T, None, (T - timedelta(hours=3, minutes=3), T - timedelta(minutes=3))),
-        # After a 3-day outage: back-fill only 24 h.
-        (T, T - timedelta(days=3), (T - timedelta(hours=24, minutes=3), T - timedelta(minutes=3))),
-    ],
-)
-def test_it_collects_from_the_last_end_to_a_settled_minute(now, last_end, expected):
-    window = collection_window(now, last_end)
-    assert (window.start, window.end) == expected
-
-
-def test_it_has_nothing_to_collect_until_a_new_minute_settles():
-    assert collection_window(T + timedelta(seconds=59), T - timedelta(minutes=3)) is None
-    assert collection_window(T + timedelta(minutes=1), T - timedelta(minutes=3)) == Window(
-        T - timedelta(minutes=3), T - timedelta(minutes=2)
-    )
-
-
-def test_it_takes_a_configurable_settle_delay_and_backfill():
-    window = collection_window(
-        T, T - timedelta(hours=5), settle=timedelta(minutes=10), backfill=timedelta(hours=1)
-    )
-    assert window == Window(T - timedelta(minutes=70), T - timedelta(minutes=10))
-
-
-def test_it_treats_naive_times_as_utc():
-    assert align(datetime(2026, 3, 2, 12, 0, 42)) == T
-
-
-def test_it_splits_a_day_of_backfill_into_calls_under_100800_points():
-    window = Window(T - timedelta(hours=24), T)
-    pieces = split_window(window, 500)
-    assert len(pieces) == math.ceil(1440 / 201) == 8
-    assert all(p.periods() * 500 <= MAX_DATAPOINTS_PER_CALL for p in pieces)
-    assert pieces[0].start == window.start and pieces[-1].end == window.end
-    assert all(a.end == b.start for a, b in zip(pieces, pieces[1:], strict=False))
 
 
 def test_it_plans_exactly_ceil_queries_over_500_calls_per_cycle():
@@ -308,21 +236,6 @@ def test_it_plans_a_backfill_oldest_window_first_within_limits():
     assert starts == sorted(starts)
     assert len(requests) == 8 * 2
     assert plan_requests([], Window(T - timedelta(hours=1), T)) == []
-
-
-@given(
-    st.integers(min_value=1, max_value=5000),
-    st.integers(min_value=1, max_value=500),
-    st.integers(min_value=0, max_value=3000),
-)
-def test_split_windows_cover_the_window_exactly(minutes, queries, offset):
-    start = T + timedelta(minutes=offset)
-    window = Window(start, start + timedelta(minutes=minutes))
-    pieces = split_window(window, queries)
-    assert pieces[0].start == window.start and pieces[-1].end == window.end
-    assert sum(p.periods() for p in pieces) == minutes
-    assert all(p.periods() * queries <= MAX_DATAPOINTS_PER_CALL for p in pieces)
-    assert len(pieces) == math.ceil(minutes / (MAX_DATAPOINTS_PER_CALL // queries))
 
 
 # --- Responses back into wide samples ---------------------------------------------------------

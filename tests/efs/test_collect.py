@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from apps.alerts.models import Cause
 from apps.efs import collect, elasticfilesystem, tasks
-from apps.efs.cloudwatch_plan import align, build_queries
+from apps.efs.cloudwatch_plan import build_queries
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
+from apps.lib.cloudwatch import align
 from tests.efs.conftest import boto, create_filesystems
 
 pytestmark = pytest.mark.django_db

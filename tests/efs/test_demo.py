@@ -14,7 +14,7 @@ import time_machine
 from django.urls import reverse
 
 from apps.efs import demo, tasks
-from apps.efs.fleet import DEMO_FLEET
+from apps.efs.demo_workloads import DEMO_FLEET
 from apps.efs.metrics import implied_ops_limit
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
 from tests.helpers import demo_account_on_standin

@@ -22,11 +22,11 @@ import pytest
 import time_machine
 from django.urls import reverse
 
-from apps.efs import collect, documented, elasticfilesystem, fleet, pricing
+from apps.efs import collect, demo_workloads, documented, elasticfilesystem, pricing
 from apps.efs.cloudwatch_plan import build_queries
-from apps.efs.fleet import Profile
+from apps.efs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG, REPLICA_TAG
+from apps.efs.demo_workloads import Profile
 from apps.efs.models import FileSystem, RegionCollection
-from apps.efs.standin import PHASE_TAG, PROFILE_TAG, REPLICA_TAG
 from apps.lib.status import Status
 from tests.efs.conftest import boto
 
@@ -76,7 +76,7 @@ def collected(responder, aws, collection, monkeypatch):
     """``collected(*keys, hours=3)``: those of ``PROFILES`` created in the stand-in, discovered
     and collected at ``NOW`` over the ``hours`` before midnight; the file systems by key."""
     for p in PROFILES:
-        monkeypatch.setitem(fleet.PROFILES, p.key, p)
+        monkeypatch.setitem(demo_workloads.PROFILES, p.key, p)
     efs = boto("efs", aws)
     access = collection.region.account.access
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from apps.alerts.models import Transition
 from apps.efs import collect, history
-from apps.efs.cloudwatch_plan import align
 from apps.efs.metrics import GIB, TIB, Sample
 from apps.efs.models import FileSystem, RegionCollection
+from apps.lib.cloudwatch import align
 from apps.regions.models import Account, Region
 
 pytestmark = pytest.mark.django_db

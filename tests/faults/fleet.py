@@ -21,10 +21,10 @@ from django.utils import timezone
 from apps.alerts import routing
 from apps.alerts.models import Channel, Notification, Rule, Transition
 from apps.efs import collect, history
-from apps.efs.cloudwatch_plan import align
-from apps.efs.fleet import PROFILES, minute_values
+from apps.efs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
+from apps.efs.demo_workloads import PROFILES, minute_values
 from apps.efs.models import FileSystem, MetricMinute, RegionCollection
-from apps.efs.standin import PHASE_TAG, PROFILE_TAG
+from apps.lib.cloudwatch import align
 from apps.regions.models import Account, Region
 from tests.services import wait_for
 

@@ -17,10 +17,11 @@ from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.efs.cloudwatch_plan import SPECS, Window, query_id, samples_from_responses
+from apps.efs.cloudwatch_plan import SPECS, query_id, samples_from_responses
 from apps.galera import collect as galera_collect
 from apps.galera.models import Cluster, Node
 from apps.galera.mysql import result_from_rows
+from apps.lib.cloudwatch import Window
 from apps.raid.errors import ParseError
 from apps.raid.models import Host
 from apps.raid.report import assess

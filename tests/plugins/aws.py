@@ -44,11 +44,11 @@ def moto_server() -> Iterator[str]:
 @pytest.fixture
 def aws(moto_server: str, settings) -> Iterator[str]:
     """Point Vigil's client factory at the moto server, with its state reset (and EFS's
-    DescribeReplicationConfigurations, which moto lacks, answered: apps/efs/standin.py)."""
-    from apps.efs import standin
+    DescribeReplicationConfigurations, which moto lacks, answered: apps/efs/demo_cloudwatch.py)."""
+    from apps.efs import demo_cloudwatch
     from apps.lib import aws as aws_lib
 
-    standin.install_replications()
+    demo_cloudwatch.install_replications()
 
     request = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
     # The reset walks every backend of every region: over 10 s on a loaded machine.
@@ -108,14 +108,14 @@ def failing_aws(settings):
 @pytest.fixture
 def responder(aws) -> Iterator[object]:
     """moto's GetMetricData answered, for tagged file systems, by the synthetic fleet that
-    enforces EFS's limits (apps/efs/standin.py)."""
-    from apps.efs import standin
+    enforces EFS's limits (apps/efs/demo_cloudwatch.py)."""
+    from apps.efs import demo_cloudwatch
 
-    installed = standin.install(standin.FleetResponder())
+    installed = demo_cloudwatch.install(demo_cloudwatch.FleetResponder())
     try:
         yield installed
     finally:
-        standin.uninstall()
+        demo_cloudwatch.uninstall()
 
 
 @pytest.fixture

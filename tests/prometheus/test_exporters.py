@@ -10,10 +10,10 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from apps.efs import collect, history, pricing
-from apps.efs.cloudwatch_plan import align
 from apps.efs.metrics import GIB, TIB, Sample
 from apps.efs.models import FileSystem, RegionCollection
 from apps.galera.models import Cluster
+from apps.lib.cloudwatch import align
 from apps.probes.models import Result, Target
 from apps.prometheus.collector import render
 from apps.raid.collect import ingest

@@ -3,7 +3,8 @@
 Every kind is a ``Transport`` in ``<kind>/transport.py``, registered here by its
 ``Channel.Kind``; delivery (``apps.alerts.delivery``) sends through ``TRANSPORTS`` only, so every
 kind has the same outbox, leases, retries, per-recipient bookkeeping and failure kinds. A new
-kind: a ``Channel.Kind`` value, a package here with its transport, one line below.
+kind: a ``Channel.Kind`` value, a package here with its transport, one line below (its
+``validate`` then checks a channel's target and secret: ``models.CHANNEL_KINDS``).
 """
 
 from __future__ import annotations
@@ -25,13 +26,4 @@ __all__ = [
     "TRANSPORTS",
     "Transport",
     "TransportError",
-    "validate",
 ]
-
-
-def validate(kind: str, target: str, secret: str) -> dict[str, str]:
-    """What is wrong with a channel of ``kind``, per field; empty when it may be saved."""
-    transport = TRANSPORTS.get(kind)
-    if transport is None:
-        return {"kind": f"Unknown kind {kind!r}: one of {', '.join(TRANSPORTS)}."}
-    return transport.validate(target or "", secret or "")

@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
 from apps.accounts.roles import ADMIN_GROUP
+from apps.alerts.models import Channel, Rule
 from apps.lib.conf import BY_NAME
 
 
@@ -43,8 +44,6 @@ class Command(BaseCommand):
 
 def _route_alerts_to(email: str) -> None:
     """Nothing goes unrouted: the default rule emails the first admin until someone changes it."""
-    from apps.alerts.models import Channel, Rule
-
     rule = Rule.objects.filter(is_default=True).first()
     if rule is not None and not rule.channels.exists():
         channel = Channel.objects.create(name="Admin email", target=email)

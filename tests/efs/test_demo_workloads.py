@@ -9,7 +9,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from apps.efs.cloudwatch_plan import FileSystemRef, build_queries
-from apps.efs.fleet import DEMO_FLEET, PROFILES, minute_values
+from apps.efs.demo_workloads import DEMO_FLEET, PROFILES, minute_values
 from apps.efs.metrics import TIB
 from tests.efs.conftest import boto, create_filesystems
 

@@ -1,4 +1,4 @@
-"""A GetMetricData responder for moto serving the synthetic EBS fleet (``fleet.py``) with
+"""A GetMetricData responder for moto serving the synthetic EBS fleet (``demo_workloads.py``) with
 CloudWatch's limits enforced (500 queries a call, 100,800 data points a response, the rest
 behind a NextToken), for the demo stand-in and ``bench/ebs_collect.py``. Calls are counted.
 
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from apps.efs.standin import StandInError
+from apps.efs.demo_cloudwatch import StandInError
+from apps.lib.cloudwatch import MAX_QUERIES_PER_CALL
 
-from .cloudwatch_plan import MAX_QUERIES_PER_CALL
-from .fleet import INSTANCE_PROFILES, PROFILES, instance_values, minute_values
+from .demo_workloads import INSTANCE_PROFILES, PROFILES, instance_values, minute_values
 from .limits import INSTANCE_METRICS, VOLUME_METRICS
 
 MAX_DATAPOINTS = 100_800

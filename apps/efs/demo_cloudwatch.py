@@ -1,4 +1,4 @@
-"""A GetMetricData responder for moto, serving synthetic EFS metrics (``fleet.py``) with
+"""A GetMetricData responder for moto, serving synthetic EFS metrics (``demo_workloads.py``) with
 CloudWatch's documented limits enforced, for the demo stand-in and the benchmark.
 
 moto's own GetMetricData ignores MaxDatapoints and NextToken, accepts any number of queries
@@ -38,7 +38,7 @@ from .cloudwatch_plan import (
     SPECS,
     SYNC,
 )
-from .fleet import DAY_MIN, PROFILES, Profile, minute_values, sizes, sync_lag_s
+from .demo_workloads import DAY_MIN, PROFILES, Profile, minute_values, sizes, sync_lag_s
 
 PROFILE_TAG = "vigil:demo-profile"
 PHASE_TAG = "vigil:demo-phase"
