@@ -17,7 +17,16 @@ import sys
 import time
 from pathlib import Path
 
+import django
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.environment import django_environment  # noqa: E402
+
+# The seed layout lives with the demo (apps/raid/demo.py), which reads models: Django is set up
+# on a throwaway SQLite file that the benchmark never opens.
+django_environment("", "raid")
+django.setup()
 
 from apps.raid.demo import SEED_RULES, seed_layout_mdstat  # noqa: E402
 from apps.raid.report import assess  # noqa: E402

@@ -18,6 +18,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from apps.alerts.models import subject_history
 from apps.lib import leases
 from apps.lib.keep import KeepsHistory
 from apps.regions.models import Region, Subject
@@ -119,8 +120,6 @@ class Volume(KeepsHistory, Subject):
         return self.label
 
     def deletion_blockers(self) -> list[str]:
-        from apps.alerts.models import subject_history
-
         rows = self.minutes.count()
         return [*([f"{rows} metric rows"] if rows else []), *subject_history(self)]
 

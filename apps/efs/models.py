@@ -16,6 +16,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from apps.alerts.models import subject_history
 from apps.lib import leases
 from apps.lib.keep import KeepsHistory
 from apps.lib.pushtoken import PushTokenHolder
@@ -103,8 +104,6 @@ class FileSystem(KeepsHistory, Subject):
         return f"{self.name} ({self.filesystem_id})" if self.name else self.filesystem_id
 
     def deletion_blockers(self) -> list[str]:
-        from apps.alerts.models import subject_history
-
         rows = self.minutes.count() + self.hours.count()
         return [*([f"{rows} metric rows"] if rows else []), *subject_history(self)]
 

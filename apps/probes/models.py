@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.audit import SUBJECT_FIELDS, track
+from apps.alerts.models import subject_history
 from apps.lib import leases, outbound
 from apps.lib.keep import KeepsHistory
 from apps.lib.status import Status, Verdict
@@ -125,8 +126,6 @@ class Target(KeepsHistory, Subject):
         return self.name or self.url
 
     def deletion_blockers(self) -> list[str]:
-        from apps.alerts.models import subject_history
-
         results = self.results.count()
         return [*([f"{results} probe results"] if results else []), *subject_history(self)]
 

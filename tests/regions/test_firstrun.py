@@ -28,7 +28,7 @@ def test_the_policy_grants_exactly_the_calls_vigils_adapters_make():
     }
     called = set()
     declared = iam.actions(concerns.aws_actions())  # the concerns' own (``Concern.aws_actions``)
-    adapters = {"apps/regions/ec2.py", "apps/efs/elasticfilesystem.py", "apps/efs/cloudwatch.py"}
+    adapters = {"apps/regions/ec2.py", "apps/efs/elasticfilesystem.py", "apps/lib/cloudwatch.py"}
     adapters |= {where.split(":", 1)[0] for _, where in declared}
     for path in sorted(adapters):
         text = (ROOT / path).read_text()
