@@ -19,7 +19,9 @@ STORAGES = {
 CELERY_BROKER_URL = "memory://"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["OPTIONS"] = {}
+    # As base.py's, without WAL: a writer waits for the other rather than failing "database is
+    # locked" (tests/accounts/test_roles.py's parallel key requests)
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
 # Tests point the AWS client factory at a moto server they start (tests/plugins/aws.py).
 AWS_ENDPOINT_URL = None
 AWS_MAX_ATTEMPTS = 2

@@ -224,3 +224,23 @@ def test_a_file_system_write_moves_its_changed_time_whatever_wrote_it(site):
     fs.save()
     after_save = FileSystem.objects.get(pk=fs.pk).changed
     assert before < after_update < after_save
+
+
+def test_the_changed_triggers_survive_every_migration():
+    """A migration that makes SQLite rebuild the table drops its triggers (0012 and 0013 did):
+    the last migration must leave both in place, on either database."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s",
+                ["efs_filesystem"],
+            )
+        else:
+            cursor.execute(
+                "SELECT tgname FROM pg_trigger WHERE tgrelid = 'efs_filesystem'::regclass"
+                " AND NOT tgisinternal"
+            )
+        names = {row[0] for row in cursor.fetchall()}
+    assert names == {"efs_filesystem_changed", "efs_filesystem_deleted"}
