@@ -136,7 +136,9 @@ class RegionViewSet(
         url_path="thresholds/(?P<concern>[a-z0-9_]+)",
         required_perms=[thresholds.PERMISSION],
     )
-    def thresholds(self, request: Request, pk: str | None = None, concern: str = "") -> Response:
+    def thresholds(
+        self, request: Request, pk: str | None = None, concern: str = "", **kwargs: object
+    ) -> Response:
         """The thresholds set for all of a concern's subjects in this region (PUT ``{name:
         number}`` replaces them; admins; a subject's own still win), beside the global
         defaults (``own`` is empty here: see each subject's)."""
