@@ -8,7 +8,9 @@ from the pool), so one per server is kept. ``config.settings.base`` puts this ba
 of Django's when ``CACHE_URL`` is a Redis URL.
 
 ``count()`` adds one to a counter that expires (the API's rate limits): one round trip to
-Redis, where Django's API takes three (``add``, then ``incr``, which asks ``EXISTS`` first).
+Redis, where Django's API takes three (``add``, then ``incr``, which asks ``EXISTS`` first);
+``count_many()`` counts several and may read one more key in the same round trip (the API's
+rate limits check there that an API key kept in a process's memory still holds).
 """
 
 from __future__ import annotations
@@ -43,23 +45,54 @@ class RedisCache(redis.RedisCache):
         """``SET key 0 EX timeout NX`` and ``INCR key`` in one MULTI/EXEC: the new count."""
         return self.count_many([(key, timeout)])[0]
 
-    def count_many(self, counters: list[tuple[str, int]]) -> list[int]:
-        """``count`` of each ``(key, timeout)``, all in one MULTI/EXEC: their new counts."""
+    def count_many(self, counters: list[tuple[str, int]], peek: str | None = None) -> list[int]:
+        """``count`` of each ``(key, timeout)``, all in one MULTI/EXEC: their new counts; with
+        ``peek``, that key's value last (``PRESENT`` for any value but a string or a number:
+        not unpickled)."""
         names = [self.make_and_validate_key(key) for key, _ in counters]
-        pipeline = self._cache.get_client(names[0], write=True).pipeline(transaction=True)
+        peeked = self.make_and_validate_key(peek) if peek is not None else None
+        client = self._cache.get_client(names[0] if names else peeked, write=True)
+        pipeline = client.pipeline(transaction=True)
         for name, (_, timeout) in zip(names, counters, strict=True):
             pipeline.set(name, 0, ex=timeout, nx=True)
             pipeline.incr(name)
-        return pipeline.execute()[1::2]
+        if peeked is not None:
+            pipeline.get(peeked)
+        answers = pipeline.execute()
+        if peeked is None:
+            return answers[1::2]
+        raw = answers[-1]
+        return [*answers[:-1][1::2], _peeked(self._cache._serializer, raw)]
 
 
-def count_many(cache: BaseCache, counters: list[tuple[str, int]]) -> list[int]:
-    """``count`` of each ``(key, timeout)``: in one round trip on Redis."""
+#: What ``count_many`` answers for a peeked value it did not unpickle.
+PRESENT = object()
+_SHORT = 64  # a peeked value this long at most is unpickled (a tombstone); longer ones are not
+
+
+def _peeked(serializer: Any, raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    if len(raw) > _SHORT:
+        return PRESENT
+    return serializer.loads(raw)
+
+
+def count_many(
+    cache: BaseCache, counters: list[tuple[str, int]], peek: str | None = None
+) -> list[Any]:
+    """``count`` of each ``(key, timeout)``: in one round trip on Redis. With ``peek``, the
+    value of that key is read in the same round trip and answered last: None when missing,
+    the value when short (a string, a number), else ``PRESENT`` (never unpickled on Redis)."""
     if isinstance(cache, ConnectionProxy):
         cache = cache._connections[cache._alias]
     if isinstance(cache, RedisCache):
-        return cache.count_many(counters)
-    return [count(cache, key, timeout) for key, timeout in counters]
+        return cache.count_many(counters, peek)
+    counts: list[Any] = [count(cache, key, timeout) for key, timeout in counters]
+    if peek is not None:
+        value = cache.get(peek)
+        counts.append(value if value is None or isinstance(value, str | int) else PRESENT)
+    return counts
 
 
 def count(cache: BaseCache, key: str, timeout: int) -> int:
