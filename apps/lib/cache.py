@@ -40,29 +40,43 @@ class RedisCache(redis.RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = RedisCacheClient
+        self._scripts: dict[int, Any] = {}  # redis.Redis id -> its registered count_many script
 
     def count(self, key: str, timeout: int) -> int:
-        """``SET key 0 EX timeout NX`` and ``INCR key`` in one MULTI/EXEC: the new count."""
+        """``SET key 0 EX timeout NX`` and ``INCR key`` in one script: the new count."""
         return self.count_many([(key, timeout)])[0]
 
     def count_many(self, counters: list[tuple[str, int]], peek: str | None = None) -> list[int]:
-        """``count`` of each ``(key, timeout)``, all in one MULTI/EXEC: their new counts; with
-        ``peek``, that key's value last (``PRESENT`` for any value but a string or a number:
-        not unpickled)."""
+        """``count`` of each ``(key, timeout)``, all in one script (atomic, one command: about
+        half the CPU of the same commands in a MULTI/EXEC pipeline): their new counts; with
+        ``peek``, that key's value last (``PRESENT`` for any value but a short one: not
+        unpickled)."""
         names = [self.make_and_validate_key(key) for key, _ in counters]
-        peeked = self.make_and_validate_key(peek) if peek is not None else None
-        client = self._cache.get_client(names[0] if names else peeked, write=True)
-        pipeline = client.pipeline(transaction=True)
-        for name, (_, timeout) in zip(names, counters, strict=True):
-            pipeline.set(name, 0, ex=timeout, nx=True)
-            pipeline.incr(name)
-        if peeked is not None:
-            pipeline.get(peeked)
-        answers = pipeline.execute()
-        if peeked is None:
-            return answers[1::2]
-        raw = answers[-1]
-        return [*answers[:-1][1::2], _peeked(self._cache._serializer, raw)]
+        if peek is not None:
+            names.append(self.make_and_validate_key(peek))
+        client = self._cache.get_client(names[0], write=True)
+        script = self._scripts.get(id(client))
+        if script is None:
+            script = self._scripts[id(client)] = client.register_script(_COUNT_MANY)
+        answers = script(keys=names, args=[timeout for _, timeout in counters])
+        if peek is None:
+            return answers
+        raw = answers[len(counters)] if len(answers) > len(counters) else None
+        return [*answers[: len(counters)], _peeked(self._cache._serializer, raw)]
+
+
+#: ``SET key 0 EX timeout NX`` then ``INCR key`` for each counter (KEYS[i], ARGV[i]), and the
+#: value of one more key when KEYS has one more (nil when it is missing).
+_COUNT_MANY = """
+local n = #ARGV
+local out = {}
+for i = 1, n do
+  redis.call('SET', KEYS[i], 0, 'EX', ARGV[i], 'NX')
+  out[i] = redis.call('INCR', KEYS[i])
+end
+if #KEYS > n then out[n + 1] = redis.call('GET', KEYS[n + 1]) end
+return out
+"""
 
 
 #: What ``count_many`` answers for a peeked value it did not unpickle.
