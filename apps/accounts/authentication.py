@@ -5,8 +5,24 @@ from __future__ import annotations
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from . import keycache
 from .audit import attribute_to
 from .models import ApiKey
+
+
+def confirm_kept_key(request: Request, view: object, *, holds: bool) -> None:
+    """A key this request took from the process's memory: kept when its shared entry
+    ``holds``, else forgotten here and the request authenticated and its role checked again
+    (from the shared cache or the table: a revoked key raises 401, a changed role applies)."""
+    lookup = getattr(request, "_vigil_key_here", None)
+    if not lookup:
+        return
+    request._vigil_key_here = None
+    if holds:
+        return
+    keycache.drop_here(lookup)
+    request._authenticate()
+    view.check_permissions(request)  # type: ignore[attr-defined]
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -21,7 +37,14 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             if len(parts) != 2:
                 raise exceptions.AuthenticationFailed("Malformed Authorization header")
             raw = parts[1]
-        key = ApiKey.for_raw_key(raw)
+        # A key kept in this process's memory only when the view's rate limits check the
+        # shared entry before anything else (``checks_kept_keys``: apps.api.throttling).
+        view = (request.parser_context or {}).get("view")
+        checked = view is not None and any(
+            getattr(throttle, "checks_kept_keys", False) for throttle in view.get_throttles()
+        )
+        key, from_here = ApiKey.find(raw, here=checked)
+        request._vigil_key_here = key.lookup if from_here else None
         if key is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key")
         key.touch()

@@ -7,11 +7,22 @@ changing the owner's groups first writes a tombstone over the owner's entries (`
 with ``set``, for longer than an entry lives), so a request that read the row just before the
 change cannot put it back: the change holds from the very next request. The secret is never
 cached: an entry holds the key's digest, as the table does.
+
+Each process also keeps the entries it read or put in its own memory (``here``), for at most
+``LOCAL_SECONDS``, so a repeated request does not even ask the cache (a round trip and an
+unpickle of the key, its owner and their groups). A key found there is only provisional: the
+API's rate limits (``apps.api.throttling``), in the same round trip to Redis as their counters,
+check that the shared entry is still there and not a tombstone (``holds``); if it is not, the
+request is authenticated and its role checked again from the shared cache or the table, so a
+revocation or an owner's change still holds from the very next request in every process. An
+entry is kept here only when it is the one in the shared cache (read from it, or put there by
+``add``): never during a tombstone, which outlives every copy kept here.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,6 +35,51 @@ GONE = "revoked"  # the tombstone
 TOMBSTONE_SLACK_S = 10
 #: Attributes of a user object that hold permissions read during a request: never cached.
 _PERMISSION_CACHES = ("_perm_cache", "_user_perm_cache", "_group_perm_cache")
+#: A process keeps an entry in its memory this long at most (never longer than the cache does).
+LOCAL_SECONDS = 5
+#: Entries a process keeps in its memory, the oldest out first.
+LOCAL_ENTRIES = 256
+_here: dict[str, tuple[float, Any]] = {}  # lookup -> (until, key)
+
+
+def name(lookup: str) -> str:
+    """The cache key of ``lookup``'s entry."""
+    return f"{PREFIX}:{lookup}"
+
+
+def here(lookup: str) -> Any | None:
+    """The key of ``lookup`` kept in this process's memory, or None. Provisional: the caller
+    must check ``holds`` on the shared entry before the request does anything."""
+    kept = _here.get(lookup)
+    if kept is None:
+        return None
+    if kept[0] < time.monotonic():
+        _here.pop(lookup, None)
+        return None
+    key = kept[1]
+    for attribute in _PERMISSION_CACHES:
+        key.user.__dict__.pop(attribute, None)
+    return key
+
+
+def keep_here(key: Any) -> None:
+    seconds = min(_seconds(), LOCAL_SECONDS)
+    if seconds <= 0:
+        return
+    _here.pop(key.lookup, None)
+    _here[key.lookup] = (time.monotonic() + seconds, key)
+    while len(_here) > LOCAL_ENTRIES:
+        _here.pop(next(iter(_here)), None)
+
+
+def drop_here(lookup: str) -> None:
+    _here.pop(lookup, None)
+
+
+def holds(entry: Any) -> bool:
+    """Whether the shared entry read (``None`` when missing) still vouches for a copy kept
+    here: present and not a tombstone."""
+    return entry is not None and entry != GONE
 
 
 def _seconds() -> int:
@@ -35,26 +91,36 @@ def get(lookup: str) -> Any | None:
     if _seconds() <= 0:
         return None
     try:
-        entry = cache.get(f"{PREFIX}:{lookup}")
+        entry = cache.get(name(lookup))
     except Exception:  # the cache is down: read the row
         return None
-    return None if entry is None or entry == GONE else entry
+    if entry is None or entry == GONE:
+        return None
+    keep_here(entry)
+    return entry
 
 
 def keep(key: Any) -> None:
     """Cache ``key`` (read from the table just now) unless a tombstone is there."""
     if _seconds() <= 0:
         return
-    for name in _PERMISSION_CACHES:
-        key.user.__dict__.pop(name, None)
-    with contextlib.suppress(Exception):  # the cache is down: the next request reads the row
-        cache.add(f"{PREFIX}:{key.lookup}", key, _seconds())
+    for attribute in _PERMISSION_CACHES:
+        key.user.__dict__.pop(attribute, None)
+    try:
+        added = cache.add(name(key.lookup), key, _seconds())
+    except Exception:  # the cache is down: the next request reads the row
+        return
+    if added:
+        keep_here(key)
 
 
 def forget(lookups: Iterable[str]) -> None:
     """Tombstones over these keys' entries, for longer than an entry lives (always written,
     even with the cache off here: a web process with it on may still hold entries)."""
-    names = [f"{PREFIX}:{lookup}" for lookup in lookups]
+    lookups = list(lookups)
+    for lookup in lookups:
+        drop_here(lookup)
+    names = [name(lookup) for lookup in lookups]
     if names:
         # the cache down: no process reads an entry from it either
         with contextlib.suppress(Exception):

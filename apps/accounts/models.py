@@ -112,10 +112,20 @@ class ApiKey(models.Model):
         reads no row to know who calls. Revoking the key, or changing its owner (deactivated,
         a group given or taken), puts a tombstone there first, which no request overwrites,
         so it takes effect at the very next request."""
+        return cls.find(raw)[0]
+
+    @classmethod
+    def find(cls, raw: str, *, here: bool = False) -> tuple[ApiKey | None, bool]:
+        """``for_raw_key``, and whether the key came from this process's memory: only when
+        ``here`` is asked, by a caller that checks the shared entry (``keycache.holds``)
+        before the request does anything with it."""
         if raw[:4] not in (READ_ONLY_PREFIX, READ_WRITE_PREFIX) or len(raw) <= 4 + LOOKUP_LENGTH:
-            return None
+            return None, False
         lookup = raw[4 : 4 + LOOKUP_LENGTH]
-        key = keycache.get(lookup)
+        key = keycache.here(lookup) if here else None
+        from_here = key is not None
+        if key is None:
+            key = keycache.get(lookup)
         if key is None:
             key = cls.objects.select_related("user").filter(lookup=lookup, revoked=None).first()
             if key is not None:
@@ -123,10 +133,10 @@ class ApiKey(models.Model):
                 key.touch()  # kept touched: a cached key asks nothing more for a minute
                 keycache.keep(key)
         if key is None or not hmac.compare_digest(key.hashed, _digest(raw)):
-            return None
+            return None, False
         if not key.user.is_active:
-            return None
-        return key
+            return None, False
+        return key, from_here
 
     def touch(self) -> None:
         """Record use, at most once a minute, so reads do not turn into a write each (a key

@@ -26,6 +26,7 @@ from typing import Any
 from rest_framework import permissions
 from rest_framework.request import Request
 
+from . import keycache
 from .models import ApiKey
 from .roles import role_of
 
@@ -66,6 +67,24 @@ class RolePermissions(ApiKeyScope):
     perms: tuple[str, ...] | None = None
 
     def has_permission(self, request: Request, view: Any) -> bool:
+        if self._permits(request, view):
+            return True
+        if getattr(request, "_vigil_key_here", None):
+            # Refused by a key's role kept in the process's memory: a role given since then
+            # applies at once (the rate limits would check it, but only after this refusal).
+            from django.core.cache import cache
+
+            from .authentication import confirm_kept_key
+
+            try:
+                entry = cache.get(keycache.name(request._vigil_key_here))
+            except Exception:
+                entry = None
+            confirm_kept_key(request, view, holds=keycache.holds(entry))
+            return self._permits(request, view)
+        return False
+
+    def _permits(self, request: Request, view: Any) -> bool:
         if not super().has_permission(request, view):
             return False
         if request.method in permissions.SAFE_METHODS:

@@ -16,6 +16,11 @@ rewritten whole on every request and loses counts when two processes race. Over 
 answer is 429 with ``Retry-After`` (the seconds left in the window) and ``{"error": ...}``. If
 the cache itself is down, requests are let through (and a warning logged): a Redis outage must
 not take the API down with it.
+
+The same round trip checks an API key that ``ApiKeyAuthentication`` took from the process's
+memory (``apps.accounts.keycache``): its shared entry must still be there and not a tombstone,
+else the request is authenticated and its role checked again before it goes on, so a revoked
+key is refused, and a changed owner's role applies, at the very next request in every process.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
+from apps.accounts import keycache
+from apps.accounts.authentication import confirm_kept_key
 from apps.accounts.models import ApiKey
 from apps.lib import cache
 from apps.lib.pushtoken import PushToken
@@ -84,16 +91,17 @@ class _FixedWindowThrottle(SimpleRateThrottle):
             return None
         return f"{key}:{int(now // self.duration)}", self.duration + 1
 
+    #: ``ApiKeyAuthentication`` may take a key from the process's memory: ``_counts`` checks it.
+    checks_kept_keys = True
+
     def allow_request(self, request: Request, view: Any) -> bool:
         now = self.timer()
+        counts = _counts(request, view, now)
         mine = self.counter(request, view, now)
-        if mine is None:
+        if mine is None or counts is None:
             return True
         window = int(now // self.duration)
         self.wait_seconds = (window + 1) * self.duration - now
-        counts = _counts(request, view, now)
-        if counts is None:
-            return True
         return counts.get(mine[0], 0) <= self.num_requests
 
     def wait(self) -> float:
@@ -112,11 +120,19 @@ def _counts(request: Request, view: Any, now: float) -> dict[str, int] | None:
         if isinstance(throttle, _FixedWindowThrottle)
         and (counter := throttle.counter(request, view, now)) is not None
     ]
+    kept = getattr(request, "_vigil_key_here", None)  # a key from the process's memory
+    peek = keycache.name(kept) if kept else None
     try:
-        counted = cache.count_many(SimpleRateThrottle.cache, counters) if counters else []
+        counted = (
+            cache.count_many(SimpleRateThrottle.cache, counters, peek) if counters or peek else []
+        )
     except Exception as exc:  # the cache is down: count nothing, refuse nothing
         log.warning("API rate limit not counted: cache unavailable (%s)", type(exc).__name__)
+        if kept:  # but the key is read again (from the table, the cache being down)
+            confirm_kept_key(request, view, holds=False)
         return None
+    if kept:
+        confirm_kept_key(request, view, holds=keycache.holds(counted.pop()))
     counts = {key: n for (key, _), n in zip(counters, counted, strict=True)}
     request._vigil_throttle_counts = counts
     return counts

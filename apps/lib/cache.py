@@ -8,7 +8,9 @@ from the pool), so one per server is kept. ``config.settings.base`` puts this ba
 of Django's when ``CACHE_URL`` is a Redis URL.
 
 ``count()`` adds one to a counter that expires (the API's rate limits): one round trip to
-Redis, where Django's API takes three (``add``, then ``incr``, which asks ``EXISTS`` first).
+Redis, where Django's API takes three (``add``, then ``incr``, which asks ``EXISTS`` first);
+``count_many()`` counts several and may read one more key in the same round trip (the API's
+rate limits check there that an API key kept in a process's memory still holds).
 """
 
 from __future__ import annotations
@@ -38,28 +40,73 @@ class RedisCache(redis.RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = RedisCacheClient
+        self._scripts: dict[int, Any] = {}  # redis.Redis id -> its registered count_many script
 
     def count(self, key: str, timeout: int) -> int:
-        """``SET key 0 EX timeout NX`` and ``INCR key`` in one MULTI/EXEC: the new count."""
+        """``SET key 0 EX timeout NX`` and ``INCR key`` in one script: the new count."""
         return self.count_many([(key, timeout)])[0]
 
-    def count_many(self, counters: list[tuple[str, int]]) -> list[int]:
-        """``count`` of each ``(key, timeout)``, all in one MULTI/EXEC: their new counts."""
+    def count_many(self, counters: list[tuple[str, int]], peek: str | None = None) -> list[int]:
+        """``count`` of each ``(key, timeout)``, all in one script (atomic, one command: about
+        half the CPU of the same commands in a MULTI/EXEC pipeline): their new counts; with
+        ``peek``, that key's value last (``PRESENT`` for any value but a short one: not
+        unpickled)."""
         names = [self.make_and_validate_key(key) for key, _ in counters]
-        pipeline = self._cache.get_client(names[0], write=True).pipeline(transaction=True)
-        for name, (_, timeout) in zip(names, counters, strict=True):
-            pipeline.set(name, 0, ex=timeout, nx=True)
-            pipeline.incr(name)
-        return pipeline.execute()[1::2]
+        if peek is not None:
+            names.append(self.make_and_validate_key(peek))
+        client = self._cache.get_client(names[0], write=True)
+        script = self._scripts.get(id(client))
+        if script is None:
+            script = self._scripts[id(client)] = client.register_script(_COUNT_MANY)
+        answers = script(keys=names, args=[timeout for _, timeout in counters])
+        if peek is None:
+            return answers
+        raw = answers[len(counters)] if len(answers) > len(counters) else None
+        return [*answers[: len(counters)], _peeked(self._cache._serializer, raw)]
 
 
-def count_many(cache: BaseCache, counters: list[tuple[str, int]]) -> list[int]:
-    """``count`` of each ``(key, timeout)``: in one round trip on Redis."""
+#: ``SET key 0 EX timeout NX`` then ``INCR key`` for each counter (KEYS[i], ARGV[i]), and the
+#: value of one more key when KEYS has one more (nil when it is missing).
+_COUNT_MANY = """
+local n = #ARGV
+local out = {}
+for i = 1, n do
+  redis.call('SET', KEYS[i], 0, 'EX', ARGV[i], 'NX')
+  out[i] = redis.call('INCR', KEYS[i])
+end
+if #KEYS > n then out[n + 1] = redis.call('GET', KEYS[n + 1]) end
+return out
+"""
+
+
+#: What ``count_many`` answers for a peeked value it did not unpickle.
+PRESENT = object()
+_SHORT = 64  # a peeked value this long at most is unpickled (a tombstone); longer ones are not
+
+
+def _peeked(serializer: Any, raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    if len(raw) > _SHORT:
+        return PRESENT
+    return serializer.loads(raw)
+
+
+def count_many(
+    cache: BaseCache, counters: list[tuple[str, int]], peek: str | None = None
+) -> list[Any]:
+    """``count`` of each ``(key, timeout)``: in one round trip on Redis. With ``peek``, the
+    value of that key is read in the same round trip and answered last: None when missing,
+    the value when short (a string, a number), else ``PRESENT`` (never unpickled on Redis)."""
     if isinstance(cache, ConnectionProxy):
         cache = cache._connections[cache._alias]
     if isinstance(cache, RedisCache):
-        return cache.count_many(counters)
-    return [count(cache, key, timeout) for key, timeout in counters]
+        return cache.count_many(counters, peek)
+    counts: list[Any] = [count(cache, key, timeout) for key, timeout in counters]
+    if peek is not None:
+        value = cache.get(peek)
+        counts.append(value if value is None or isinstance(value, str | int) else PRESENT)
+    return counts
 
 
 def count(cache: BaseCache, key: str, timeout: int) -> int:

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from apps.accounts import keycache
 from apps.accounts.models import ApiKey
 from apps.accounts.roles import ADMIN_GROUP, OPERATOR_GROUP
 from tests.helpers import bearer
@@ -27,6 +28,9 @@ def cached_keys(settings):
     from django.core.cache import cache
 
     cache.clear()
+    keycache._here.clear()  # what this process keeps in its memory
+    yield
+    keycache._here.clear()
 
 
 def account_queries(api_client, key: str) -> tuple[int, list[str]]:
@@ -81,3 +85,63 @@ def test_signing_in_does_not_forget_the_users_keys(api_client, api_key, user):
     update_last_login(None, user)  # what every sign-in saves
     status, read = account_queries(api_client, key)
     assert (status, read) == (200, [])
+
+
+@pytest.fixture(params=["locmem", "redis"])
+def shared_cache(request, settings):
+    """The cache the web processes share: Django's in-memory one, or a real Redis (our own
+    redis-server, production's backend: the check rides in the rate limits' round trip)."""
+    if request.param == "redis":
+        server = request.getfixturevalue("redis")
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "apps.lib.cache.RedisCache",
+                "LOCATION": server.url,
+                "KEY_PREFIX": "test-keycache",
+            }
+        }
+    from django.core.cache import cache
+
+    return cache
+
+
+def as_another_process_would(lookup: str, change) -> None:  # noqa: ANN001
+    """``change`` made by another web process: its tombstone reaches the shared cache, and
+    this process still keeps its copy of the key in memory."""
+    kept = keycache._here[lookup]
+    change()
+    keycache._here[lookup] = kept
+
+
+def test_a_key_kept_in_memory_is_refused_once_another_process_revokes_it(
+    api_client, api_key, shared_cache
+):
+    key = api_key()
+    assert api_client.get("/api/regions/", **bearer(key)).status_code == 200
+    row = ApiKey.objects.get()
+    assert row.lookup in keycache._here  # the next request would not ask the cache for it
+    assert api_client.get("/api/regions/", **bearer(key)).status_code == 200
+    as_another_process_would(row.lookup, row.revoke)
+    refused = api_client.get("/api/regions/", **bearer(key))
+    assert refused.status_code == 401
+    assert refused.json() == {"error": "Invalid or revoked API key"}
+    assert row.lookup not in keycache._here
+
+
+def test_a_role_given_in_another_process_applies_at_the_next_request(
+    api_client, api_key, user, shared_cache
+):
+    user.groups.remove(Group.objects.get(name=ADMIN_GROUP))
+    key = api_key()
+    assert api_client.get("/api/audit/", **bearer(key)).status_code == 403  # kept as a viewer
+    lookup = ApiKey.objects.get().lookup
+    as_another_process_would(lookup, lambda: user.groups.add(Group.objects.get(name=ADMIN_GROUP)))
+    assert api_client.get("/api/audit/", **bearer(key)).status_code == 200
+
+
+def test_a_kept_key_still_holding_is_served_from_memory(api_client, api_key, shared_cache):
+    key = api_key()
+    api_client.get("/api/regions/", **bearer(key))
+    status, read = account_queries(api_client, key)
+    assert (status, read) == (200, [])
+    assert ApiKey.objects.get().lookup in keycache._here
