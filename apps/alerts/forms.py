@@ -60,12 +60,16 @@ class SubjectField(forms.Field):
         return scopes.value_of(value) if isinstance(value, Subject) else str(value or "")
 
 
-def subject_options(found: list[scopes.Choice]) -> list[tuple[Any, Any]]:
-    """``Select`` choices: "Any subject", then the subjects grouped by concern."""
+#: The empty choice of a form whose subject is required (a dependency's two ends).
+CHOOSE_SUBJECT = "Choose a subject"
+
+
+def subject_options(found: list[scopes.Choice], empty: str = ANY_SUBJECT) -> list[tuple[Any, Any]]:
+    """``Select`` choices: ``empty`` ("Any subject"), then the subjects grouped by concern."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for c in found:
         groups.setdefault(c.concern, []).append((c.value, c.label))
-    return [("", ANY_SUBJECT), *groups.items()]
+    return [("", empty), *groups.items()]
 
 
 class ScopeForm(forms.ModelForm):
@@ -343,7 +347,7 @@ class DependencyForm(forms.ModelForm):
                 self.initial[name] = f"{getattr(self.instance, ct)}:{getattr(self.instance, pk)}"
             chosen = str(self[name].value() or "")
             found = scopes.find(keep=chosen)
-            field.widget.choices = [("", "Choose a subject"), *subject_options(found)[1:]]
+            field.widget.choices = subject_options(found, CHOOSE_SUBJECT)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

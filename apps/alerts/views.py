@@ -22,7 +22,14 @@ from apps.lib.demomode import demo_enabled
 from apps.regions.models import Region, Subject
 
 from . import routing, scopes, trial
-from .forms import ChannelForm, RuleForm, SilenceForm, subject_options
+from .forms import (
+    ANY_SUBJECT,
+    CHOOSE_SUBJECT,
+    ChannelForm,
+    RuleForm,
+    SilenceForm,
+    subject_options,
+)
 from .models import (
     NOTE_MAX,
     Cause,
@@ -293,7 +300,9 @@ def subjects(request: HttpRequest) -> HttpResponse:
         region=int(region) if region.isdigit() and len(region) < 12 else None,
         keep=request.GET.get(name, "")[:40],
     )
-    select = forms.Select(choices=subject_options(found))
+    # a dependency's ends (``?field=``) are required: its list offers no "Any subject"
+    empty = CHOOSE_SUBJECT if "field" in request.GET else ANY_SUBJECT
+    select = forms.Select(choices=subject_options(found, empty))
     html = select.render(
         name,
         request.GET.get(name, "")[:40],

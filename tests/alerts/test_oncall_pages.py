@@ -154,6 +154,11 @@ def test_an_admin_declares_a_dependency_from_two_lists_and_deletes_it(
         "/alerts/subjects/", {"field": "upstream", "upstream_search": "g01"}
     ).content.decode()
     assert 'name="upstream"' in search and "g01" in search and "g00" not in search
+    # both ends are required: the narrowed list asks for one, it offers no "Any subject"
+    assert "Choose a subject" in search and "Any subject" not in search
+    assert "Choose a subject" in page and "Any subject" not in page
+    rule_search = logged_in_client.get("/alerts/subjects/", {"subject_search": "g01"})
+    assert "Any subject" in rule_search.content.decode()
 
     own = logged_in_client.post(
         "/alerts/dependencies/new/",
