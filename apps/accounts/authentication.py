@@ -39,7 +39,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raw = parts[1]
         # A key kept in this process's memory only when the view's rate limits check the
         # shared entry before anything else (``checks_kept_keys``: apps.api.throttling).
-        view = (request.parser_context or {}).get("view")
+        view = (getattr(request, "parser_context", None) or {}).get("view")  # /metrics: none
         checked = view is not None and any(
             getattr(throttle, "checks_kept_keys", False) for throttle in view.get_throttles()
         )
