@@ -6,19 +6,15 @@ push follows from the clock alone; pushes go through ``client_push`` as the API'
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import threading
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 
-from django.db import close_old_connections
 from django.utils import timezone
+
+from apps.demo import runtime
 
 from .client_push import read_push, store
 from .models import FileSystem
-
-log = logging.getLogger(__name__)
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 GOOD = (
@@ -106,25 +102,6 @@ def push_all(now: datetime | None = None) -> int:
     return pushed
 
 
-@contextlib.contextmanager
-def running_clients() -> Iterator[None]:
+def running_clients() -> AbstractContextManager[None]:
     """Pushes every minute in a thread while held open (``make run`` in demo mode)."""
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.is_set():
-            try:
-                push_all()
-            except Exception:  # a demo must not take make run down
-                log.exception("Demo NFS clients' push failed")
-            finally:
-                close_old_connections()
-            stop.wait(INTERVAL_S)
-
-    thread = threading.Thread(target=loop, name="demo-nfs-clients", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=5)
+    return runtime.repeating("demo-nfs-clients", INTERVAL_S, push_all)
