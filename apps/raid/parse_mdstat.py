@@ -242,7 +242,7 @@ class _Odd(Exception):
 
 def parse(text: str) -> Mdstat:
     """Read a whole ``/proc/mdstat``; raise ``ParseError`` naming the first line that refuses
-    the whole report (see the module's docstring); one array's odd line is that array's."""
+    the whole report (docs/raid.md, "Limits"); one array's odd line is that array's."""
     personalities: tuple[str, ...] | None = None
     unused: str | None = None
     arrays: list[dict[str, Any]] = []

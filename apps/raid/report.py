@@ -1,34 +1,13 @@
 """One host's report, read and judged as a whole before anything is stored.
 
 Pure module: no Django, no I/O. ``assess(mdstat_text, details, rules, sysfs=...)`` parses
-/proc/mdstat, every ``mdadm --detail`` text and the sysfs words (``parse_sysfs``), folds what
-the kernel and mdadm say into each array (``evidence.reconcile``), builds the host's
-``Topology`` with its failure-domain rules, and returns per array its facts, members, verdict
-and headroom in numbers and words. The database glue (``apps/raid/collect.py``) only copies
-this into rows.
-
-**What one array's oddity changes.** An array whose /proc/mdstat lines could not be read
-(``Array.unreadable``) is **unknown** with the line in the reason, and so is every array above
-it (its headroom depends on it), unless what can be read already says worse; the others are
-judged as usual. An ``mdadm --detail`` that cannot be read makes its array unknown the same
-way (mdstat alone still says when it is worse). Only a report that is not /proc/mdstat at all,
-or beyond a bound (``errors.Refused``, ``bounds``), raises ``ParseError`` with the source named
-in the message, and then nothing is stored.
-
-Beyond ``verdict.array_verdict``: when the host has failure-domain rules and an array that
-was built to survive failures is otherwise ok but one failure domain alone would stop it
-(two mirror halves on the same storage server), it is a **warning** saying which domain.
-
-**Disks and scrubs** (``findings.py``): the smartctl texts of the disks under the arrays
-are read and judged (``disks.py``), a failing disk is named in its arrays' headroom and
-verdict, a failed or failing member gets its replacement advice, and, given ``now``, each
-array's checks are followed from what was remembered of them (``scrub.py``).
-
-Only the ``mdadm --detail`` texts of arrays that /proc/mdstat lists are read and kept. The
-whole judgement of one report (headroom of every array first, then the failure-domain
-searches) spends one ``bounds.Budget``: what does not fit is "too large to judge", with the
-verdict what the text says plainly (``verdict.unjudged_verdict``), unknown rather than ok.
-Texts are cut to what their columns hold.
+/proc/mdstat, the ``mdadm --detail`` texts of its arrays, the sysfs words, the disks' smartctl
+texts and by-id links, folds them into each array (``evidence.reconcile``), judges the host's
+``Topology`` with its failure-domain rules within one ``bounds.Budget``, and returns per array
+its facts, members, verdict, headroom, scrubs and advice; ``collect.py`` only copies them into
+rows. One array's odd line makes that array (and those above it) unknown; a text that is not
+/proc/mdstat, or beyond a bound, raises ``ParseError`` naming its source. What each case
+means for the user: docs/raid.md; the layers: docs/architecture.md.
 """
 
 from __future__ import annotations
