@@ -1,21 +1,12 @@
 """Request bodies of push endpoints, read with a bound (RAID reports today, other agents later).
 
 DRF reads a request's stream whole, so Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` never applies
-to an API view. A push endpoint calls ``read_payload`` (or ``read_body``) instead of touching
-``request.data``:
-
-- a ``Content-Length`` over the limit is refused (413) before a byte is read;
-- a body without a length (``Transfer-Encoding: chunked``, which gunicorn de-chunks and marks
-  with ``wsgi.input_terminated``) is read in pieces and refused as soon as it passes the limit;
-  a server that cannot mark the end of such a body gets 411 rather than a read that waits for
-  the client to hang up;
-- the charset is a text encoding Python knows (``base64`` or ``rot13`` are codecs, not
-  charsets: 400), and bytes it cannot decode arrive as lone surrogates (``surrogateescape``),
-  so that the parser behind can name the line they are on;
-- JSON that is not JSON, nested deeper than Python's parser goes, or holding ``NaN`` or
-  ``Infinity`` (Python's parser takes them, JSON has no such numbers), is a 400.
-
-``BodyRefused`` carries the HTTP status and a message for ``{"error": ...}``.
+to an API view; a push endpoint calls ``read_payload`` (or ``read_body``) instead of touching
+``request.data``. A ``Content-Length`` over the limit is a 413 before a byte is read, a body
+without one is read in pieces and refused as it passes the limit (411 where the server cannot
+mark its end); a charset that is not a text encoding, or JSON that is not JSON, too deep, or
+holding ``NaN``/``Infinity``, is a 400; undecodable bytes arrive as lone surrogates so that the
+parser behind can name their line. ``BodyRefused`` carries the status and the message.
 """
 
 from __future__ import annotations
