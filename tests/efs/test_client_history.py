@@ -132,6 +132,23 @@ def test_a_fleet_shows_its_top_talkers_and_sums_the_rest_with_findings_grouped(f
     assert rsize["mounts"] == 25 and rsize["names"] == ["web-00"]  # one set of options, an example
 
 
+def test_the_page_links_every_client_a_page_at_a_time(fs, logged_in_client, monkeypatch):
+    from apps.efs import views
+
+    monkeypatch.setattr(views, "CLIENTS_PAGE", 10)
+    for i in range(25):
+        push(f"web-{i:02d}", T0)
+        push(f"web-{i:02d}", T0 + timedelta(minutes=1), read_bytes=(i + 1) * KIB, reads=1)
+    with time_machine.travel(T0 + timedelta(minutes=2), tick=False):
+        page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk])).content
+        url = reverse("efs:filesystem_clients", args=[fs.pk])
+        last = logged_in_client.get(url, {"range": "3h", "page": 3}).content.decode()
+    assert f'href="{url}?range=24h">All 25 clients</a>' in page.decode()
+    assert "25 clients that counted anything, 21-25 here" in last
+    assert last.index("web-04") < last.index("web-00") and "web-05" not in last
+    assert "Page 3 of 3" in last and 'rel="prev"' in last and 'rel="next"' not in last
+
+
 def test_the_api_answers_which_client_over_a_range(fs, api_client, api_key):
     two_clients()
     api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key()}")  # read-only
