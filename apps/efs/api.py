@@ -188,7 +188,8 @@ class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadO
     def clients(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """Which client, over a range: the NFS clients' totals (bytes, operations, RTT and
         execute milliseconds, retransmissions, timeouts) and shares, the top 20 first and the
-        rest summed; the clients' sums beside CloudWatch's; the metered range; stale clients;
+        rest summed; each top client's operations by name (READ, WRITE, GETATTR, LOOKUP, ...)
+        since mounted, with their average round-trip and execution times; the clients' sums beside CloudWatch's; the metered range; stale clients;
         mount options against AWS's; slow lookups and locks that did not come."""
         fs = self.get_object()
         now = timezone.now()
@@ -213,6 +214,7 @@ class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadO
                         "totals": r.totals,
                         "share": r.share,
                         "per_op": r.per_op,
+                        "operations": r.operations,
                     }
                     for r in c["rows"]
                 ],

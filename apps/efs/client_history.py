@@ -57,6 +57,8 @@ class ClientRow:
     share: dict[str, float] = field(default_factory=dict)
     per_op: dict[str, dict[str, float | None]] = field(default_factory=dict)
     cells: dict[str, Any] = field(default_factory=dict)  # the page's figures, as text
+    #: Per operation by name since its mounts were mounted (``clients.per_operation``).
+    operations: list[dict[str, Any]] = field(default_factory=list)
     clients: int = 1  # the "others" row: how many
 
 
@@ -181,7 +183,21 @@ def ranked_clients(
     ]
     for row in rows:
         _finish(row, totals, stale_after)
+    _add_operations(fs, rows)
     return Ranked(rows, totals, counted, counts["mounting"], counts["stale"], offset)
+
+
+def _add_operations(fs: FileSystem, rows: list[ClientRow]) -> None:
+    """Each row's operations by name (READ, WRITE, GETATTR, LOOKUP, ...) from its mounts of the
+    file system as of their last push: one query for the rows shown, not for every client."""
+    by_client: dict[int, list[dict]] = {}
+    ids = [r.client_id for r in rows]
+    for client_id, ops in NfsMount.objects.filter(filesystem=fs, client_id__in=ids).values_list(
+        "client_id", "ops"
+    ):
+        by_client.setdefault(client_id, []).append(ops or {})
+    for row in rows:
+        row.operations = clients.per_operation(by_client.get(row.client_id, []))
 
 
 def _idle_rows(mounted: QuerySet, ranked: Ranked) -> list[ClientRow]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from apps.lib.status import Status, Verdict, worst
 
 from .documented import KIB, METERING, READ_ON
-from .parse_mountstats import Mount
+from .parse_mountstats import UPKEEP, Mount
 
 __all__ = [
     "COUNTERS",
@@ -36,6 +36,7 @@ __all__ = [
     "increase",
     "metered_range",
     "option_findings",
+    "per_operation",
 ]
 
 HELPER = "https://docs.aws.amazon.com/efs/latest/ug/mount-helper-setting.html"
@@ -262,6 +263,34 @@ def option_findings(options: Mapping[str, str], version: str = "") -> list[Optio
                 )
             )
     return out
+
+
+def per_operation(tables: Iterable[Mapping[str, list[int]]], limit: int = 8) -> list[dict]:
+    """A client's operations by name (READ, WRITE, GETATTR, LOOKUP, ...) over its mounts' op
+    tables (name -> [operations, retransmissions, timeouts, RTT ms, execute ms], cumulative
+    since each was mounted): each one's count and average round-trip and execution time, READ
+    and WRITE first, then the most frequent, ``limit`` in all; session upkeep (SEQUENCE, RENEW,
+    ...) left out."""
+    summed: dict[str, list[int]] = {}
+    for table in tables:
+        for name, values in (table or {}).items():
+            row = summed.setdefault(name, [0] * 5)
+            for i, value in enumerate(values[:5]):
+                row[i] += int(value)
+    out = [
+        {
+            "op": name,
+            "ops": ops,
+            "rtt_ms": rtt / ops,
+            "execute_ms": execute / ops,
+            "retrans": retrans,
+            "timeouts": timeouts,
+        }
+        for name, (ops, retrans, timeouts, rtt, execute) in summed.items()
+        if ops > 0 and name not in UPKEEP
+    ]
+    data = ("READ", "WRITE")  # what moves the bytes, always shown when used
+    return sorted(out, key=lambda o: (o["op"] not in data, -o["ops"], o["op"]))[:limit]
 
 
 def shares(rows: Iterable[tuple[str, float]]) -> list[tuple[str, float, float]]:

@@ -78,6 +78,8 @@ def test_two_clients_shares_add_up_to_cloudwatchs_totals_within_the_metering_rul
     assert shares["totals"]["read_ops"] == cw["data_read_count"]
     assert shares["metered_low"] <= cw["metered_bytes"] <= shares["metered_high"]
     assert top.per_op["read"]["ops"] == 300 and not top.stale
+    ops = {o["op"]: o for o in top.operations}  # by name, since mounted
+    assert ops["READ"]["ops"] == 300 and "GETATTR" in ops and "SEQUENCE" not in ops
 
 
 def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_client, settings):
@@ -110,6 +112,7 @@ def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_
     assert "Stopped reporting:</strong> batch-1" in html  # last push 6 minutes ago, over 5
     assert "5.0 s (reverse)" in html and "locking hangs" in html
     assert "rsize=131072" in html and "mount-helper-setting.html" in html
+    assert "<summary>By operation</summary>" in html and '<th scope="row">GETATTR</th>' in html
 
 
 def test_a_file_system_without_clients_says_how_to_get_them(fs, logged_in_client):
@@ -156,6 +159,7 @@ def test_the_api_answers_which_client_over_a_range(fs, api_client, api_key):
     with time_machine.travel(T0 + timedelta(minutes=2), tick=False):
         body = api_client.get(url, {"start": (T0 - timedelta(minutes=1)).isoformat()}).json()
     assert [r["name"] for r in body["rows"]] == ["batch-1", "web-1"]
+    assert body["rows"][0]["operations"][0]["op"] == "READ"
     assert body["totals"]["read_bytes"] == body["cloudwatch"]["data_read_bytes"]
     low, high = body["metered_bytes_range"]
     assert low <= body["cloudwatch"]["metered_bytes"] <= high

@@ -156,3 +156,16 @@ def test_it_ties_a_mount_through_efs_utils_tunnel_by_its_port(server, port, moun
     found = clients.attribute(server, port=port, mountpoint=mountpoint, tunnels=TUNNELS)
     assert (found and found.filesystem_id) == expected
     assert found is None or found.by == "efs-utils tunnel"
+
+
+def test_a_clients_operations_by_name_sum_its_mounts_and_average_their_times():
+    mounts = [
+        {"READ": [10, 1, 0, 50, 70], "GETATTR": [90, 0, 0, 90, 99], "SEQUENCE": [99, 0, 0, 9, 9]},
+        {"READ": [30, 0, 1, 150, 170], "WRITE": [0, 0, 0, 0, 0]},
+    ]
+    found = clients.per_operation(mounts)
+    assert [o["op"] for o in found] == ["READ", "GETATTR"]  # data first; upkeep, unused left out
+    read = found[0]
+    assert (read["ops"], read["retrans"], read["timeouts"]) == (40, 1, 1)
+    assert (read["rtt_ms"], read["execute_ms"]) == (5.0, 6.0)
+    assert clients.per_operation(mounts, limit=1) == [read]
