@@ -85,13 +85,15 @@ def cloudwatch_totals(fs: FileSystem, start: datetime, end: datetime, now: datet
 
 
 def _clients_metered(totals: dict[str, float], metering) -> tuple[float, float]:
-    """The clients' operations as EFS meters them (MeteredIOBytes: reads at one-third)."""
+    """The clients' operations as EFS meters them (MeteredIOBytes: reads, metadata reads too,
+    at one-third), as a range: a client's counters tell neither each operation's size nor
+    whether a metadata operation read or wrote, so the least takes every metadata operation as
+    a read and the most as a write, each at the 4 KiB minimum."""
     discount = metering["read_discount"].value
     r_low, r_high = clients.metered_range(totals["read_ops"], totals["read_bytes"], 0, metering)
-    w_low, w_high = clients.metered_range(
-        totals["write_ops"], totals["write_bytes"], totals["metadata_ops"], metering
-    )
-    return r_low / discount + w_low, r_high / discount + w_high
+    w_low, w_high = clients.metered_range(totals["write_ops"], totals["write_bytes"], 0, metering)
+    metadata = totals["metadata_ops"] * metering["metadata_minimum_bytes"].value
+    return (r_low + metadata) / discount + w_low, r_high / discount + w_high + metadata
 
 
 def client_shares(
