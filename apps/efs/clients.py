@@ -14,6 +14,7 @@ we recommend that you use NFSv4.1"), both read 2026-11-26.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -270,27 +271,40 @@ def per_operation(tables: Iterable[Mapping[str, list[int]]], limit: int = 8) -> 
     tables (name -> [operations, retransmissions, timeouts, RTT ms, execute ms], cumulative
     since each was mounted): each one's count and average round-trip and execution time, READ
     and WRITE first, then the most frequent, ``limit`` in all; session upkeep (SEQUENCE, RENEW,
-    ...) left out."""
-    summed: dict[str, list[int]] = {}
-    for table in tables:
-        for name, values in (table or {}).items():
-            row = summed.setdefault(name, [0] * 5)
-            for i, value in enumerate(values[:5]):
-                row[i] += int(value)
-    out = [
-        {
-            "op": name,
-            "ops": ops,
-            "rtt_ms": rtt / ops,
-            "execute_ms": execute / ops,
-            "retrans": retrans,
-            "timeouts": timeouts,
-        }
-        for name, (ops, retrans, timeouts, rtt, execute) in summed.items()
-        if ops > 0 and name not in UPKEEP
-    ]
+    ...) left out. Only the ``limit`` kept are worked out (a mount lists some 60 operations)."""
+    tables = [t for t in tables if t]
+    if len(tables) == 1:
+        summed: Mapping[str, list[int]] = tables[0]
+    else:
+        summed = {}
+        for table in tables:
+            for name, values in table.items():
+                row = summed.setdefault(name, [0] * 5)
+                for i, value in enumerate(values[:5]):
+                    row[i] += int(value)
     data = ("READ", "WRITE")  # what moves the bytes, always shown when used
-    return sorted(out, key=lambda o: (o["op"] not in data, -o["ops"], o["op"]))[:limit]
+    kept = heapq.nsmallest(
+        limit,
+        (
+            (name not in data, -values[0], name)
+            for name, values in summed.items()
+            if values[0] > 0 and name not in UPKEEP
+        ),
+    )
+    out = []
+    for _, _, name in kept:
+        ops, retrans, timeouts, rtt, execute = summed[name][:5]
+        out.append(
+            {
+                "op": name,
+                "ops": ops,
+                "rtt_ms": rtt / ops,
+                "execute_ms": execute / ops,
+                "retrans": retrans,
+                "timeouts": timeouts,
+            }
+        )
+    return out
 
 
 def shares(rows: Iterable[tuple[str, float]]) -> list[tuple[str, float, float]]:
