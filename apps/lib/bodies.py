@@ -130,6 +130,18 @@ def read_payload(request: Any, limit: int, *, text_field: str | None = None) -> 
     raise BodyRefused(f"Send {accepted}, not {media_type or 'no content type'!r}", 415)
 
 
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser (every API body), with a body nested deeper than Python's parser goes
+    refused as other malformed JSON is, a 400: ``json`` raises RecursionError there, which is
+    not the ValueError DRF turns into a ParseError."""
+
+    def parse(self, stream, media_type=None, parser_context=None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deep") from None
+
+
 class PlainTextParser(parsers.BaseParser):
     """Declares ``text/plain`` for content negotiation and the schema; the report view reads
     its body itself, bounded (``apps.lib.bodies.read_payload``)."""
