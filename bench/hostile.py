@@ -57,6 +57,7 @@ def timed(function, *args, repeat: int = 1, clock=time.perf_counter):
 
 
 def parsers(repeat: int) -> dict[str, dict]:
+    # apps' modules once main() has set Django up (django.setup())
     from tests.fuzz import targets
 
     worst: dict[str, dict] = {}
@@ -83,6 +84,7 @@ def parsers(repeat: int) -> dict[str, dict]:
 
 def big_reports() -> dict[str, tuple[dict, dict[str, str]]]:
     """The largest reports the bounds accept: name -> (body, the host's rules)."""
+    # apps' modules once main() has set Django up (django.setup())
     from tests.raid.builders import many_domains_three_way, mdstat, raid10
 
     arrays, details, rules = [], {}, {}
@@ -122,6 +124,7 @@ def big_reports() -> dict[str, tuple[dict, dict[str, str]]]:
 
 
 def pushes(repeat: int) -> dict:
+    # apps' modules once main() has set Django up (django.setup())
     from django.core.cache import cache
     from django.test import Client
 
