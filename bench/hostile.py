@@ -227,6 +227,7 @@ def pushes(repeat: int) -> dict:
 
 def threshold_bodies(repeat: int) -> dict:
     """Each ``thresholds--`` case PUT to a probe target's and a region's thresholds."""
+    # apps' modules once main() has set Django up (django.setup())
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from django.core.cache import cache
