@@ -124,6 +124,7 @@ def main() -> None:
     import django
 
     django.setup()
+    # apps' modules once main() has set Django up (django.setup())
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
