@@ -22,18 +22,6 @@ FOLDERS = ("templates", "apps/*/templates", "tests/concern_app/templates")
 # leaves this list once rewrapped.
 NOT_YET_WRAPPED = {
     "apps/ebs/templates/ebs/region_panel.html",
-    "templates/403.html",
-    "templates/account/login.html",
-    "templates/account/refused.html",
-    "templates/account/two_factor_required.html",
-    "templates/accounts/api_keys.html",
-    "templates/accounts/audit.html",
-    "templates/accounts/preferences.html",
-    "templates/admin/base_site.html",
-    "templates/alarm_oob.html",
-    "templates/base.html",
-    "templates/chart_alt.html",
-    "templates/drf_spectacular/swagger_ui.html",
     "templates/efs/filesystem.html",
     "templates/efs/region_panel.html",
     "templates/emails/alert-subject.txt",
@@ -47,13 +35,10 @@ NOT_YET_WRAPPED = {
     "templates/galera/edit.html",
     "templates/galera/edit_node.html",
     "templates/galera/region_panel.html",
-    "templates/liveforms/errors.html",
-    "templates/liveforms/form.html",
     "templates/probes/edit.html",
     "templates/probes/presets.html",
     "templates/probes/region_panel.html",
     "templates/probes/target.html",
-    "templates/push_token.html",
     "templates/raid/advice.html",
     "templates/raid/array_node.html",
     "templates/raid/edit.html",
@@ -66,9 +51,6 @@ NOT_YET_WRAPPED = {
     "templates/regions/rows_shown.html",
     "templates/regions/thresholds.html",
     "templates/regions/timeline.html",
-    "templates/registration/locked_out.html",
-    "templates/status_badge.html",
-    "templates/timeseries.html",
 }
 
 TAG = r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}"
