@@ -302,9 +302,15 @@ def timeline_for(
         )
         for object_id, concern, label, at, old, new, reason in rows
     ]
+    built = timeline.build(changes, start, end, MaintenanceWindow.in_region(region, start, end))
     return {
-        "timeline": timeline.build(
-            changes, start, end, MaintenanceWindow.in_region(region, start, end)
+        "timeline": built,
+        # Every lane's grid, written once rather than by the template for each of 60 lanes.
+        "grid_lines": mark_safe(
+            "".join(
+                f'<line x1="{t.x}%" x2="{t.x}%" y1="0" y2="16" class="grid"></line>'
+                for t in built.ticks
+            )
         ),
         "changes": list(reversed(changes)),
         "listed": listed,
