@@ -111,6 +111,7 @@ def percentile(values: list[float], pct: float) -> float:
 def pages() -> dict[str, str]:
     """Page name -> URL, on the seeded fleet: its busiest region, a bursting file system with
     history, the cluster, host and probe with the most history."""
+    # apps' modules once main() has set Django up (django.setup())
     from django.db.models import Count
 
     from apps.demo.fleet import ACCOUNT_NAME
@@ -155,6 +156,7 @@ def pages() -> dict[str, str]:
 def history_lists(client) -> dict[str, str]:
     """API list name -> URL: the grow-only lists' first page, one subject's, and page 50 (or
     the last, on a fleet too small for 50)."""
+    # apps' modules once main() has set Django up (django.setup())
     from apps.demo.fleet import ACCOUNT_NAME
     from apps.probes.models import Target
 
@@ -173,6 +175,7 @@ def history_lists(client) -> dict[str, str]:
 
 
 def table_rows() -> dict[str, int]:
+    # apps' modules once main() has set Django up (django.setup())
     from apps.galera.models import Snapshot
     from apps.probes.models import Result
 

@@ -217,3 +217,44 @@ def filesystem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     name = f"{fs.filesystem_id}-{range_key}"
     return subject_page(request, "efs/filesystem.html", context, context["charts"], name)
+
+
+CLIENTS_PAGE = 100
+
+
+@require_safe
+def filesystem_clients(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every NFS client of the file system over the range, by bytes moved, a hundred a page
+    (the file system page shows the top ones and sums the rest)."""
+    fs = get_object_or_404(FileSystem.objects.select_related("region"), pk=pk)
+    now = timezone.now()
+    range_key = request.GET.get("range", "24h")
+    if range_key not in RANGES:
+        range_key = "24h"
+    try:
+        page = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        page = 1
+    start = now - RANGES[range_key]
+    ranked = client_history.ranked_clients(
+        fs, start, now, now, limit=CLIENTS_PAGE, offset=(page - 1) * CLIENTS_PAGE
+    )
+    pages = max(1, -(-ranked.counted // CLIENTS_PAGE))
+    first = (page - 1) * CLIENTS_PAGE + 1
+    return render(
+        request,
+        "efs/clients.html",
+        {
+            "fs": fs,
+            "ranges": list(RANGES),
+            "range_key": range_key,
+            "start": client_history.hour_of(start),
+            "rows": ranked.rows,
+            "clients": ranked.counted,
+            "tail": f" that counted anything, {first}-{first + len(ranked.rows) - 1} here"
+            if ranked.rows
+            else " that counted anything",
+            "page": page,
+            "pages": pages,
+        },
+    )
