@@ -33,7 +33,11 @@ with other work at load average 5-10: the goals are not met on that machine (its
 p95 was 10-41 ms). The region page's cold p95 went 1990 -> 1114 ms at load 10 (the probes panel's
 last results read from two days of partitions, not 39) and 400 ms at load 5.6; the file system
 page's CPU p50 at 12 h / 24 h / 7 d stayed 58-70 ms (its clients' section, one query instead of
-five for a file system no client mounts, was ~2 ms of its SQL).
+five for a file system no client mounts, was ~2 ms of its SQL). Issue 26, the same seeded fleet
+at load 10-15, old and new code alternately (CPU per request, in-process): the file system page
+at 12 h / 24 h / 7 d 84-105 -> 57-67 ms CPU p50 as served (its charts shared within their
+minute), unchanged when they are drawn (82-100 ms); the region page with cold fragments
+unchanged within the noise (162-232 ms CPU p50): neither goal met on that machine.
 """
 
 from __future__ import annotations
