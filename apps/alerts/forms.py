@@ -254,7 +254,21 @@ def failure_domain_choices(keep: str = "") -> list[tuple[str, str]]:
     return [("", ANY_DOMAIN), *sorted(seen.items(), key=lambda kv: kv[1])]
 
 
-class WindowForm(ScopeForm):
+class AuthoredForm(forms.ModelForm):
+    """A form of a model that keeps who made it (``author``): set when the row is made,
+    kept when it is edited."""
+
+    def save(self, author: Any = None, commit: bool = True) -> Any:  # type: ignore[override]
+        made = super().save(commit=False)
+        if made.pk is None:
+            made.author = author
+        if commit:
+            made.save()
+            self.save_m2m()
+        return made
+
+
+class WindowForm(AuthoredForm, ScopeForm):
     """A recurring maintenance window: its scope from lists (region, concern, subject, a
     failure domain seen before), weekdays as boxes and a start, or a cron rule, in a time zone
     from the IANA list."""
@@ -314,15 +328,8 @@ class WindowForm(ScopeForm):
         super().__init__(*args, **kwargs)
         self.fields["cause_key"].choices = failure_domain_choices(self.instance.cause_key)
 
-    def save(self, author: Any = None, commit: bool = True) -> MaintenanceWindow:  # type: ignore[override]
-        window = super().save(commit=False)
-        if window.pk is None:
-            window.author = author
-        window.save()
-        return window
 
-
-class DependencyForm(forms.ModelForm):
+class DependencyForm(AuthoredForm):
     """A declared dependency: both ends chosen from the monitored subjects (with a search)."""
 
     subject = SubjectField(help_text="The subject whose failures the upstream's explain.")
@@ -382,13 +389,6 @@ class DependencyForm(forms.ModelForm):
             if column in found:
                 found.setdefault(name, []).extend(found.pop(column))
         super()._update_errors(errors)
-
-    def save(self, author: Any = None, commit: bool = True) -> Dependency:  # type: ignore[override]
-        dependency = super().save(commit=False)
-        if dependency.pk is None:
-            dependency.author = author
-        dependency.save()
-        return dependency
 
 
 class EscalationPolicyForm(forms.ModelForm):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import Model, ProtectedError
+from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -16,7 +17,13 @@ from django.views.decorators.http import require_POST, require_safe
 from apps.accounts.roles import refuse_unless, requires
 from apps.lib import liveforms
 
-from .forms import DependencyForm, EscalationLevelFormSet, EscalationPolicyForm, WindowForm
+from .forms import (
+    AuthoredForm,
+    DependencyForm,
+    EscalationLevelFormSet,
+    EscalationPolicyForm,
+    WindowForm,
+)
 from .models import Dependency, EscalationPolicy, MaintenanceWindow
 
 
@@ -34,21 +41,53 @@ def escalations(request: HttpRequest) -> HttpResponse:
     return render(request, "alerts/escalations.html", {"policies": policies})
 
 
+def _edit(
+    request: HttpRequest,
+    model: type[Model],
+    form_class: type[ModelForm],
+    template: str,
+    list_url: str,
+    pk: int | None,
+    levels_class: type[BaseInlineFormSet] | None = None,
+) -> HttpResponse:
+    """A row's add (``pk`` None) or edit page: its form (checked live), and its inline rows
+    (``levels_class``) saved with it in one transaction; saved, back to ``list_url``. The
+    template gets ``form``, ``levels`` and ``object`` (None when adding)."""
+    _refuse_unless_may_save(request, model, pk)
+    found = get_object_or_404(model, pk=pk) if pk else None
+    form = form_class(request.POST or None, instance=found)
+    # the rows hang on the form's instance, so they are saved against the row it makes
+    levels = (
+        levels_class(request.POST or None, instance=form.instance, prefix="levels")
+        if levels_class
+        else None
+    )
+    if liveforms.is_check(request):
+        return liveforms.check(request, form)
+    if request.method == "POST" and form.is_valid() and (levels is None or levels.is_valid()):
+        with transaction.atomic():
+            if isinstance(form, AuthoredForm):
+                form.save(author=request.user)
+            else:
+                form.save()
+            if levels is not None:
+                levels.save()
+        return redirect(list_url)
+    context = {"form": form, "levels": levels, "object": found}
+    return render(request, template, context, status=400 if request.method == "POST" else 200)
+
+
 def escalation(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     """A policy and its levels, in one form (the levels as rows; a row left empty adds none)."""
-    _refuse_unless_may_save(request, EscalationPolicy, pk)
-    policy = get_object_or_404(EscalationPolicy, pk=pk) if pk else EscalationPolicy()
-    form = EscalationPolicyForm(request.POST or None, instance=policy)
-    levels = EscalationLevelFormSet(request.POST or None, instance=policy, prefix="levels")
-    if request.method == "POST" and form.is_valid() and levels.is_valid():
-        with transaction.atomic():
-            form.save()
-            levels.instance = form.instance
-            levels.save()
-        return redirect("alerts:escalations")
-    invalid = request.method == "POST"
-    context = {"form": form, "levels": levels, "policy": policy if pk else None}
-    return render(request, "alerts/escalation.html", context, status=400 if invalid else 200)
+    return _edit(
+        request,
+        EscalationPolicy,
+        EscalationPolicyForm,
+        "alerts/escalation.html",
+        "alerts:escalations",
+        pk,
+        levels_class=EscalationLevelFormSet,
+    )
 
 
 def _delete(request: HttpRequest, model: type[Model], pk: int, back: str) -> HttpResponse:
@@ -80,16 +119,7 @@ def windows(request: HttpRequest) -> HttpResponse:
 
 
 def window(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    _refuse_unless_may_save(request, MaintenanceWindow, pk)
-    found = get_object_or_404(MaintenanceWindow, pk=pk) if pk else None
-    form = WindowForm(request.POST or None, instance=found)
-    if liveforms.is_check(request):
-        return liveforms.check(request, form)
-    if request.method == "POST" and form.is_valid():
-        form.save(author=request.user)
-        return redirect("alerts:windows")
-    context = {"form": form, "window": found}
-    return render(request, "alerts/window.html", context, status=400 if form.errors else 200)
+    return _edit(request, MaintenanceWindow, WindowForm, "alerts/window.html", "alerts:windows", pk)
 
 
 @requires("alerts.delete_maintenancewindow")
@@ -105,16 +135,9 @@ def dependencies(request: HttpRequest) -> HttpResponse:
 
 
 def dependency(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    _refuse_unless_may_save(request, Dependency, pk)
-    found = get_object_or_404(Dependency, pk=pk) if pk else None
-    form = DependencyForm(request.POST or None, instance=found)
-    if liveforms.is_check(request):
-        return liveforms.check(request, form)
-    if request.method == "POST" and form.is_valid():
-        form.save(author=request.user)
-        return redirect("alerts:dependencies")
-    context = {"form": form, "dependency": found}
-    return render(request, "alerts/dependency.html", context, status=400 if form.errors else 200)
+    return _edit(
+        request, Dependency, DependencyForm, "alerts/dependency.html", "alerts:dependencies", pk
+    )
 
 
 @requires("alerts.delete_dependency")

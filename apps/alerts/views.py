@@ -18,7 +18,6 @@ from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import refuse_unless, requires, writes_require
 from apps.lib import liveforms
-from apps.lib.demomode import demo_enabled
 from apps.regions.models import Region, Subject
 
 from . import routing, scopes, trial
@@ -352,7 +351,7 @@ def sent_messages(request: HttpRequest) -> HttpResponse:
         chosen = SentMessage.objects.filter(pk=int(raw)).first()
     elif messages:
         chosen = SentMessage.objects.filter(pk=messages[0].pk).first()
-    context = {"messages_sent": messages, "chosen": chosen, "demo": demo_enabled()}
+    context = {"messages_sent": messages, "chosen": chosen}
     return render(request, "alerts/sent.html", context)
 
 

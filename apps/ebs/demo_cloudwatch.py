@@ -1,6 +1,6 @@
 """A GetMetricData responder for moto serving the synthetic EBS fleet (``demo_workloads.py``) with
-CloudWatch's limits enforced (500 queries a call, 100,800 data points a response, the rest
-behind a NextToken), for the demo stand-in and ``bench/ebs_collect.py``. Calls are counted.
+CloudWatch's limits enforced (``apps/demo/metric_data.py`` pages the answers), for the demo
+stand-in and ``bench/ebs_collect.py``. Calls are counted.
 
 It answers a call whose every query is an AWS/EBS or AWS/EC2 metric of a volume or instance
 known to moto, when at least one of them carries a ``vigil:demo-profile`` tag (the untagged
@@ -14,17 +14,16 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from apps.efs.demo_cloudwatch import StandInError
-from apps.lib.cloudwatch import MAX_QUERIES_PER_CALL
+from apps.demo import metric_data
 
 from .demo_workloads import INSTANCE_PROFILES, PROFILES, instance_values, minute_values
 from .limits import INSTANCE_METRICS, VOLUME_METRICS
 
-MAX_DATAPOINTS = 100_800
 PROFILE_TAG = "vigil:demo-profile"
 PHASE_TAG = "vigil:demo-phase"
 _FIELD = {(m.namespace, m.metric): m.field for m in (*VOLUME_METRICS, *INSTANCE_METRICS)}
@@ -48,37 +47,9 @@ class EbsResponder:
     def answer(self, account: str, region: str, params: dict) -> dict[str, Any]:
         with self._lock:
             self.calls[region] += 1
-        queries = params["MetricDataQueries"]
-        if len(queries) > MAX_QUERIES_PER_CALL:
-            raise StandInError(
-                "ValidationError",
-                f"The collection MetricDataQueries must not have a size greater than "
-                f"{MAX_QUERIES_PER_CALL}.",
-            )
-        limit = min(int(params.get("MaxDatapoints") or MAX_DATAPOINTS), MAX_DATAPOINTS)
-        skip = int(str(params.get("NextToken") or "0").split(":")[0] or 0)
-        start, end = _utc(params["StartTime"]), _utc(params["EndTime"])
-        results, emitted, seen = [], 0, 0
-        for query in queries:
-            stamps, values = [], []
-            for stamp, value in _series(account, region, query, start, end):
-                if seen >= skip and emitted < limit:
-                    stamps.append(stamp)
-                    values.append(value)
-                    emitted += 1
-                seen += 1
-            results.append(
-                {
-                    "Id": query["Id"],
-                    "Timestamps": stamps,
-                    "Values": values,
-                    "StatusCode": "Complete",
-                }
-            )
-        out: dict[str, Any] = {"MetricDataResults": results, "Messages": []}
-        if seen > skip + emitted:
-            out["NextToken"] = f"{skip + emitted}:page"
-        return out
+        return metric_data.answer(
+            params, lambda query, start, end: _series(account, region, query, start, end)
+        )
 
 
 def _resource(account: str, region: str, query: dict) -> tuple[str, str, int] | None:
@@ -114,7 +85,9 @@ def _instance(backend: Any, instance_id: str | None) -> bool:
     return True
 
 
-def _series(account: str, region: str, query: dict, start: datetime, end: datetime):
+def _series(
+    account: str, region: str, query: dict, start: datetime, end: datetime
+) -> Iterator[tuple[datetime, float]]:
     resource, profile, phase = _resource(account, region, query)  # type: ignore[misc]
     if not profile:
         return
@@ -136,14 +109,6 @@ def _series(account: str, region: str, query: dict, start: datetime, end: dateti
             yield datetime.fromtimestamp(bucket, UTC), value
 
 
-def _utc(value: datetime | str | float) -> datetime:
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
 # --- Installation into moto ----------------------------------------------------------------
 
 _installed: EbsResponder | None = None
@@ -154,25 +119,14 @@ def install(responder: EbsResponder | None = None) -> EbsResponder:
     go on to whatever answered them before. Idempotent, and installed again if another
     responder put moto's own method back (EFS's ``uninstall``)."""
     global _installed
-    from moto.cloudwatch.exceptions import CloudWatchException
     from moto.cloudwatch.responses import CloudWatchResponse
-    from moto.core.responses import ActionResult
 
     _installed = responder or _installed or EbsResponder()
     previous = CloudWatchResponse.get_metric_data
     if getattr(previous, "vigil_ebs", False):
         return _installed
 
-    def get_metric_data(self: CloudWatchResponse):
-        active = _installed
-        params = self._get_params()
-        if active is None or not active.handles(self.current_account, self.region, params):
-            return previous(self)
-        try:
-            return ActionResult(active.answer(self.current_account, self.region, params))
-        except StandInError as exc:
-            raise CloudWatchException(exc.code, exc.message) from None
-
+    get_metric_data = metric_data.responding(previous, lambda: _installed)
     get_metric_data.vigil_ebs = True  # type: ignore[attr-defined]
     CloudWatchResponse.get_metric_data = get_metric_data
     return _installed

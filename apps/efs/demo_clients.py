@@ -11,22 +11,18 @@ the page's clients' sums meet CloudWatch's, within a minute's rounding."""
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import math
-import threading
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from django.db import close_old_connections
 from django.utils import timezone
+
+from apps.demo import runtime
 
 from .client_push import read_push, store
 from .demo_workloads import DAY_MIN, DEMO_FLEET, PROFILES, minute_values
 from .models import FileSystem
-
-log = logging.getLogger(__name__)
 
 GOOD = (
     "rw,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,noresvport,proto=tcp,timeo=600,"
@@ -170,25 +166,6 @@ def push_all(now: datetime | None = None) -> int:
     return pushed
 
 
-@contextlib.contextmanager
-def running_clients() -> Iterator[None]:
+def running_clients() -> AbstractContextManager[None]:
     """Pushes every minute in a thread while held open (``make run`` in demo mode)."""
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.is_set():
-            try:
-                push_all()
-            except Exception:  # a demo must not take make run down
-                log.exception("Demo NFS clients' push failed")
-            finally:
-                close_old_connections()
-            stop.wait(INTERVAL_S)
-
-    thread = threading.Thread(target=loop, name="demo-nfs-clients", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=5)
+    return runtime.repeating("demo-nfs-clients", INTERVAL_S, push_all)

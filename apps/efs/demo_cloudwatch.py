@@ -9,8 +9,8 @@ It answers only calls whose every query is an AWS/EFS metric of a file system cr
 moto with a ``vigil:demo-profile`` tag; any other call goes to moto unchanged, so tests that
 ``put_metric_data`` into moto keep working.
 
-Enforced: at most 500 queries per call (ValidationError beyond), at most
-min(MaxDatapoints, 100,800) data points per response, the rest behind a NextToken; buckets
+Enforced (``apps/demo/metric_data.py`` pages the answers): at most 500 queries per call, at
+most min(MaxDatapoints, 100,800) data points per response, the rest behind a NextToken; buckets
 start on period boundaries (AWS rounds StartTime down). Injected on demand: latency per
 call, a ThrottlingException every n-th call (retried by the client's adaptive mode), and a
 fixed error per region (e.g. AccessDenied). Calls are counted per region.
@@ -31,13 +31,10 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from .cloudwatch_plan import (
-    MAX_DATAPOINTS_PER_CALL,
-    MAX_QUERIES_PER_CALL,
-    NAMESPACE,
-    SPECS,
-    SYNC,
-)
+from apps.demo import metric_data
+from apps.demo.metric_data import StandInError
+
+from .cloudwatch_plan import NAMESPACE, SPECS, SYNC
 from .demo_workloads import DAY_MIN, PROFILES, Profile, minute_values, sizes, sync_lag_s
 
 PROFILE_TAG = "vigil:demo-profile"
@@ -55,12 +52,6 @@ class Subject:
     phase: int
     region: str
     file_system_type: str
-
-
-class StandInError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 @dataclass
@@ -101,40 +92,9 @@ class FleetResponder:
             with self._lock:
                 self.throttled[region] += 1
             raise StandInError("ThrottlingException", "Rate exceeded")
-        queries = params["MetricDataQueries"]
-        if len(queries) > MAX_QUERIES_PER_CALL:
-            raise StandInError(
-                "ValidationError",
-                f"The collection MetricDataQueries must not have a size greater than "
-                f"{MAX_QUERIES_PER_CALL}.",
-            )
-        limit = min(
-            int(params.get("MaxDatapoints") or MAX_DATAPOINTS_PER_CALL), MAX_DATAPOINTS_PER_CALL
+        return metric_data.answer(
+            params, lambda query, start, end: self._series(account, region, query, start, end)
         )
-        skip = int(str(params.get("NextToken") or "0").split(":")[0] or 0)
-        start, end = _utc(params["StartTime"]), _utc(params["EndTime"])
-        results, emitted, seen = [], 0, 0
-        for query in queries:
-            stamps, values = [], []
-            for stamp, value in self._series(account, region, query, start, end):
-                if seen >= skip and emitted < limit:
-                    stamps.append(stamp)
-                    values.append(value)
-                    emitted += 1
-                seen += 1
-            results.append(
-                {
-                    "Id": query["Id"],
-                    "Label": query["MetricStat"]["Metric"]["MetricName"],
-                    "Timestamps": stamps,
-                    "Values": values,
-                    "StatusCode": "Complete",
-                }
-            )
-        out: dict[str, Any] = {"MetricDataResults": results, "Messages": []}
-        if seen > skip + emitted:
-            out["NextToken"] = f"{skip + emitted}:page"
-        return out
 
     def _series(self, account: str, region: str, query: dict, start: datetime, end: datetime):
         subject = _profile_of(account, region, query)
@@ -173,14 +133,6 @@ def _values(subject: Subject, minute: int) -> dict:
         region=subject.region,
         file_system_type=subject.file_system_type,
     )
-
-
-def _utc(value: datetime | str | float) -> datetime:
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def _profile_of(account: str, region: str, query: dict) -> Subject | None:
@@ -272,25 +224,14 @@ _replications_installed = False
 def install(responder: FleetResponder | None = None) -> FleetResponder:
     """Route GetMetricData calls for tagged EFS file systems to ``responder`` (idempotent)."""
     global _installed, _original, _original_size
-    from moto.cloudwatch.exceptions import CloudWatchException
     from moto.cloudwatch.responses import CloudWatchResponse
-    from moto.core.responses import ActionResult
 
     _installed = responder or _installed or FleetResponder()
     if _original is not None:
         return _installed
     _original = CloudWatchResponse.get_metric_data
 
-    def get_metric_data(self: CloudWatchResponse):
-        active = _installed
-        params = self._get_params()
-        if active is None or not active.handles(self.current_account, self.region, params):
-            return _original(self)
-        try:
-            return ActionResult(active.answer(self.current_account, self.region, params))
-        except StandInError as exc:
-            raise CloudWatchException(exc.code, exc.message) from None
-
+    get_metric_data = metric_data.responding(_original, lambda: _installed)
     CloudWatchResponse.get_metric_data = get_metric_data
     _install_sizes()
     install_replications()

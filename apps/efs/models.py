@@ -9,10 +9,12 @@ collection state of one account-region (its lease, when it is due, its last erro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Model
 from django.urls import reverse
 from django.utils import timezone
 
@@ -22,6 +24,7 @@ from apps.lib.keep import KeepsHistory
 from apps.lib.pushtoken import PushTokenHolder
 from apps.regions.models import Region, Subject
 
+from . import clients
 from .cloudwatch_plan import FileSystemRef
 from .metrics import VALUE_FIELDS, Sample
 from .replication import Replica
@@ -391,6 +394,24 @@ class NfsSample(models.Model):
         return f"{self.mount_id} at {self.time:%Y-%m-%d %H:%M}"
 
 
+def counter_columns(*prefixes: str) -> Callable[[type[Model]], type[Model]]:
+    """Adds to a model one ``BigIntegerField(default=0)`` per ``clients.COUNTERS`` name, for
+    each prefix, after the fields of its class body (so its columns keep the order its
+    migrations gave them): the tables that sum the counters keep the one list."""
+
+    def add(model: type[Model]) -> type[Model]:
+        for prefix in prefixes:
+            for name in clients.COUNTERS:
+                model.add_to_class(f"{prefix}{name}", models.BigIntegerField(default=0))
+        return model
+
+    return add
+
+
+# The counters' increases summed by hour, then (``opening_``) the client's running totals on
+# the file system (``NfsTotal``) before the hour's first increase: what it counted from this
+# hour on is its running total less these.
+@counter_columns("", "opening_")
 class NfsHour(models.Model):
     """A client's increases on one file system summed by hour, added to at each push: the file
     system page reads its range from these (a day of 1,000 clients is 24,000 rows, not the
@@ -400,34 +421,6 @@ class NfsHour(models.Model):
     client = models.ForeignKey(NfsClient, models.CASCADE, related_name="hours")
     hour = models.DateTimeField()
     seconds = models.FloatField(default=0)
-    read_bytes = models.BigIntegerField(default=0)
-    write_bytes = models.BigIntegerField(default=0)
-    read_ops = models.BigIntegerField(default=0)
-    write_ops = models.BigIntegerField(default=0)
-    metadata_ops = models.BigIntegerField(default=0)
-    read_rtt_ms = models.BigIntegerField(default=0)
-    read_execute_ms = models.BigIntegerField(default=0)
-    write_rtt_ms = models.BigIntegerField(default=0)
-    write_execute_ms = models.BigIntegerField(default=0)
-    metadata_rtt_ms = models.BigIntegerField(default=0)
-    metadata_execute_ms = models.BigIntegerField(default=0)
-    retrans = models.BigIntegerField(default=0)
-    timeouts = models.BigIntegerField(default=0)
-    #: The client's running totals on the file system (``NfsTotal``) before this hour's first
-    #: increase: what it counted from this hour on is its running total less these.
-    opening_read_bytes = models.BigIntegerField(default=0)
-    opening_write_bytes = models.BigIntegerField(default=0)
-    opening_read_ops = models.BigIntegerField(default=0)
-    opening_write_ops = models.BigIntegerField(default=0)
-    opening_metadata_ops = models.BigIntegerField(default=0)
-    opening_read_rtt_ms = models.BigIntegerField(default=0)
-    opening_read_execute_ms = models.BigIntegerField(default=0)
-    opening_write_rtt_ms = models.BigIntegerField(default=0)
-    opening_write_execute_ms = models.BigIntegerField(default=0)
-    opening_metadata_rtt_ms = models.BigIntegerField(default=0)
-    opening_metadata_execute_ms = models.BigIntegerField(default=0)
-    opening_retrans = models.BigIntegerField(default=0)
-    opening_timeouts = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -444,6 +437,8 @@ class NfsHour(models.Model):
         return f"{self.client_id} on {self.filesystem_id} at {self.hour:%Y-%m-%d %H}h"
 
 
+# The counters' increases summed since the client first pushed.
+@counter_columns("")
 class NfsTotal(models.Model):
     """A client's running totals on one file system: every increase added to its hours
     (``NfsHour``) is added here too, in the same transaction. What the client counted since an
@@ -452,19 +447,6 @@ class NfsTotal(models.Model):
 
     filesystem = models.ForeignKey(FileSystem, models.CASCADE, related_name="client_totals")
     client = models.ForeignKey(NfsClient, models.CASCADE, related_name="totals")
-    read_bytes = models.BigIntegerField(default=0)
-    write_bytes = models.BigIntegerField(default=0)
-    read_ops = models.BigIntegerField(default=0)
-    write_ops = models.BigIntegerField(default=0)
-    metadata_ops = models.BigIntegerField(default=0)
-    read_rtt_ms = models.BigIntegerField(default=0)
-    read_execute_ms = models.BigIntegerField(default=0)
-    write_rtt_ms = models.BigIntegerField(default=0)
-    write_execute_ms = models.BigIntegerField(default=0)
-    metadata_rtt_ms = models.BigIntegerField(default=0)
-    metadata_execute_ms = models.BigIntegerField(default=0)
-    retrans = models.BigIntegerField(default=0)
-    timeouts = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [

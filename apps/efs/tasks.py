@@ -2,46 +2,28 @@
 
 ``dispatch_due`` runs on the beat tick: it makes sure every monitored AWS region has a
 ``RegionCollection`` row, claims the due ones by compare-and-set and queues
-``collect_region`` with ``region=<code>`` so per-region queues can take it.
+``collect_region`` with ``region=<code>`` so per-region queues can take it
+(``apps/regions/collecting.py``, shared with the other AWS concern).
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from celery import shared_task
-from django.conf import settings
-from django.utils import timezone
 
-from apps.lib import leases
-from apps.regions.models import Region
+from apps.regions import collecting
 
 from . import collect
 from .models import RegionCollection
 
 
-def _lease_ttl() -> timedelta:
-    """As long as a task may run (its hard time limit): a live collection never loses its
-    lease, and one whose worker was killed frees its region as soon as it surely is dead."""
-    return timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-
-
 def dispatch_due(now: datetime) -> int:
     """Queue the collections that are due; how many."""
-    regions = Region.objects.shown().filter(kind=Region.Kind.AWS, efs_collection__isnull=True)
-    for region in regions:
-        RegionCollection.objects.get_or_create(region=region, defaults={"next_due": now})
-    claimed = RegionCollection.claim_due(now)
-    rows = RegionCollection.objects.filter(pk__in=claimed, region__in=Region.objects.shown())
-    for pk, code in rows.values_list("pk", "region__code"):
-        collect_region.delay(pk, region=code)
-    return len(claimed)
+    return collecting.dispatch_due(RegionCollection, collect_region, now)
 
 
 @shared_task
 def collect_region(collection_id: int, region: str | None = None) -> dict | None:
     """Discover (when due), collect and judge one account-region; None if already running."""
-    with leases.lease(RegionCollection, collection_id, _lease_ttl()) as held:
-        if not held:
-            return None
-        return collect.run_cycle(collection_id, timezone.now())
+    return collecting.run_leased(RegionCollection, collection_id, collect.run_cycle)

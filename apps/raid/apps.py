@@ -16,7 +16,7 @@ class RaidConfig(AppConfig):
         from apps.lib.thresholds import ThresholdSet
         from apps.regions import concerns
 
-        from . import collect, thresholds
+        from . import collect, demo, thresholds
         from .models import Array
 
         concerns.register_app(
@@ -25,6 +25,7 @@ class RaidConfig(AppConfig):
             subjects=lambda: Array.objects.filter(present=True),
             add_links=(concerns.AddLink("Add an md-RAID host", "raid:host_add", "raid.add_host"),),
             thresholds=ThresholdSet(thresholds.SPECS, collect.array_thresholds, "array"),
+            demo_runtime=demo.running_reports,
             # Gone arrays and their members, by when they were last seen, and gone disks with
             # their readings, by when they went, after one setting; present ones stay.
             history=(

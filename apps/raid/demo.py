@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
+from contextlib import AbstractContextManager
 from datetime import datetime
 
 from django.utils import timezone
 
+from apps.demo import runtime
 from apps.demo.mode import demo_region
 
 from .collect import ingest
@@ -31,6 +33,8 @@ __all__ = [
     "SEED_SERVERS",
     "rebuild_percent",
     "refresh",
+    "refresh_all",
+    "running_reports",
     "seed_devlinks",
     "seed_layout_mdstat",
     "seed_smart",
@@ -50,6 +54,7 @@ SEED_RULES: dict[str, str] = {
     f"sd[{_DISKS[i * 5]}-{_DISKS[i * 5 + 4]}]": server for i, server in enumerate(SEED_SERVERS)
 }
 
+REPORT_INTERVAL_S = 60  # as often as the beat tick that queued the demo's report before
 REBUILDING_DISK = "sdh"  # storage-b's disk in md2, re-added and recovering
 _DISK_KIB = 1073610752  # a 1 TiB iSCSI LUN less the md superblock and bitmap space
 _SPEED_KIB = 148213
@@ -226,6 +231,20 @@ def set_up() -> Host:
         host.region = region
     refresh(host)
     return host
+
+
+def refresh_all() -> int:
+    """Every enabled demo host "pushes" again, its rebuild further along: how many."""
+    hosts = list(Host.objects.filter(is_demo=True, enabled=True))
+    for host in hosts:
+        refresh(host)
+    return len(hosts)
+
+
+def running_reports() -> AbstractContextManager[None]:
+    """The demo hosts report every minute, as a pushing host would, while held open (``make
+    run`` in demo mode: the concern's ``demo_runtime``)."""
+    return runtime.repeating("demo-raid-reports", REPORT_INTERVAL_S, refresh_all)
 
 
 def refresh(host: Host, now: datetime | None = None) -> None:

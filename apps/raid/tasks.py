@@ -13,9 +13,7 @@ from datetime import datetime
 from celery import shared_task
 
 from apps.lib import leases
-from apps.lib.demomode import demo_enabled
 
-from . import demo
 from .collect import collect_over_ssh, mark_silent_hosts
 from .models import SSH_LEASE, Host
 
@@ -41,21 +39,13 @@ def mark_silent() -> int:
     return len(mark_silent_hosts())
 
 
-@shared_task
-def refresh_demo() -> None:
-    """Demo mode: the demo host "pushes" again, its rebuild further along."""
-    for host in Host.objects.filter(is_demo=True, enabled=True):
-        demo.refresh(host)
-
-
 def dispatch_due(now: datetime) -> int:
-    """Queue the SSH hosts that are due, the check for silent hosts, and the demo's report.
+    """Queue the SSH hosts that are due and the check for silent hosts (the demo host reports
+    on its own: ``demo.running_reports``).
 
     Returns how many hosts were queued for collection, as every concern's dispatcher does."""
     hosts = Host.objects.select_related("region").in_bulk(Host.claim_due(now))
     for host in hosts.values():
         collect_host.delay(host.pk, region=host.region.code)
-    if demo_enabled() and Host.objects.filter(is_demo=True).exists():
-        refresh_demo.delay()
     mark_silent.delay()
     return len(hosts)

@@ -123,38 +123,50 @@ def gone_page(host: Host, number: object = 1) -> Page:
     return Paginator(gone, GONE_PAGE).get_page(number)
 
 
-def host_context(host: Host, *, live_only: bool = False, gone: object = 1) -> dict[str, Any]:
+def live_context(host: Host) -> dict[str, Any]:
+    """What the host page's 30-second poll shows (its live part): status, arrays, disks."""
     present = list(
         host.arrays.filter(present=True)
         .prefetch_related("members__disk")
         .order_by("position", "name")
     )
     disks = list(host.disks.order_by("-present", "device"))
-    content_type = ContentType.objects.get_for_model(Array)
-    transitions = Transition.objects.filter(
-        content_type=content_type, object_id__in=host.arrays.values("pk")
-    ).order_by("-created", "-pk")[:RECENT_TRANSITIONS]
     return {
         "host": host,
         "status": worst(a.status for a in present) or Status.UNKNOWN,
         "nodes": tree(present),
         "arrays": present,
+        "disks": [d for d in disks if d.present],
+        "gone_disks": [d for d in disks if not d.present],
+    }
+
+
+def host_context(host: Host, *, gone: object = 1) -> dict[str, Any]:
+    """The whole host page: its live part, then the gone arrays, the recent changes, the
+    disks' history and the raw report, which the poll does not read."""
+    context = live_context(host)
+    content_type = ContentType.objects.get_for_model(Array)
+    transitions = Transition.objects.filter(
+        content_type=content_type, object_id__in=host.arrays.values("pk")
+    ).order_by("-created", "-pk")[:RECENT_TRANSITIONS]
+    return {
+        **context,
         "gone": gone_page(host, gone),
         "gone_days": settings.VIGIL_RAID_GONE_ARRAY_RETENTION_DAYS,
         "transitions": transitions,
         "details": sorted((host.details_text or {}).items()),
         "agent_files": agents.files(AGENT),
-        "disks": [d for d in disks if d.present],
-        "gone_disks": [d for d in disks if not d.present],
-        "disk_history": [] if live_only else disk_history([d for d in disks if d.present]),
-        "advice": [item for a in present for item in a.advice],
+        "disk_history": disk_history(context["disks"]),
+        "advice": [item for a in context["arrays"] for item in a.advice],
     }
 
 
 @require_safe
 def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
     host = get_object_or_404(Host.objects.select_related("region", "region__account"), pk=pk)
-    context = host_context(host, live_only=bool(request.htmx), gone=request.GET.get("gone", 1))
+    if request.htmx:  # the 30-second poll: the live part alone
+        return subject_page(request, "raid/host.html", live_context(host))
+    context = host_context(host, gone=request.GET.get("gone", 1))
     return subject_page(request, "raid/host.html", context)
 
 

@@ -87,3 +87,13 @@ def test_the_demo_storage_client_opens_incidents_on_the_alerts_page(settings, lo
     page = logged_in_client.get("/alerts/").content.decode()
     assert "Demo site: on-premises" in page  # the demo site's incidents, grouped under it
     assert "md2: degraded" in page and "md99: member array md2 lost redundancy" in page
+
+
+def test_the_demo_host_reports_through_the_demo_hook_not_the_dispatcher():
+    host = demo.set_up()
+    Host.objects.create(name="demo-off", region=host.region, is_demo=True, enabled=False)
+    concern = next(c for c in concerns.registered() if c.key == "raid")
+    assert concern.demo_runtime is demo.running_reports
+    reported = Host.objects.get(pk=host.pk).last_report
+    assert demo.refresh_all() == 1  # the enabled demo host only
+    assert Host.objects.get(pk=host.pk).last_report >= reported

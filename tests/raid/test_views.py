@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.raid.collect import ingest
 from apps.raid.demo import seed_layout_mdstat
+from apps.raid.models import Array
 
 pytestmark = pytest.mark.django_db
 
@@ -106,3 +109,25 @@ def test_the_host_page_serves_the_agent_with_vigils_url_and_the_host_filled_in(
     assert cron.content == b"* * * * * root /usr/local/sbin/vigil-raid-push\n"
     assert client.get(f"/raid/hosts/{host.pk}/agent/vigil-galera-push").status_code == 404
     assert client.get("/raid/hosts/999999/agent/vigil-raid-push").status_code == 404
+
+
+def test_the_30_second_poll_reads_neither_the_changes_nor_the_gone_arrays(logged_in_client, host):
+    """The live part is the host's status, arrays and disks: its recent changes and the arrays
+    gone from /proc/mdstat are the whole page's, as other concerns' polls leave their history."""
+    ingest(host, seed_layout_mdstat())
+    ingest(host, seed_layout_mdstat(failed=["sdb"]))  # transitions
+    Array.objects.filter(host=host, name="md5").update(present=False)  # one gone array
+    url = f"/raid/hosts/{host.pk}/"
+    with CaptureQueriesContext(connection) as whole:
+        page = logged_in_client.get(url).content.decode()
+    with CaptureQueriesContext(connection) as live:
+        text = logged_in_client.get(url, headers={"HX-Request": "true"}).content.decode()
+
+    def reads(captured: CaptureQueriesContext, *words: str) -> bool:
+        return any(all(w in q["sql"] for w in words) for q in captured.captured_queries)
+
+    assert reads(whole, "alerts_transition") and reads(whole, "COUNT(", "raid_array")
+    assert not reads(live, "alerts_transition") and not reads(live, "COUNT(", "raid_array")
+    assert len(live.captured_queries) < len(whole.captured_queries)
+    assert 'id="gone"' in page and "Recent changes" in page
+    assert 'id="gone"' not in text and "Recent changes" not in text and "badge-critical" in text
