@@ -21,6 +21,8 @@ The same round trip checks an API key that ``ApiKeyAuthentication`` took from th
 memory (``apps.accounts.keycache``): its shared entry must still be there and not a tombstone,
 else the request is authenticated and its role checked again before it goes on, so a revoked
 key is refused, and a changed owner's role applies, at the very next request in every process.
+It also reads what the view asks for (its ``peeks(request)``: the file system list's version,
+``apps.api.conditional.CachedList``), left on the request as ``_vigil_peeked``.
 """
 
 from __future__ import annotations
@@ -121,19 +123,24 @@ def _counts(request: Request, view: Any, now: float) -> dict[str, int] | None:
         and (counter := throttle.counter(request, view, now)) is not None
     ]
     kept = getattr(request, "_vigil_key_here", None)  # a key from the process's memory
-    peek = keycache.name(kept) if kept else None
+    peeks = [keycache.name(kept)] if kept else []
+    wanted = getattr(view, "peeks", None)  # what the view reads in the same round trip
+    if wanted is not None:
+        peeks += wanted(request)
     try:
         counted = (
-            cache.count_many(SimpleRateThrottle.cache, counters, peek) if counters or peek else []
+            cache.count_many(SimpleRateThrottle.cache, counters, peeks) if counters or peeks else []
         )
     except Exception as exc:  # the cache is down: count nothing, refuse nothing
         log.warning("API rate limit not counted: cache unavailable (%s)", type(exc).__name__)
         if kept:  # but the key is read again (from the table, the cache being down)
             confirm_kept_key(request, view, holds=False)
         return None
+    values = counted[len(counters) :]
     if kept:
-        confirm_kept_key(request, view, holds=keycache.holds(counted.pop()))
-    counts = {key: n for (key, _), n in zip(counters, counted, strict=True)}
+        confirm_kept_key(request, view, holds=keycache.holds(values.pop(0)))
+    request._vigil_peeked = dict(zip(peeks[1:] if kept else peeks, values, strict=True))
+    counts = {key: n for (key, _), n in zip(counters, counted[: len(counters)], strict=True)}
     request._vigil_throttle_counts = counts
     return counts
 
