@@ -6,8 +6,9 @@
 1. **Parsers.** Every case of ``tests/fixtures/hostile`` goes through its parser the way
    Vigil calls it (``tests/fuzz/targets.py``: mdstat and whole reports judged, mdadm
    --detail, wsrep text through the poll's verdict, provider options, typed URLs, the probe's
-   HTTP reader against a loopback server), ``--repeat`` times; the median of each case, then
-   the worst case per parser, as milliseconds per KiB of input (and in total).
+   HTTP reader against a loopback server, a maintenance window's cron field and its
+   occurrences), ``--repeat`` times; the median of each case, then the worst case per parser,
+   as milliseconds per KiB of input (and in total).
 2. **Pushes.** The corpus's pushes and the largest reports the bounds let through (256 arrays
    and 4,096 disks with every array's ``mdadm --detail``, just under 1 MiB, against a host with
    500 failure-domain rules; 16 RAID-10 of 256 disks with 16 x 16 copies; a RAID-0 over 120
@@ -17,6 +18,8 @@
    wall and CPU time (the goal is about CPU: other processes sharing the cores stretch the
    wall time, not the work).
 3. **Limits.** A body of 1 MiB + 1 byte (declared) and a chunked body of 4 MiB are answered 413.
+4. **Threshold bodies.** The corpus's ``PUT`` bodies of a probe target's and of a region's
+   thresholds, through the whole Django stack with an admin's key: the slowest answer of each.
 
 The goals (issue 14): no report over 1 MiB accepted; none slower than 0.5 s to judge on 2
 cores. Settings are ``config.settings.base``; a temporary SQLite database (migrated here)
@@ -219,6 +222,51 @@ def pushes(repeat: int) -> dict:
     }
 
 
+def threshold_bodies(repeat: int) -> dict:
+    """Each ``thresholds--`` case PUT to a probe target's and a region's thresholds."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from django.core.cache import cache
+    from django.test import Client
+
+    from apps.accounts.models import ApiKey
+    from apps.accounts.roles import GROUPS
+    from apps.probes.models import Target
+    from apps.regions.models import Region
+    from tests.fuzz import targets
+
+    site, _ = Region.objects.get_or_create(
+        code="bench-hostile", defaults={"name": "Bench", "kind": Region.Kind.SITE}
+    )
+    target, _ = Target.objects.get_or_create(region=site, url="http://127.0.0.1:1/")
+    admin, _ = get_user_model().objects.get_or_create(username="bench-hostile-admin")
+    admin.groups.add(Group.objects.get(name=GROUPS["admin"]))
+    key = ApiKey.issue(admin, "bench/hostile.py", read_only=False)[1]
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+    rows = []
+    for case in targets.corpus("thresholds"):
+        body = case.read_bytes()
+        for where, url in (
+            ("target", f"/api/probes/targets/{target.pk}/thresholds/"),
+            ("region", f"/api/regions/{site.pk}/thresholds/probes/"),
+        ):
+            runs = []
+            for _ in range(repeat):
+                cache.clear()  # the per-caller write budget is not what is measured
+                started = time.perf_counter()
+                response = client.generic("PUT", url, body, content_type="application/json")
+                runs.append((time.perf_counter() - started, response.status_code))
+            rows.append(
+                {
+                    "case": f"{case.name} ({where})",
+                    "kib": round(len(body) / 1024, 1),
+                    "status": runs[-1][1],
+                    "answer_ms": round(statistics.median(s for s, _ in runs) * 1000, 1),
+                }
+            )
+    return {"cases": rows, "slowest_answer": max(rows, key=lambda r: r["answer_ms"])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default="")
@@ -243,6 +291,7 @@ def main() -> None:
 
     parsed = parsers(args.repeat)
     pushed = pushes(args.repeat)
+    bodies = threshold_bodies(args.repeat)
 
     print(
         f"{connection.vendor}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
@@ -280,8 +329,15 @@ def main() -> None:
         f"(the whole push, database included)    slowest answer {slowest['answer_ms']:.1f} ms "
         f"({slowest['case']}, {slowest['status']})"
     )
+    worst = bodies["slowest_answer"]
+    statuses = sorted({r["status"] for r in bodies["cases"]})
+    print(
+        f"threshold bodies: {len(bodies['cases'])} PUTs, statuses {statuses}; slowest answer "
+        f"{worst['answer_ms']:.1f} ms ({worst['case']}, {worst['kib']:.1f} KiB, {worst['status']})"
+    )
     if args.json:
-        print(json.dumps({"vendor": connection.vendor, "parsers": parsed, "pushes": pushed}))
+        figures = {"parsers": parsed, "pushes": pushed, "thresholds": bodies}
+        print(json.dumps({"vendor": connection.vendor, **figures}))
 
 
 if __name__ == "__main__":

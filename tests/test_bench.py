@@ -201,6 +201,7 @@ def test_it_runs_the_hostile_input_benchmark_tiny(bench_database):
         "parser cases worst ms/KiB (case, KiB, ms) slowest ms",
         "mdstat {n} {n} {w} ({n} KiB, {n} ms) {n}",
         "report {n} {n} {w} ({n} KiB, {n} ms) {n}",
+        "cron {n} {n} {w} ({n} KiB, {n} ms) {n}",
         "push KiB status answer ms judge ms CPU ms",
         "{w} {n} 400 {n}",
         "{w} {n} 200 {n} {n} {n}",
@@ -209,6 +210,7 @@ def test_it_runs_the_hostile_input_benchmark_tiny(bench_database):
         "{n} ms; chunked 4 MiB: {n} after reading {n} bytes",
         "judged in at most 500 ms of CPU slowest {n} ms CPU, {n} ms wall ({*}): {*}",
         "(the whole push, database included) slowest answer {n} ms ({*}, {n})",
+        "threshold bodies: {n} PUTs, statuses [200, 400]; slowest answer {n} ms ({*}, {n} KiB, {n})",
     )
 
 

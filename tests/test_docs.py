@@ -64,7 +64,10 @@ FACTS = {
     "api.md": ["VIGIL_API_RATE_READ", "If-None-Match", "VIGIL_METRICS_CACHE_SECONDS"],
     "sign-in.md": ["VIGIL_SIGNIN_ADMIN_GROUPS", "django-auth-ldap", "ensure_admin"],
     "security.md": ["VIGIL_OUTBOUND_ALLOW_LOOPBACK", "VIGIL_LOGIN_FAILURE_LIMIT"],
-    "production.md": ["docker compose up -d", "VIGIL_REGION_QUEUES", "tests/test_compose.py"],
+    "production.md": [
+        *("docker compose up -d", "VIGIL_REGION_QUEUES", "tests/test_compose.py"),
+        "Statuses that change after upgrading",  # issue 24's note of what users will see
+    ],
     "design.md": ["EmbeddedService", "django-allauth", "apps/lib/bodies.py"],
     "index.md": ["home.png", "region.png"],
 }

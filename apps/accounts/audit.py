@@ -1,27 +1,12 @@
 """The audit trail: who changed which configuration, when, from where, and what it was before.
 
 django-auditlog records every create, update and delete of the models registered with
-``track`` (configuration: accounts, regions, clusters and nodes, RAID hosts and push tokens,
-probe targets, thresholds, channels, rules, silences, users, groups, API keys) through the ORM's signals,
-so the API, the pages, the admin and management commands are all recorded alike. What workers
-write as they monitor (statuses, figures, last errors, snapshots, results) is excluded per
-field, or written with ``QuerySet.update()``, which sends no signal: the trail holds changes
-people make, not the fleet's heartbeat.
-
-- **Who**: the session's user (``AuditMiddleware``), or an API key's owner, which DRF only
-  knows inside the view (``attribute_to``, called by ``ApiKeyAuthentication``); the key's
-  visible prefix goes with it. Workers and commands show as nobody ("system").
-- **From where**: ``client_ip`` (``VIGIL_PROXY_COUNT``), never the client's own
-  ``X-Forwarded-For`` as auditlog's middleware would take it.
-- **Secrets**: fields named in ``secrets`` are stored as ``MASK`` (or empty), so the trail
-  says that an external id, a token or a password changed, never what it is. Fields named in
-  ``urls`` keep only a URL's scheme and host (``shown_url``): a webhook's path and query often
-  carry its credential (Teams, Discord, Google Chat); any other value stays as it is (a
-  channel's email addresses).
-- **Sign-ins** (``record_sign_in``): every sign-in, failed sign-in, refusal, sign-out and role
-  given from a provider's or a directory's groups is an "access" entry on the user (or, for a
-  username nobody has, on no user), its details as changed fields, so the page and the API
-  show them as they show changes.
+``track`` through the ORM's signals, so pages, API, admin and commands are recorded alike; what
+workers write while they monitor is excluded per field or written with ``QuerySet.update()``.
+Who: the session's user (``AuditMiddleware``) or an API key's owner (``attribute_to``); from
+where: ``client_ip``; ``secrets`` are stored as ``MASK``, ``urls`` as their scheme and host
+(``shown_url``); sign-ins are "access" entries (``record_sign_in``). What admins see:
+docs/sign-in.md, "The audit trail".
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """API keys kept in the cache for a few seconds (``VIGIL_API_KEY_CACHE_SECONDS``, 0: off), so
 an API request reads no row to know who calls and with which role.
 
-An entry is the ``ApiKey`` with its owner and the owner's group names, under the key's lookup
-part; it is put with ``cache.add``, never ``set``. Revoking a key, deactivating its owner or
-changing the owner's groups first writes a tombstone over the owner's entries (``forget``,
-with ``set``, for longer than an entry lives), so a request that read the row just before the
-change cannot put it back: the change holds from the very next request. The secret is never
-cached: an entry holds the key's digest, as the table does.
-
-Each process also keeps the entries it read or put in its own memory (``here``), for at most
-``LOCAL_SECONDS``, so a repeated request does not even ask the cache (a round trip and an
-unpickle of the key, its owner and their groups). A key found there is only provisional: the
-API's rate limits (``apps.api.throttling``), in the same round trip to Redis as their counters,
-check that the shared entry is still there and not a tombstone (``holds``); if it is not, the
-request is authenticated and its role checked again from the shared cache or the table, so a
-revocation or an owner's change still holds from the very next request in every process. An
-entry is kept here only when it is the one in the shared cache (read from it, or put there by
-``add``): never during a tombstone, which outlives every copy kept here.
+An entry (the ``ApiKey``, its owner and the owner's groups, the digest and never the secret) is
+put with ``cache.add``; revoking a key or changing its owner first writes a tombstone with
+``set`` (``forget``), longer-lived than any entry, so the change holds from the very next
+request. Each process also keeps entries in its memory for ``LOCAL_SECONDS`` (``here``), only
+provisionally: the API's rate limits check in the same round trip that the shared entry still
+holds (``holds``), else the request is authenticated again, in every process alike.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Who may do what through the API: the caller's role, and read-only keys may only read.
 
 ``RolePermissions`` is every view's default (``REST_FRAMEWORK["DEFAULT_PERMISSION_CLASSES"]``),
-so a new viewset is protected the day it is added:
-
-- reads (GET, HEAD, OPTIONS) need a login or an API key;
-- a read-only key (``vgr_``) may only read;
-- every other request needs a Django permission of the key's owner (or the session's user),
-  checked before the body is even parsed (403, never a 400 that tells what would be valid):
-  POST ``<app>.add_<model>``, PUT/PATCH ``<app>.change_<model>``, DELETE ``<app>.delete_<model>``
-  for the view's queryset model (as DRF's ``DjangoModelPermissions``), or what the view or
-  its ``@action(..., required_perms=[...])`` declares in ``required_perms`` (``()``: any
-  logged-in user, e.g. for one's own API keys). DRF sets an action's keywords on the view, so
-  a viewset with such an action has ``required_perms = None`` as a class attribute.
-
-A view with ``read_perms`` needs them for reads too (the audit trail: admins only).
-
-A key carries its owner's role as it is when the key is used: demoting a user demotes their
-keys at once.
+so a new viewset is protected the day it is added. A key carries its owner's role as it is when
+the key is used: demoting a user demotes their keys at once.
 """
 
 from __future__ import annotations
@@ -49,7 +35,7 @@ class ApiKeyScope(permissions.IsAuthenticated):
 
 
 def required_perms(request: Request, view: Any) -> tuple[str, ...]:
-    """The permissions an unsafe request to ``view`` needs (see the module's docstring)."""
+    """The permissions an unsafe request to ``view`` needs (see ``RolePermissions``)."""
     declared = getattr(view, "required_perms", None)
     if declared is not None:
         return tuple(declared)
@@ -63,6 +49,16 @@ def required_perms(request: Request, view: Any) -> tuple[str, ...]:
 
 
 class RolePermissions(ApiKeyScope):
+    """Reads (GET, HEAD, OPTIONS) need a login or an API key; a read-only key (``vgr_``) may
+    only read; every other request needs a Django permission of the key's owner (or the
+    session's user), checked before the body is parsed (403, never a 400 that tells what would
+    be valid): ``<app>.add_<model>`` to POST, ``change_`` to PUT or PATCH, ``delete_`` to
+    DELETE, for the view's queryset model (as DRF's ``DjangoModelPermissions``), or what the
+    view or its ``@action(..., required_perms=[...])`` declares (``()``: any logged-in user,
+    e.g. for one's own API keys; DRF sets an action's keywords on the view, so a viewset with
+    such an action has ``required_perms = None`` as a class attribute). A view with
+    ``read_perms`` needs them for reads too (the audit trail: admins only)."""
+
     #: A subclass for a function view (``@permission_classes``) may name its permissions here.
     perms: tuple[str, ...] | None = None
 

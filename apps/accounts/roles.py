@@ -1,19 +1,12 @@
 """Roles: viewer, operator, admin, as Django groups and permissions (the ecosystem's way).
 
-- **Viewer** (group ``Viewer``, or no group at all): every page and every read, no writes.
-- **Operator** (group ``Operator``): a viewer who also acknowledges incidents, manages
-  silences and probe targets (``OPERATOR_PERMISSIONS``, given by a data migration; other apps
-  may give the group more in their own migrations, with ``get_or_create``).
-- **Admin** (group ``Admin``, and superusers): every permission, including those of models
-  added later (``apps.accounts.backends.RoleBackend``).
-
-Every check is a Django permission: ``user.has_perm("alerts.add_silence")`` in views,
-``{% if perms.alerts.add_silence %}`` in templates, ``RolePermissions`` in the API. The role
-names here are for display, the admin site's door and cache keys, never for a decision that a
-permission can express.
-
-``is_staff`` alone opens the admin site and nothing else: what a staff user sees and changes
-there is still decided by permissions (a staff viewer sees an empty admin).
+Viewer (group ``Viewer``, or none): every read, no writes; Operator: also incidents, silences
+and probe targets (``OPERATOR_PERMISSIONS``, given by a data migration; other apps may add to
+the group in theirs); Admin (group ``Admin``, and superusers): every permission, later models'
+too (``backends.RoleBackend``). Every check is a Django permission (``user.has_perm``,
+``{% if perms.… %}``, ``RolePermissions`` in the API); the role names are for display, the
+admin site's door and cache keys, never for a decision a permission can express, and
+``is_staff`` alone opens the admin and nothing else. The table: docs/sign-in.md, "Roles".
 """
 
 from __future__ import annotations

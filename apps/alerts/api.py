@@ -484,6 +484,10 @@ class MaintenanceWindowSerializer(ModelClean, serializers.ModelSerializer):
             raise serializers.ValidationError("Give weekdays as a list, 0 (Monday) to 6 (Sunday).")
         return value  # empty with a cron rule; the model's clean says which is missing
 
+    def validate_cron(self, value: str) -> str:
+        """Saved as the model's clean leaves it (and the page saves it): fields one space apart."""
+        return " ".join(value.split())
+
     def get_open_now(self, window: MaintenanceWindow) -> bool:
         return window.schedule.open_at(timezone.now()) is not None
 

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db.models import Exists, F, Max, OuterRef, Q
 from django.utils import timezone
 
-from .integrations import CONFIGURATION, RECIPIENT, TRANSPORTS, TransportError
+from .integrations import CONFIGURATION, RECIPIENT, TRANSPORTS, Transport, TransportError
 from .models import Channel, Notification
 
 log = logging.getLogger(__name__)
@@ -160,9 +160,20 @@ def deliver(notifications: list[Notification]) -> None:
     """
     channel = Channel.objects.get(pk=notifications[0].channel_id)
     now = timezone.now()
-    group_key = f"{notifications[0].pk}" if len(notifications) > 1 else ""
     transport = TRANSPORTS[channel.kind](channel)
     recipients = transport.recipients()
+    errors, message_ids = _send_to_each(transport, recipients, notifications)
+    error_text = "; ".join(dict.fromkeys(e.message for e in errors))[:2000]
+    _note_on_channel(channel, errors, error_text, message_ids, now)
+    group_key = f"{notifications[0].pk}" if len(notifications) > 1 else ""
+    _settle(notifications, recipients, errors, error_text, message_ids, group_key, now)
+
+
+def _send_to_each(
+    transport: Transport, recipients: list[str], notifications: list[Notification]
+) -> tuple[list[TransportError], list[str]]:
+    """Send each recipient the notifications it has neither had nor refused, recording each
+    as it goes; the errors met and the message ids."""
     errors: list[TransportError] = []
     message_ids: list[str] = []
     if not recipients:
@@ -187,8 +198,18 @@ def deliver(notifications: list[Notification]) -> None:
         for n in todo:
             n.delivered = [*n.delivered, recipient]
             _record(n, delivered=n.delivered)
+    return errors, message_ids
 
-    error_text = "; ".join(dict.fromkeys(e.message for e in errors))[:2000]
+
+def _note_on_channel(
+    channel: Channel,
+    errors: list[TransportError],
+    error_text: str,
+    message_ids: list[str],
+    now: datetime,
+) -> None:
+    """Keep the attempt's last error, its last success and any configuration failure (shown
+    to admins until a send succeeds) on the channel."""
     config = next((e for e in errors if e.failure == CONFIGURATION), None)
     channel_changes: dict = {}
     if errors:
@@ -203,6 +224,18 @@ def deliver(notifications: list[Notification]) -> None:
     if channel_changes:
         Channel.objects.filter(pk=channel.pk).update(**channel_changes)
 
+
+def _settle(
+    notifications: list[Notification],
+    recipients: list[str],
+    errors: list[TransportError],
+    error_text: str,
+    message_ids: list[str],
+    group_key: str,
+    now: datetime,
+) -> None:
+    """Each notification's outcome: retried with backoff while a recipient is left and the
+    error may pass, else sent (to whoever has it) or failed (nobody has it)."""
     retry = next((e for e in errors if e.failure != RECIPIENT), None)
     # The backoff counts from the failure, not from the start of the attempt: an attempt slower
     # than the first backoff (5 s: a slow SES on a loaded machine) was due again at once.

@@ -16,6 +16,7 @@ day of week match either is an ``rruleset`` of the two.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
@@ -104,13 +105,28 @@ FIELDS = (
 )
 
 
+#: Digits cron reads: ASCII only (str.isdigit also takes '²' and full-width digits).
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+
+
+def _number(text: str) -> int:
+    """ASCII digits as a number; past nine digits, one beyond every field's range (int()
+    refuses over 4,300 digits, in its own words)."""
+    return int(text) if len(text) <= 9 else 10**9
+
+
+def _shown(text: str) -> str:
+    """A field as a message quotes it: escaped (no NUL or lone surrogate) and short."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
 def _value(text: str, low: int, names: tuple[str, ...]) -> int:
     lowered = text.lower()
     if lowered in names:
         return names.index(lowered) + (1 if low == 1 else 0)
-    if not text.isdigit():
-        raise ValueError(text)
-    return int(text)
+    if not _DIGITS.fullmatch(text):
+        raise ValueError(f"{_shown(text)} is not a number or a name")
+    return _number(text)
 
 
 def parse_field(text: str, low: int, high: int, names: tuple[str, ...] = ()) -> set[int] | None:
@@ -121,9 +137,10 @@ def parse_field(text: str, low: int, high: int, names: tuple[str, ...] = ()) -> 
     values: set[int] = set()
     for part in text.split(","):
         span, _, step_text = part.partition("/")
-        step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else None
+        digits = _DIGITS.fullmatch(step_text) is not None
+        step = _number(step_text) if digits and _number(step_text) > 0 else None
         if step_text and step is None:
-            raise ValueError(f"{part!r}: a step is a whole number from 1")
+            raise ValueError(f"{_shown(part)}: a step is a whole number from 1")
         if span == "*":
             first, last = low, high
         elif "-" in span:
@@ -133,7 +150,7 @@ def parse_field(text: str, low: int, high: int, names: tuple[str, ...] = ()) -> 
             first = _value(span, low, names)
             last = high if step else first
         if not (low <= first <= last <= high):
-            raise ValueError(f"{part!r}: values go from {low} to {high}, lowest first")
+            raise ValueError(f"{_shown(part)}: values go from {low} to {high}, lowest first")
         values.update(range(first, last + 1, step or 1))
     return values
 
@@ -223,7 +240,7 @@ def check_cron(expression: str) -> str:
         try:
             values.append(parse_field(text, low, high, names))
         except ValueError as error:
-            return f"The {name} field {text!r} is not one cron reads ({error})."
+            return f"The {name} field {_shown(text)} is not one cron reads ({error})."
     _, _, monthdays, months, weekdays = values
     only_monthdays = monthdays is not None and weekdays is None  # (either, when both are)
     if only_monthdays and not any(

@@ -1,35 +1,13 @@
 """Conditional GET for the API: ``If-None-Match`` / ``If-Modified-Since`` answered with 304.
 
-Two kinds of validators, by what is cheap and still exact:
-
-- ``ConditionalGet`` (every viewset): the ``ETag`` is a hash of the rendered body, so it is
-  exact whatever changed the rows (an API write, a collection task's compare-and-set). A 304
-  saves the transfer, not the queries.
-- ``AppendOnlyList`` (lists of rows that are only ever inserted or pruned: probe results, Galera
-  snapshots, transitions, RAID history): keyset pages (``lists.KeysetPagination``), and two
-  index lookups over the filtered queryset (the newest and the oldest row by the list's key)
-  give ``Last-Modified`` and an ``ETag`` *before* the page is read, so a 304 costs two short
-  queries and no serialization, and neither scans the table as an aggregate would. A new row
-  changes the newest, expiry changes the oldest. ``If-Modified-Since`` has HTTP's one-second
-  resolution; ``If-None-Match`` is exact.
-- ``CachedList`` (configuration lists that are polled, the file system list first): the
-  ``ETag`` comes from the view's ``list_validator()`` (one index lookup: the newest write to
-  the table, kept by database triggers that deletions move too), the path
-  with its query, the format and the caller's role and time zone; the rendered body is kept in
-  the cache under that tag for ``VIGIL_API_LIST_CACHE_SECONDS``, and in the process's memory
-  too (the last ``LOCAL_BODIES`` bodies, as long): a repeated request costs the lookup and,
-  in a process that answered it lately, no round trip to the cache at all (a body under a tag
-  is the same wherever it is kept). A write shows in the next answer (its validator moves),
-  and callers of different roles never share a body.
-
-  On Redis the lookup itself is kept (``versioned_table``): the validator is stored with the
-  table's version (``apps.lib.versions``, moved after every commit that wrote the table through
-  Django) for ``UNSEEN_WRITE_SECONDS``, and both are read in the rate limits' round trip
-  (``peeks``). While the version is the one stored with it the validator holds and the request
-  asks the database nothing (so it opens no connection: no ``CONN_HEALTH_CHECKS`` either); a
-  moved version, or none stored, reads the validator from the table again and stores it under
-  the version read before. A write through Django shows in the next answer; a write Django never
-  saw (``psql``) within ``UNSEEN_WRITE_SECONDS``.
+Three kinds of validators, by what is cheap and still exact: ``ConditionalGet`` (every viewset:
+an ``ETag`` hashed from the rendered body, exact whatever changed the rows; a 304 saves the
+transfer, not the queries), ``AppendOnlyList`` (rows only ever inserted or pruned: two index
+lookups give ``Last-Modified`` and an ``ETag`` before the page is read) and ``CachedList``
+(polled configuration lists: the body kept under a tag from ``list_validator()``, the path,
+the format and the caller's role and time zone; on Redis the validator itself kept beside the
+table's version, ``apps.lib.versions``, so a repeated list asks the database nothing). What
+callers see: docs/api.md.
 """
 
 from __future__ import annotations
@@ -120,7 +98,10 @@ class AppendOnlyList(ConditionalGet):
     """Keyset pages, and ``list()`` answers 304 from two index lookups before the page is read.
 
     ``ordering`` is the key: the row's insertion time, descending, then ``-pk``; ``?ordering=``
-    is not offered (a keyset has one order).
+    is not offered (a keyset has one order). The newest and the oldest row by that key (two
+    index lookups over the filtered queryset, no scan as an aggregate would make) give
+    ``Last-Modified`` and the ``ETag``: a new row moves the newest, expiry the oldest.
+    ``If-Modified-Since`` has HTTP's one-second resolution; ``If-None-Match`` is exact.
     """
 
     pagination_class = KeysetPagination
@@ -154,7 +135,18 @@ class CachedList(ConditionalGet):
     the file systems: their newest ``changed``, kept by triggers); it must be much cheaper than
     the list. Only JSON is cached (the browsable API shows the user and a CSRF
     token). No ``Last-Modified``: HTTP's one-second dates would miss two writes in a second; the
-    ``ETag`` is exact.
+    ``ETag`` is exact. The tag also holds the path with its query, the format and the caller's
+    role and time zone, so callers of different roles never share a body. A body is kept in the
+    cache for ``VIGIL_API_LIST_CACHE_SECONDS`` and in the process's memory too (the last
+    ``LOCAL_BODIES``): a body under a tag is the same wherever it is kept.
+
+    On Redis the validator is kept too (``versioned_table``): stored beside the table's version
+    (``apps.lib.versions``, moved after every commit that wrote the table through Django) for
+    ``UNSEEN_WRITE_SECONDS``, both read in the rate limits' round trip (``peeks``). While the
+    version is the one stored with it the request asks the database nothing (no connection, so
+    no ``CONN_HEALTH_CHECKS`` either); else the table is asked and the answer stored under the
+    version read before. A write through Django shows in the next answer; one Django never saw
+    (``psql``) within ``UNSEEN_WRITE_SECONDS``.
     """
 
     #: The table whose version (``apps.lib.versions``) says when ``list_validator()`` may have

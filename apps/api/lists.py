@@ -1,25 +1,10 @@
 """How every API list pages, filters and orders (django-filter and DRF, configured once).
 
-- ``Pagination``: ``?limit=&offset=``, 100 rows by default, at most ``MAX_LIMIT``: the small
-  configuration lists (file systems, clusters, targets, hosts, channels...).
-- ``KeysetPagination``: ``?cursor=&limit=`` for the grow-only history lists (probe results,
-  snapshots, transitions, RAID history, incidents): newest first by the view's ``ordering``
-  (``["-created", "-pk"]``, an indexed pair), each page reads ``limit + 1`` rows after the
-  cursor and never counts the table, so page 1 and page 10,000 cost the same. The cursor is
-  signed: a forged or mangled one is a 400.
-- ``PlainRows``: a list's rows read with ``.values()`` and built as plain dicts, the same JSON
-  as the view's serializer (tested) at a third of the cost: for the big configuration lists that
-  are polled (the 100-row file system list under load).
-- ``StableOrdering``: DRF's ``?ordering=``, with the primary key appended as a tie-breaker, so
-  pages never repeat or skip a row when the ordered column has equal values.
-- ``RegionFilter``: ``?region=`` takes a region's id (a number) or its code (``eu-west-1``,
-  a site's short name), as the API always took one or the other.
-- ``FilterSet``: django-filter's, with whole numbers for ids and integer columns
-  (``IdFilter``), bounded to 64 bits: ``?account=<40 digits>`` is a 400, not an overflow; a
-  foreign key to a region is a ``RegionFilter``, a field with choices (``status``) a choice.
-  A list with only such filters names them in its view's ``filterset_fields`` (``FilterBackend``
-  builds them on this class); a ``FilterSet`` subclass declares only the others.
-- ``SinceUntilFilterSet``: ``?since=&until=`` (ISO 8601) on history-like lists.
+Offset pages for the small configuration lists (``Pagination``), signed keyset pages for the
+grow-only history lists (``KeysetPagination``), plain rows for the big polled lists
+(``PlainRows``), ``?ordering=`` with a tie-breaker (``StableOrdering``), ``?region=`` by id or
+code (``RegionFilter``), bounded whole-number filters (``FilterSet``) and ``?since=&until=``
+(``SinceUntilFilterSet``). What callers see: docs/api.md.
 """
 
 from __future__ import annotations
@@ -49,6 +34,9 @@ BIGGEST_ID = 2**63 - 1
 
 
 class Pagination(LimitOffsetPagination):
+    """``?limit=&offset=``, 100 rows by default, at most ``MAX_LIMIT``: the small configuration
+    lists (file systems, clusters, targets, hosts, channels...)."""
+
     max_limit = MAX_LIMIT
 
 
@@ -205,6 +193,9 @@ def _converter(field: serializers.Field) -> Any:
 
 
 class StableOrdering(OrderingFilter):
+    """DRF's ``?ordering=``, with the primary key appended as a tie-breaker, so pages never
+    repeat or skip a row when the ordered column has equal values."""
+
     def remove_invalid_fields(
         self, queryset: QuerySet, fields: list[str], view: Any, request: Request
     ) -> list[str]:
@@ -277,6 +268,12 @@ class IdFilter(django_filters.NumberFilter):
 
 
 class FilterSet(django_filters.FilterSet):
+    """django-filter's, with whole numbers for ids and integer columns (``IdFilter``, bounded to
+    64 bits: ``?account=<40 digits>`` is a 400, not an overflow); a foreign key to a region is a
+    ``RegionFilter``, a field with choices (``status``) a choice. A list with only such filters
+    names them in its view's ``filterset_fields`` (``FilterBackend`` builds them on this class);
+    a subclass declares only the others."""
+
     FILTER_DEFAULTS = {
         **FILTER_FOR_DBFIELD_DEFAULTS,
         **{

@@ -10,7 +10,6 @@ from typing import Any
 from django.db.models import Model
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import parsers
 from rest_framework.decorators import (
     api_view,
     authentication_classes,
@@ -21,7 +20,7 @@ from rest_framework.request import Request
 
 from apps.accounts.authentication import ApiKeyAuthentication
 from apps.accounts.permissions import RolePermissions
-from apps.lib.bodies import PlainTextParser
+from apps.lib.bodies import JSONParser, PlainTextParser
 from apps.lib.pushtoken import PushToken
 
 from .errors import ErrorSerializer
@@ -78,7 +77,7 @@ def push_endpoint(
     it answers 409, and the body reader's own refusals (411, 413, 415) are listed."""
 
     def decorate(view: Callable) -> Any:
-        view = parser_classes([parsers.JSONParser, PlainTextParser])(view)
+        view = parser_classes([JSONParser, PlainTextParser])(view)
         view = permission_classes([permission])(view)
         view = authentication_classes([authentication, ApiKeyAuthentication])(view)
         responses = {

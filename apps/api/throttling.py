@@ -1,28 +1,14 @@
 """API rate limits per caller, counted in Django's cache (Redis in production).
 
-The caller is the API key (its id), else the pushing subject of a push token (a RAID host, a
-Galera node: ``push:raid.host:<id>``), else the session's user, else the client address. Pushes
-never share a budget by address: behind the TLS proxy every agent has the proxy's address, so
-each token spends its own (one broken agent in a loop is answered 429 alone). Reads and writes have separate budgets, ``VIGIL_API_RATE_READ`` and
-``VIGIL_API_RATE_WRITE`` (DRF's ``DEFAULT_THROTTLE_RATES["read"]``/``["write"]``, read on each
-request so tests and benchmarks can change them). A second pair of budgets counts per user,
-whatever key or session they use (``VIGIL_API_RATE_USER_READ``/``_WRITE``): ten keys do not
-buy ten budgets.
-
-Counting is one atomic increment per budget in a fixed window (a minute for ``…/min``), all
-the request's budgets in one round trip to Redis (``apps.lib.cache.count_many``: the first
-throttle counts them all), not DRF's default list of timestamps, which is
-rewritten whole on every request and loses counts when two processes race. Over the budget the
-answer is 429 with ``Retry-After`` (the seconds left in the window) and ``{"error": ...}``. If
-the cache itself is down, requests are let through (and a warning logged): a Redis outage must
-not take the API down with it.
-
-The same round trip checks an API key that ``ApiKeyAuthentication`` took from the process's
-memory (``apps.accounts.keycache``): its shared entry must still be there and not a tombstone,
-else the request is authenticated and its role checked again before it goes on, so a revoked
-key is refused, and a changed owner's role applies, at the very next request in every process.
-It also reads what the view asks for (its ``peeks(request)``: the file system list's version,
-``apps.api.conditional.CachedList``), left on the request as ``_vigil_peeked``.
+A caller is an API key, a push token's subject, a session's user or an address (``caller``),
+with separate read and write budgets, and a second pair per user whatever key or session they
+use (``owner``). Each budget is one atomic increment in a fixed window, all of a request's in one
+round trip (``apps.lib.cache.count_many``), where DRF rewrites a list of timestamps whole and
+loses counts when two processes race; over budget the answer is 429 with ``Retry-After``, and
+with the cache down requests go through (a warning logged). The same round trip checks that a
+key taken from the process's memory (``apps.accounts.keycache``) is still valid, and reads
+what the view asks for (its ``peeks``: the file system list's version). Budgets and settings:
+docs/api.md.
 """
 
 from __future__ import annotations

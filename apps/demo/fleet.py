@@ -1,22 +1,12 @@
 """A synthetic fleet at the scale of the users' story, for ``manage.py seed_fleet``.
 
 Pure: no database, no clock, no I/O; the command gives ``now`` and a seed and saves the rows.
-Every subject's current state and history come from the product's own pure code, so pages
-show what they would show for a real fleet:
-
-- EFS file systems follow ``apps.efs.demo_workloads``'s credit-model workloads; a file system's day of
-  minutes is simulated once (``day_rows``) and repeated over the days, its current figures
-  and status are ``efs.verdict.filesystem_verdict`` of its last three hours. Some have an outage
-  (a gap, never zeros) and some stopped reporting (unknown).
-- Galera clusters are judged by ``galera.verdict.build_view`` and ``cluster_verdict`` from wsrep
-  rows of each scenario (healthy, a node down, a donor, flow control, quorum lost).
-- RAID hosts report real ``/proc/mdstat`` text read by ``report.assess``: nested RAID-0 over
-  RAID-1 mirrors, the seed's RAID-0 over RAID-10 on three storage servers, and RAID-6; some
-  degraded or rebuilding.
-- Probe targets are judged by ``verdict.probe_verdict`` on measurements of each scenario.
-
-A subject's history is a timeline of scenarios (``Timeline``): the snapshots and results
-follow it, and each change of status in it is one ``alerts.Transition``.
+Every subject's state and history come from the product's own pure code, so pages show what
+they would for a real fleet: EFS file systems run ``efs.demo_workloads``' credit-model
+workloads (a day simulated once by ``day_rows`` and repeated, judged by
+``filesystem_verdict``, some with gaps or silent), Galera clusters, RAID hosts and probe
+targets are judged by their concerns' verdicts on each scenario's readings. A subject's history
+is a timeline of scenarios (``Timeline``), each change of status in it one transition.
 """
 
 from __future__ import annotations

@@ -409,15 +409,9 @@ def compare(
         (bursting, elastic, provisioned),
         key=lambda r: (not r.available, round(r.monthly_usd, 6), order[r.mode]),
     )
-    current_usd = None
-    if archived and current_mode in ("bursting", "provisioned"):
-        current_usd = None  # cannot be: AWS allows Archive only with Elastic
-    elif current_mode == "provisioned" and current_provisioned_mibps:
-        current_usd = legacy_storage + prices.provisioned * max(
-            0.0, current_provisioned_mibps - base
-        )
-    elif current_mode in MODES:
-        current_usd = {r.mode: r.monthly_usd for r in rows if r.available}.get(current_mode)
+    current_usd = _current_usd(
+        rows, current_mode, current_provisioned_mibps, archived, legacy_storage, prices, base
+    )
     return Comparison(
         rows=tuple(rows),
         workload=w,
@@ -429,6 +423,26 @@ def compare(
         current_usd=current_usd,
         notes=tuple(notes),
     )
+
+
+def _current_usd(
+    rows: Sequence[ModeRow],
+    current_mode: str | None,
+    current_provisioned_mibps: float | None,
+    archived: bool,
+    legacy_storage: float,
+    prices: RegionPrices,
+    base: float,
+) -> float | None:
+    """What the file system costs a month in its ``current_mode`` (a provisioned one at its
+    own level), or None when unknown or impossible."""
+    if archived and current_mode in ("bursting", "provisioned"):
+        return None  # cannot be: AWS allows Archive only with Elastic
+    if current_mode == "provisioned" and current_provisioned_mibps:
+        return legacy_storage + prices.provisioned * max(0.0, current_provisioned_mibps - base)
+    if current_mode in MODES:
+        return {r.mode: r.monthly_usd for r in rows if r.available}.get(current_mode)
+    return None
 
 
 def _one_zone(prices: RegionPrices, prices_region: str, notes: list[str]) -> RegionPrices:

@@ -1,21 +1,8 @@
 """A file system's headroom under its limits: the documented ones (``documented.LIMITS``, by
 file system type, throughput mode and Region) and the one its measured PercentIOLimit implies.
 
-Pure: no Django, no I/O. What the sources say is in ``documented``; the rules applied here:
-
-- General Purpose file systems that report PercentIOLimit: operations against the limit the
-  metric implies (``metrics.implied_ops_limit``, "2,880 of ~3,430 ops/s"): measured, not
-  documented.
-- Elastic and Max I/O ones (or General Purpose without PercentIOLimit): read and write
-  throughput against the documented per-file-system limits of the file system's type
-  (Regional or One Zone), throughput mode and Region, and their sum: "your file system can
-  achieve a combined 100% of its read and write throughput" [PERF], so 60 % of the read limit
-  and 60 % of the write limit are 120 % of the one budget. Operations against the documented
-  IOPS, metadata reads counted as reads and metadata writes as writes (metadata operations are
-  not writes; when CloudWatch gives no split they are shown on their own, without a limit).
-  Max I/O "doesn't have a file system operations limit" (AWS re:Post, "What are the
-  differences between General Purpose and Max I/O performance modes in Amazon EFS?",
-  https://repost.aws/knowledge-center/linux-efs-performance-modes).
+Pure: no Django, no I/O. What the sources say is in ``documented``; which limits apply to
+which file system, and how they add up: ``headroom``.
 """
 
 from __future__ import annotations
@@ -81,8 +68,23 @@ def headroom(
     region: str = "",
     limits: Table = LIMITS,
 ) -> list[Headroom]:
-    """What ``sample`` (the latest minute with operations) uses of the file system's limits:
-    see the module's docstring for which, and ``documented.mode_limits`` for their values."""
+    """What ``sample`` (the latest minute with operations) uses of the file system's limits
+    (their values: ``documented.mode_limits``).
+
+    - General Purpose file systems that report PercentIOLimit: operations against the limit
+      the metric implies (``metrics.implied_ops_limit``, "2,880 of ~3,430 ops/s"): measured,
+      not documented.
+    - Elastic and Max I/O ones (or General Purpose without PercentIOLimit): read and write
+      throughput against the documented per-file-system limits of the file system's type
+      (Regional or One Zone), throughput mode and Region, and their sum: "your file system
+      can achieve a combined 100% of its read and write throughput" [PERF], so 60 % of the
+      read limit and 60 % of the write limit are 120 % of the one budget. Operations against
+      the documented IOPS, metadata reads counted as reads and metadata writes as writes
+      (metadata operations are not writes; when CloudWatch gives no split they are shown on
+      their own, without a limit). Max I/O "doesn't have a file system operations limit" (AWS
+      re:Post, "What are the differences between General Purpose and Max I/O performance
+      modes in Amazon EFS?", https://repost.aws/knowledge-center/linux-efs-performance-modes).
+    """
     if sample is None or sample.total_count is None:
         return []
     p = sample.period_s

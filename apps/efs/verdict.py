@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from apps.efs.documented import LIMITS, Table, credit_cap_bytes, mode_limits, value
+from apps.efs.documented import LIMITS, ModeLimits, Table, credit_cap_bytes, mode_limits, value
 from apps.efs.limits import combined_share_pct, headroom, headroom_figures
 from apps.efs.metrics import (
     MIB,
@@ -170,30 +170,60 @@ def filesystem_verdict(
 
     findings: list[tuple[Status, str]] = []
     if throughput_mode == "bursting":
-        forecast = credit_forecast(
-            credit_points(ordered),
-            now,
-            window=th.forecast_window,
-            min_points=th.forecast_min_points,
-            exhausted_bytes=th.exhausted_bytes,
-        )
-        figures.update(_forecast_figures(forecast))
-        figures.update(_drained_figures(ordered, now, th.forecast_window))
-        if forecast.state is CreditState.EXHAUSTED:
-            cap = permitted_mibps(last) or figures.get("baseline_mibps")
-            capped = f"{mibps(cap)} baseline" if cap else "baseline"
-            findings.append(
-                (Status.CRITICAL, f"burst credits exhausted: throughput capped at {capped}")
-            )
-        elif forecast.state is CreditState.DRAINING:
-            left = timedelta(seconds=forecast.seconds_to_exhaustion or 0.0)
-            if left <= th.exhaustion_critical:
-                whose = th.notes.suffix("exhaustion_critical_hours")
-                findings.append((Status.CRITICAL, forecast.reason + whose))
-            elif left <= th.exhaustion_warning:
-                whose = th.notes.suffix("exhaustion_warning_hours")
-                findings.append((Status.WARNING, forecast.reason + whose))
+        credit, more = _credit_findings(ordered, now, th, figures.get("baseline_mibps"))
+        findings += credit
+        figures.update(more)
+    documented = mode_limits(limits, file_system_type, throughput_mode, region)
+    findings += _load_findings(ordered, th, documented)
+    findings += replica_findings(replicas, now, th.replica_warning, th.replica_critical)
+    lags = [now - r.last_sync_at for r in replicas if r.last_sync_at and r.status == "ENABLED"]
+    figures["replica_count"] = len(replicas)
+    figures["replica_lag_minutes"] = max(lags).total_seconds() / 60 if lags else None
 
+    if not findings:
+        return Verdict(Status.OK, _ok_reason(figures), figures)
+    findings.sort(key=lambda f: -f[0].severity)
+    return Verdict(findings[0][0], "; ".join(reason for _, reason in findings), figures)
+
+
+def _credit_findings(
+    ordered: Sequence[Sample], now: datetime, th: Thresholds, baseline: float | None
+) -> tuple[list[tuple[Status, str]], dict]:
+    """What the burst credits say (exhausted, or running out sooner than the thresholds
+    allow), and the forecast's figures."""
+    findings: list[tuple[Status, str]] = []
+    forecast = credit_forecast(
+        credit_points(ordered),
+        now,
+        window=th.forecast_window,
+        min_points=th.forecast_min_points,
+        exhausted_bytes=th.exhausted_bytes,
+    )
+    figures = _forecast_figures(forecast)
+    figures.update(_drained_figures(ordered, now, th.forecast_window))
+    if forecast.state is CreditState.EXHAUSTED:
+        cap = permitted_mibps(ordered[-1]) or baseline
+        capped = f"{mibps(cap)} baseline" if cap else "baseline"
+        findings.append(
+            (Status.CRITICAL, f"burst credits exhausted: throughput capped at {capped}")
+        )
+    elif forecast.state is CreditState.DRAINING:
+        left = timedelta(seconds=forecast.seconds_to_exhaustion or 0.0)
+        if left <= th.exhaustion_critical:
+            whose = th.notes.suffix("exhaustion_critical_hours")
+            findings.append((Status.CRITICAL, forecast.reason + whose))
+        elif left <= th.exhaustion_warning:
+            whose = th.notes.suffix("exhaustion_warning_hours")
+            findings.append((Status.WARNING, forecast.reason + whose))
+    return findings, figures
+
+
+def _load_findings(
+    ordered: Sequence[Sample], th: Thresholds, documented: ModeLimits
+) -> list[tuple[Status, str]]:
+    """The load held above its thresholds for their durations: PercentIOLimit, throughput
+    of permitted, and reads and writes of their one documented limit (``documented``)."""
+    findings: list[tuple[Status, str]] = []
     io_window = _sustained(ordered, lambda s: s.percent_io_limit, th.io_limit_for, th)
     if io_window and min(io_window) > th.io_limit_pct:
         findings.append(
@@ -213,7 +243,6 @@ def filesystem_verdict(
                 f"{_span_label(th.utilisation_for)}",
             )
         )
-    documented = mode_limits(limits, file_system_type, throughput_mode, region)
     combined = _sustained(
         ordered, lambda s: combined_share_pct(s, documented), th.utilisation_for, th
     )
@@ -225,15 +254,7 @@ def filesystem_verdict(
                 f"limit{th.notes.suffix('combined_pct')} for {_span_label(th.utilisation_for)}",
             )
         )
-    findings += replica_findings(replicas, now, th.replica_warning, th.replica_critical)
-    lags = [now - r.last_sync_at for r in replicas if r.last_sync_at and r.status == "ENABLED"]
-    figures["replica_count"] = len(replicas)
-    figures["replica_lag_minutes"] = max(lags).total_seconds() / 60 if lags else None
-
-    if not findings:
-        return Verdict(Status.OK, _ok_reason(figures), figures)
-    findings.sort(key=lambda f: -f[0].severity)
-    return Verdict(findings[0][0], "; ".join(reason for _, reason in findings), figures)
+    return findings
 
 
 def _sustained(samples, value_of, duration: timedelta, th: Thresholds) -> list[float]:

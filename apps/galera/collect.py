@@ -38,7 +38,7 @@ from .rates import (
     since_previous,
 )
 from .replication import Paused, Thresholds
-from .verdict import NodeResult, NodeView, build_view, cluster_verdict, storable
+from .verdict import ClusterView, NodeResult, NodeView, build_view, cluster_verdict, storable
 
 CONNECT_TIMEOUT_S = 3.0
 READ_TIMEOUT_S = 3.0
@@ -229,18 +229,7 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
     )
     pushed = {n.label: n.reported_at for n in cluster.nodes.all() if n.mode == Node.Mode.PUSH}
     read_at = {node.name: pushed.get(node.name) or now for node in view.nodes}
-    last = previous[-1] if previous else None
-    facts = {}
-    for node in view.nodes:
-        facts[node.name] = node_facts(node, read_at[node.name])
-        facts[node.name].update(
-            between(
-                node,
-                read_at[node.name].timestamp(),
-                last.nodes.get(node.name) if last else None,
-                last.created.timestamp() if last else None,
-            )
-        )
+    facts = _facts(view, read_at, previous[-1] if previous else None)
     rates = {name: seen.get(CERT_FAILURES.rate_key) for name, seen in facts.items()}
     if not results:
         verdict = Verdict(Status.UNKNOWN, "no nodes configured")
@@ -257,11 +246,36 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
             cert_failure_rates=rates,
             node_notes=concerns.notes(cluster),
         )
+    summary = _summary(view, facts, verdict)
+    timeouts = [r.options.evs_suspect_timeout for r in results if r.options is not None]
+    _store(cluster, now, verdict, view, facts, summary, [t for t in timeouts if t is not None])
+    if results and not view.primary:
+        verdict = with_recovery(cluster, verdict)
+    alerts.record(cluster, verdict)
+    return verdict
+
+
+def _facts(view: ClusterView, read_at: dict[str, datetime], last: Snapshot | None) -> dict:
+    """Each node's facts as a snapshot keeps them, with its rates since the ``last``."""
+    facts = {}
+    for node in view.nodes:
+        facts[node.name] = node_facts(node, read_at[node.name])
+        facts[node.name].update(
+            between(
+                node,
+                read_at[node.name].timestamp(),
+                last.nodes.get(node.name) if last else None,
+                last.created.timestamp() if last else None,
+            )
+        )
+    return facts
+
+
+def _summary(view: ClusterView, facts: dict, verdict: Verdict) -> dict:
+    """The cluster's figures that its snapshot and its row both keep."""
     tolerance = view.tolerance
     statuses = [n.status for n in view.nodes if n.status is not None]
-    timeouts = [r.options.evs_suspect_timeout for r in results if r.options is not None]
-    timeouts = [t for t in timeouts if t is not None]
-    summary = {
+    return {
         "cluster_size": view.cluster_size,
         "primary": bool(view.primary) if view.reachable else None,
         "data_nodes": view.data_nodes if view.primary else None,
@@ -277,6 +291,19 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
         "cluster_weight": view.cluster_weight,
         "cert_failures_per_minute": (verdict.figures or {}).get("cert_failures_per_minute"),
     }
+
+
+def _store(
+    cluster: Cluster,
+    now: datetime,
+    verdict: Verdict,
+    view: ClusterView,
+    facts: dict,
+    summary: dict,
+    timeouts: list[float],
+) -> None:
+    """Save the poll in one transaction: its snapshot, the cluster's row (``timeouts``: the
+    nodes' ``evs.suspect_timeout``) and each node's state."""
     with transaction.atomic():
         Snapshot.objects.create(
             cluster=cluster,
@@ -295,10 +322,6 @@ def save_poll(cluster: Cluster, results: list[NodeResult], now: datetime | None 
             if node.label in seen:
                 state, detail = str(seen[node.label].state), storable(seen[node.label].detail)
                 Node.objects.filter(pk=node.pk).update(state=state, detail=detail)
-    if results and not view.primary:
-        verdict = with_recovery(cluster, verdict)
-    alerts.record(cluster, verdict)
-    return verdict
 
 
 def with_recovery(cluster: Cluster, verdict: Verdict) -> Verdict:

@@ -1,21 +1,12 @@
 """Adapter: poll Galera nodes over the MySQL protocol (PyMySQL).
 
-Each node answers ``SHOW GLOBAL STATUS LIKE 'wsrep_%'`` and the ``wsrep_provider_options``
-variable; both need only the USAGE privilege::
-
-    CREATE USER 'vigil_monitor'@'%' IDENTIFIED BY '...';
-    GRANT USAGE ON *.* TO 'vigil_monitor'@'%';
-
-Connect and read timeouts are short and nodes are polled concurrently, so a dead or
-black-holed node costs one timeout, not one per node. Errors never escape: they come back
-as a ``NodeResult`` with the error text (the server's own message for wrong credentials).
-
-The node's address passes the outbound guard (``apps.lib.outbound``): the name is resolved once,
-each address judged, and PyMySQL is handed the connected socket (TLS still checks the name).
-And the server never gets the password (``GuardedConnection``): PyMySQL would answer a switch to
-``mysql_clear_password`` or ``dialog`` with the plaintext, and ``sha256_password`` or a full
-``caching_sha2_password`` exchange sends it encrypted with a key the server itself chose (or in
-clear over TLS): those happen only over TLS whose certificate and host name were verified.
+Each node answers ``SHOW GLOBAL STATUS LIKE 'wsrep_%'`` and ``wsrep_provider_options``, which
+need only the USAGE privilege. Timeouts are short and nodes are polled concurrently, so a dead
+node costs one timeout; errors never escape, they come back as a ``NodeResult`` with the error
+text. The address passes the outbound guard (``apps.lib.outbound``: PyMySQL gets the connected
+socket, TLS still checks the name), and the password never reaches a server that asks for it in
+clear or encrypted with a key it chose, except over verified TLS (``GuardedConnection``).
+The monitoring user and what is refused: docs/galera.md.
 """
 
 from __future__ import annotations

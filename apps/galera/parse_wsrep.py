@@ -1,23 +1,12 @@
 """Parser for Galera's wsrep status: published text forms and live rows, one typed model.
 
-``parse_status(text)`` reads what people paste: the mysql client's table (``+---+``
-borders), the tab-separated ``-B`` output and the ``\\G`` vertical form, with prompts,
-``N rows in set`` footers and ``...`` elisions. ``WsrepStatus.from_rows(rows)`` takes the
-adapter's ``(name, value)`` rows. Both keep only ``wsrep_*`` variables and expose the same
-typed facts; a variable that is absent is None. ``parse_provider_options`` reads the
-``wsrep_provider_options`` variable (``a = b; c = d``) for pc.weight,
-evs.suspect_timeout and evs.auto_evict.
-
-A node is not trusted: every figure is checked before use and a value out of what a cluster can
-be is a ``ParseError`` naming it (the poll shows it as that node's error): a cluster size or a
-list of incoming addresses beyond ``MAX_CLUSTER_SIZE``, a fraction outside 0..1, a negative
-queue, numbers that are not finite (``nan``, ``inf``) or not plain ASCII digits, a value with a
-NUL or undecodable bytes (which the database cannot store) or longer than ``MAX_VALUE``, more
-than ``MAX_ROWS`` rows, a delayed or eviction list that is not ``uuid:address:count`` or UUIDs
-(at most ``MAX_CLUSTER_SIZE`` entries); ``pc.weight`` must be 0..255 and ``evs.suspect_timeout``
-finite. What each variable means, and where the documentation disagrees: ``documented.py``.
-
-Pure module: no Django, no I/O.
+Pure module: no Django, no I/O. ``parse_status(text)`` reads what people paste (the mysql
+client's table, its ``-B`` and ``\\G`` forms, with prompts, footers and elisions);
+``WsrepStatus.from_rows(rows)`` takes the adapter's ``(name, value)`` rows; both keep only
+``wsrep_*`` variables as the same typed facts, None when absent. ``parse_provider_options``
+reads pc.weight, evs.suspect_timeout and evs.auto_evict. A node is not trusted: a value out of
+what a cluster can be (beyond ``MAX_CLUSTER_SIZE``, ``MAX_VALUE``, ``MAX_ROWS``, not finite,
+not storable) is a ``ParseError`` naming it. What each variable means: ``documented.py``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """Recovery advice for a Galera cluster that lost its Primary component: which node to start
 from, with which command, and why. Read-only: Vigil names the steps, people run them.
 
-Each node's last known state is a ``Position``: a running node's wsrep status (Primary or not,
-``wsrep_last_committed``, its component), or a stopped node's ``grastate.dat`` (uuid, seqno,
-safe_to_bootstrap) with, when its seqno is -1 (it did not stop cleanly), the position
-``mysqld --wsrep-recover`` / ``galera_recovery`` found. ``advise`` turns them into an
-``Advice`` for each situation: every node stopped (``galera_new_cluster`` on the most advanced),
-a partition (``pc.bootstrap=YES`` on the most advanced of the heaviest component), a position
-that is missing (waiting for it, never a guess), and the ties and contradictions it meets.
-
-The procedure is MariaDB's and Codership's (``documented.MARIADB_QUORUM_RESET``,
-``MARIADB_BOOTSTRAP``, ``CODERSHIP_CRASH_RECOVERY``, ``CODERSHIP_RESTARTING``, read 2026-11-26):
-the last node to leave a Primary component cleanly is marked ``safe_to_bootstrap: 1``; after a
-crash every grastate.dat says seqno -1 and safe_to_bootstrap 0, the position comes from
-``--wsrep-recover`` ("WSREP: Recovered position: uuid:seqno") and the flag is set by hand on the
-most advanced node only; a running non-Primary component is made Primary with
-``pc.bootstrap=YES`` on its most advanced node.
-
-Pure module: no Django, no I/O.
+Pure module: no Django, no I/O. Each node's last known state is a ``Position`` (a running
+node's wsrep status, or a stopped node's ``grastate.dat`` with the position
+``mysqld --wsrep-recover`` found when its seqno is -1); ``advise`` turns them into an
+``Advice``: every node stopped (``galera_new_cluster`` on the most advanced), a partition
+(``pc.bootstrap=YES`` on the most advanced of the heaviest component), a missing position
+(waiting, never a guess), with the ties and contradictions it meets. The procedure is MariaDB's
+and Codership's (``documented.py``); what the user sees: docs/galera.md.
 """
 
 from __future__ import annotations
@@ -207,6 +197,38 @@ def _all_stopped(nodes: list[Position], expected_uuid: str | None) -> Advice:
         return Advice("waiting", "No stopped node holds the cluster's state.", warnings=())
     top = max(n.position or 0 for n in members)
     best = [n for n in members if n.position == top]
+    safe_best = [n for n in best if n.safe_to_bootstrap]
+    chosen = (safe_best or best)[0]
+    warnings += _bootstrap_warnings(members, best, chosen, top)
+    reasons = [
+        f"{n.name}: seqno {n.position} ({n.source})"
+        + (", safe_to_bootstrap: 1" if n.safe_to_bootstrap else "")
+        for n in members
+    ]
+    steps = _bootstrap_steps(members, chosen, top)
+    for node in left_out:
+        warnings.append(
+            f"{node.name} holds another state uuid ({node.uuid or 'none'}): left out; once the "
+            "cluster is Primary it joins by a full state transfer (SST) if started."
+        )
+    return Advice(
+        "all_stopped",
+        f"Every node is stopped: bootstrap {chosen.name} (seqno {top}) with "
+        f"{BOOTSTRAP_CLEAN}, then start the others one at a time.",
+        steps=tuple(steps),
+        left_out=tuple(n.name for n in left_out),
+        warnings=tuple(warnings),
+        chosen=chosen.name,
+        reasons=tuple(reasons),
+    )
+
+
+def _bootstrap_warnings(
+    members: list[Position], best: list[Position], chosen: Position, top: int
+) -> list[str]:
+    """What to know about safe_to_bootstrap (several nodes say it, or one behind ``top``)
+    and about nodes tied at ``top``."""
+    warnings = []
     safe = [n for n in members if n.safe_to_bootstrap]
     if len(safe) > 1:
         warnings.append(
@@ -220,19 +242,17 @@ def _all_stopped(nodes: list[Position], expected_uuid: str | None) -> Advice:
                 f"behind {top}: starting from it would drop {top - node.position} "
                 "transactions; the seqnos decide."
             )
-    safe_best = [n for n in best if n.safe_to_bootstrap]
-    chosen = (safe_best or best)[0]
     if len(best) > 1:
         warnings.append(
             f"{_names(n.name for n in best)} hold the same seqno {top}: any of them may "
             f"start the cluster; Vigil names {chosen.name}"
             + (" (safe_to_bootstrap: 1)." if chosen.safe_to_bootstrap else " (first by name).")
         )
-    reasons = [
-        f"{n.name}: seqno {n.position} ({n.source})"
-        + (", safe_to_bootstrap: 1" if n.safe_to_bootstrap else "")
-        for n in members
-    ]
+    return warnings
+
+
+def _bootstrap_steps(members: list[Position], chosen: Position, top: int) -> list[Step]:
+    """Bootstrap ``chosen`` (marked safe first when it is not), then start the others."""
     steps: list[Step] = []
     if not chosen.safe_to_bootstrap:
         steps.append(
@@ -253,21 +273,7 @@ def _all_stopped(nodes: list[Position], expected_uuid: str | None) -> Advice:
     for node in members:
         if node is not chosen:
             steps.append(Step(node.name, START, "one at a time, after the previous one is Synced"))
-    for node in left_out:
-        warnings.append(
-            f"{node.name} holds another state uuid ({node.uuid or 'none'}): left out; once the "
-            "cluster is Primary it joins by a full state transfer (SST) if started."
-        )
-    return Advice(
-        "all_stopped",
-        f"Every node is stopped: bootstrap {chosen.name} (seqno {top}) with "
-        f"{BOOTSTRAP_CLEAN}, then start the others one at a time.",
-        steps=tuple(steps),
-        left_out=tuple(n.name for n in left_out),
-        warnings=tuple(warnings),
-        chosen=chosen.name,
-        reasons=tuple(reasons),
-    )
+    return steps
 
 
 def _partition(nodes: list[Position], running: list[Position]) -> Advice:
@@ -278,25 +284,7 @@ def _partition(nodes: list[Position], running: list[Position]) -> Advice:
             "a stopped node may have committed past the survivors in a component of its own; "
             "promoting one of them without knowing could drop those transactions.",
         )
-    components: dict[str, list[Position]] = {}
-    for node in running:
-        components.setdefault(node.component or f"alone:{node.name}", []).append(node)
-
-    def weight(members: list[Position]) -> int:
-        known = [n.component_weight for n in members if n.component_weight is not None]
-        return max(known) if known else len(members)
-
-    ranked = sorted(components.values(), key=weight, reverse=True)
-    heaviest = ranked[0]
-    warnings: list[str] = []
-    ties = [c for c in ranked if weight(c) == weight(heaviest)]
-    if len(ties) > 1:
-        # Equal weight: the most advanced component's data is kept.
-        heaviest = max(ties, key=lambda c: max(n.last_committed or 0 for n in c))
-        warnings.append(
-            f"{len(ties)} components weigh the same ({weight(heaviest)}): Vigil names the "
-            "one whose node is most advanced."
-        )
+    heaviest, warnings = _heaviest_component(running)
     top = max(n.last_committed or 0 for n in heaviest)
     best = [n for n in heaviest if n.last_committed == top]
     chosen = best[0]
@@ -305,24 +293,7 @@ def _partition(nodes: list[Position], running: list[Position]) -> Advice:
             f"{_names(n.name for n in best)} hold the same wsrep_last_committed {top}: any "
             f"may be promoted; Vigil names {chosen.name} (first by name)."
         )
-    others = [n for n in nodes if n not in heaviest]
-    ahead = [n for n in others if n.position is not None and n.position > top]
-    loses_parts = []
-    for node in ahead:
-        loses_parts.append(
-            f"{node.name} holds {(node.position or 0) - top} transactions past {top} "
-            f"({node.source}): promoting {chosen.name} discards them (it then needs a full "
-            "state transfer)"
-        )
-    other_running = [n for n in others if n.running]
-    if not loses_parts:
-        loses = f"Nothing committed: no other node is ahead of {chosen.name} ({top}); " + (
-            f"{_names(n.name for n in other_running)} rejoin by IST once reconnected."
-            if other_running
-            else "the stopped nodes rejoin when started."
-        )
-    else:
-        loses = "; ".join(loses_parts) + "."
+    loses = _what_promoting_loses(nodes, heaviest, chosen, top)
     reasons = [
         f"{n.name}: "
         + (
@@ -354,3 +325,52 @@ def _partition(nodes: list[Position], running: list[Position]) -> Advice:
         chosen=chosen.name,
         reasons=tuple(reasons),
     )
+
+
+def _heaviest_component(running: list[Position]) -> tuple[list[Position], list[str]]:
+    """The running nodes' heaviest component (of equal ones, the most advanced), and a
+    warning when there was a tie."""
+    components: dict[str, list[Position]] = {}
+    for node in running:
+        components.setdefault(node.component or f"alone:{node.name}", []).append(node)
+
+    def weight(members: list[Position]) -> int:
+        known = [n.component_weight for n in members if n.component_weight is not None]
+        return max(known) if known else len(members)
+
+    ranked = sorted(components.values(), key=weight, reverse=True)
+    heaviest = ranked[0]
+    warnings: list[str] = []
+    ties = [c for c in ranked if weight(c) == weight(heaviest)]
+    if len(ties) > 1:
+        # Equal weight: the most advanced component's data is kept.
+        heaviest = max(ties, key=lambda c: max(n.last_committed or 0 for n in c))
+        warnings.append(
+            f"{len(ties)} components weigh the same ({weight(heaviest)}): Vigil names the "
+            "one whose node is most advanced."
+        )
+    return heaviest, warnings
+
+
+def _what_promoting_loses(
+    nodes: list[Position], heaviest: list[Position], chosen: Position, top: int
+) -> str:
+    """What promoting ``chosen`` (at ``top``) discards: the transactions of the nodes outside
+    its component that are ahead of it, or nothing."""
+    others = [n for n in nodes if n not in heaviest]
+    ahead = [n for n in others if n.position is not None and n.position > top]
+    loses_parts = []
+    for node in ahead:
+        loses_parts.append(
+            f"{node.name} holds {(node.position or 0) - top} transactions past {top} "
+            f"({node.source}): promoting {chosen.name} discards them (it then needs a full "
+            "state transfer)"
+        )
+    other_running = [n for n in others if n.running]
+    if not loses_parts:
+        return f"Nothing committed: no other node is ahead of {chosen.name} ({top}); " + (
+            f"{_names(n.name for n in other_running)} rejoin by IST once reconnected."
+            if other_running
+            else "the stopped nodes rejoin when started."
+        )
+    return "; ".join(loses_parts) + "."

@@ -174,28 +174,10 @@ def _outdated(readings: Sequence[tuple[NodeView, float | None]]) -> set[int]:
 def build_view(results: Iterable[NodeResult]) -> ClusterView:
     results = list(results)
     nodes = tuple(classify(result) for result in results)
-    readings = [
-        (node, result.read_at)
-        for node, result in zip(nodes, results, strict=True)
-        if node.state is NodeState.PRIMARY
-    ]
-    outdated = _outdated(readings)
-    primaries = [node for i, (node, _) in enumerate(readings) if i not in outdated]
-    components: dict[tuple[str | None, str | None], list[NodeView]] = {}
-    for node in primaries:
-        assert node.status is not None
-        key = (node.status.cluster_state_uuid, node.status.cluster_conf_id)
-        components.setdefault(key, []).append(node)
+    components = _primary_components(nodes, results)
     inconsistencies = _inconsistencies(components)
     component = max(components.values(), key=len) if components else []
-    size: int | None = None
-    addresses: tuple[str, ...] = ()
-    for node in component:
-        assert node.status is not None
-        if node.status.cluster_size is not None:
-            size = max(size or 0, node.status.cluster_size)
-        if node.status.incoming_addresses and len(node.status.incoming_addresses) > len(addresses):
-            addresses = node.status.incoming_addresses
+    size, addresses = _size_and_addresses(component)
     members_seen = tuple(address for address in addresses if address)
     data_nodes = max(len(component), len(members_seen)) if component else 0
     if size is not None and data_nodes > size:
@@ -213,24 +195,7 @@ def build_view(results: Iterable[NodeResult]) -> ClusterView:
     members: list[Member] = []
     note = None
     if component:
-        members = [Member(node.name, node.weight) for node in component]
-        members += [Member(f"unpolled{i}") for i in range(unpolled)]
-        members += [Member(f"garbd{i}", arbitrator=True) for i in range(arbitrators or 0)]
-        unknown = [node.name for node in component if not node.weight_known]
-        unknown += [m.name for m in members if m.name.startswith(("unpolled", "garbd"))]
-        weighted = with_total_weight(members, unknown, cluster_weight)
-        members = list(weighted.members)
-        if weighted.worst_case:
-            note = (
-                f"{_unread(unknown)} hold {weighted.unknown_weight} of the weight "
-                f"{cluster_weight} together (wsrep_cluster_weight), not 1 each: the headroom "
-                "assumes one of them holds it all"
-            )
-        elif weighted.inconsistent:
-            note = (
-                f"wsrep_cluster_weight {cluster_weight} is less than the pc.weight the nodes "
-                "report: not used"
-            )
+        members, note = _weighted_members(component, unpolled, arbitrators or 0, cluster_weight)
         tolerance = fault_tolerance_after(members, lost)
         data_nodes -= len(lost)
     return ClusterView(
@@ -251,6 +216,66 @@ def build_view(results: Iterable[NodeResult]) -> ClusterView:
         weights=tuple(members),
         weight_note=note,
     )
+
+
+def _primary_components(
+    nodes: Sequence[NodeView], results: Sequence[NodeResult]
+) -> dict[tuple[str | None, str | None], list[NodeView]]:
+    """The Primary nodes by the component they report (state uuid, configuration id), those
+    whose reading is outdated left out."""
+    readings = [
+        (node, result.read_at)
+        for node, result in zip(nodes, results, strict=True)
+        if node.state is NodeState.PRIMARY
+    ]
+    outdated = _outdated(readings)
+    primaries = [node for i, (node, _) in enumerate(readings) if i not in outdated]
+    components: dict[tuple[str | None, str | None], list[NodeView]] = {}
+    for node in primaries:
+        assert node.status is not None
+        key = (node.status.cluster_state_uuid, node.status.cluster_conf_id)
+        components.setdefault(key, []).append(node)
+    return components
+
+
+def _size_and_addresses(component: Sequence[NodeView]) -> tuple[int | None, tuple[str, ...]]:
+    """The largest cluster size a node of ``component`` reports, and the longest list of
+    incoming addresses."""
+    size: int | None = None
+    addresses: tuple[str, ...] = ()
+    for node in component:
+        assert node.status is not None
+        if node.status.cluster_size is not None:
+            size = max(size or 0, node.status.cluster_size)
+        if node.status.incoming_addresses and len(node.status.incoming_addresses) > len(addresses):
+            addresses = node.status.incoming_addresses
+    return size, addresses
+
+
+def _weighted_members(
+    component: Sequence[NodeView], unpolled: int, arbitrators: int, cluster_weight: int | None
+) -> tuple[list[Member], str | None]:
+    """The component's members with their weights (the nodes not polled and the arbitrators
+    sharing what ``wsrep_cluster_weight`` leaves), and a note when that is a guess or unused."""
+    members = [Member(node.name, node.weight) for node in component]
+    members += [Member(f"unpolled{i}") for i in range(unpolled)]
+    members += [Member(f"garbd{i}", arbitrator=True) for i in range(arbitrators)]
+    unknown = [node.name for node in component if not node.weight_known]
+    unknown += [m.name for m in members if m.name.startswith(("unpolled", "garbd"))]
+    weighted = with_total_weight(members, unknown, cluster_weight)
+    note = None
+    if weighted.worst_case:
+        note = (
+            f"{_unread(unknown)} hold {weighted.unknown_weight} of the weight "
+            f"{cluster_weight} together (wsrep_cluster_weight), not 1 each: the headroom "
+            "assumes one of them holds it all"
+        )
+    elif weighted.inconsistent:
+        note = (
+            f"wsrep_cluster_weight {cluster_weight} is less than the pc.weight the nodes "
+            "report: not used"
+        )
+    return list(weighted.members), note
 
 
 def _unread(names: Sequence[str]) -> str:

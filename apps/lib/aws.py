@@ -1,19 +1,12 @@
 """The one place that builds boto3 clients.
 
 Every AWS call in Vigil gets its client here, so region, credentials, retries, timeouts and the
-endpoint override are decided once:
-
-- credentials: the default chain (environment, shared files, instance/task role), or a role to
-  assume (with an optional external id) on top of it, refreshed before it expires; demo
-  accounts use fixed keys against the embedded stand-in;
-- STS: always the regional endpoint. Tokens from the global endpoint are rejected by opt-in
-  regions such as ap-east-1 and me-south-1;
-- retries: botocore's adaptive mode (client-side rate limiting plus exponential backoff on
-  throttling and 5xx), with connect and read timeouts;
-- timestamps: epoch numbers in responses (GetMetricData sends one per data point) become UTC
-  datetimes directly, not through dateutil's local time zone, the largest single cost of an EFS
-  collection cycle;
-- ``AWS_ENDPOINT_URL``: one endpoint for every service, for tests (moto) and demo mode.
+endpoint override are decided once: the default credential chain or a role to assume on top of
+it (refreshed before it expires; demo accounts use fixed keys against the stand-in); STS's
+regional endpoint always (opt-in regions such as ap-east-1 reject the global one's tokens);
+botocore's adaptive retries with connect and read timeouts; epoch timestamps parsed straight to
+UTC (dateutil's local time zone was the largest single cost of an EFS cycle); and
+``AWS_ENDPOINT_URL``, one endpoint for every service (moto in tests and demo mode).
 """
 
 from __future__ import annotations

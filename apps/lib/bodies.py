@@ -1,21 +1,12 @@
 """Request bodies of push endpoints, read with a bound (RAID reports today, other agents later).
 
 DRF reads a request's stream whole, so Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` never applies
-to an API view. A push endpoint calls ``read_payload`` (or ``read_body``) instead of touching
-``request.data``:
-
-- a ``Content-Length`` over the limit is refused (413) before a byte is read;
-- a body without a length (``Transfer-Encoding: chunked``, which gunicorn de-chunks and marks
-  with ``wsgi.input_terminated``) is read in pieces and refused as soon as it passes the limit;
-  a server that cannot mark the end of such a body gets 411 rather than a read that waits for
-  the client to hang up;
-- the charset is a text encoding Python knows (``base64`` or ``rot13`` are codecs, not
-  charsets: 400), and bytes it cannot decode arrive as lone surrogates (``surrogateescape``),
-  so that the parser behind can name the line they are on;
-- JSON that is not JSON, nested deeper than Python's parser goes, or holding ``NaN`` or
-  ``Infinity`` (Python's parser takes them, JSON has no such numbers), is a 400.
-
-``BodyRefused`` carries the HTTP status and a message for ``{"error": ...}``.
+to an API view; a push endpoint calls ``read_payload`` (or ``read_body``) instead of touching
+``request.data``. A ``Content-Length`` over the limit is a 413 before a byte is read, a body
+without one is read in pieces and refused as it passes the limit (411 where the server cannot
+mark its end); a charset that is not a text encoding, or JSON that is not JSON, too deep, or
+holding ``NaN``/``Infinity``, is a 400; undecodable bytes arrive as lone surrogates so that the
+parser behind can name their line. ``BodyRefused`` carries the status and the message.
 """
 
 from __future__ import annotations
@@ -128,6 +119,18 @@ def read_payload(request: Any, limit: int, *, text_field: str | None = None) -> 
         return {text_field: decode_text(read_body(http, limit), charset)}
     accepted = "application/json" + (" or text/plain" if text_field else "")
     raise BodyRefused(f"Send {accepted}, not {media_type or 'no content type'!r}", 415)
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser (every API body), with a body nested deeper than Python's parser goes
+    refused as other malformed JSON is, a 400: ``json`` raises RecursionError there, which is
+    not the ValueError DRF turns into a ParseError."""
+
+    def parse(self, stream, media_type=None, parser_context=None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deep") from None
 
 
 class PlainTextParser(parsers.BaseParser):

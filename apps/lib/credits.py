@@ -104,17 +104,12 @@ def credit_forecast(
     xs = [(t - now).total_seconds() for t, _ in known]
     ys = [v for _, v in known]
     n = len(xs)
-    mean_x = sum(xs) / n
-    mean_y = sum(ys) / n
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    if sxx == 0:
+    fit = _line(xs, ys)
+    if fit is None:
         return CreditForecast(
             CreditState.UNKNOWN, now, "credit readings share one timestamp", n, latest
         )
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
-    fitted_now = mean_y - slope * mean_x  # x = 0 is ``now``
-    residual = sum((y - (fitted_now + slope * x)) ** 2 for x, y in zip(xs, ys, strict=True))
-    stderr = math.sqrt(residual / (n - 2) / sxx)
+    slope, fitted_now, stderr = fit  # x = 0 is ``now``
     drain = -slope
     if drain <= 2 * stderr or drain <= 0:
         verb = "earning" if slope > 2 * stderr else "flat"
@@ -138,3 +133,18 @@ def credit_forecast(
         drain_per_s=drain,
         seconds_to_exhaustion=seconds,
     )
+
+
+def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float] | None:
+    """The least-squares line through the points (at least 3): its slope, its value at x = 0
+    and the slope's standard error; None when every x is the same."""
+    n = len(xs)
+    mean_x = sum(xs) / n
+    mean_y = sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
+    intercept = mean_y - slope * mean_x
+    residual = sum((y - (intercept + slope * x)) ** 2 for x, y in zip(xs, ys, strict=True))
+    return slope, intercept, math.sqrt(residual / (n - 2) / sxx)

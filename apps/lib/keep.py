@@ -1,19 +1,12 @@
 """Nothing with history vanishes by accident.
 
-Deleting an AWS account, a region, a Galera cluster, a RAID host, a probe target, an EFS file
-system, an EBS volume or a channel would cascade to the history under it (status changes,
-incidents, snapshots, arrays, probe results, metric rows, sent and pending emails).
-A model (``KeepsHistory``) that defines ``deletion_blockers()`` (what it holds, in words, empty
-when nothing) and ``disable_hint`` (how to turn it off instead) is refused deletion while it
-holds any, before anything is written: ``delete()`` raises ``HistoryKept``, which the API
-answers with 409 ``{"error": ...}`` (``apps.api.errors``); the admin lists the reasons on
-its "cannot delete" page (``KeepHistoryAdmin``); and a ``pre_delete`` receiver refuses every
-other path (a queryset's ``delete()``, cascades), rolling the deletion back. Refusing changes nothing, so the audit trail has nothing to record;
-disabling is a change, recorded as such.
-
-``allow_deleting_history()`` lifts it for code that means it (``seed_fleet --replace``).
-The history itself is read-only in the admin (``HistoryAdmin``): no row of it is deleted by
-hand, so what holds a cluster or host back stays.
+A model (``KeepsHistory``) with ``deletion_blockers()`` (what it holds, in words) and
+``disable_hint`` (how to turn it off instead) is refused deletion while it holds any, before
+anything is written: ``delete()`` raises ``HistoryKept`` (the API's 409), the admin lists the
+reasons (``KeepHistoryAdmin``), and a ``pre_delete`` receiver refuses every other path
+(querysets, cascades). ``allow_deleting_history()`` lifts it for code that means it
+(``seed_fleet --replace``); the history itself is read-only in the admin (``HistoryAdmin``).
+What users see: docs/sign-in.md, "Nothing vanishes by accident".
 """
 
 from __future__ import annotations

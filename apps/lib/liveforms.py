@@ -1,19 +1,13 @@
 """Live forms: a configuration form says what is wrong while it is typed, with the very checks
 that run when it is saved (the form's and the model's ``clean``), through htmx.
 
-The pattern, for any ModelForm page:
-
-- the template renders ``{% include "liveforms/form.html" with form=form submit="Save" %}``:
-  the form posts normally when submitted, and on ``input``/``change`` htmx posts it to the same
-  URL with ``_check=1``; every field has an error slot (``<id>-live-errors``);
-- the view answers such a post with ``liveforms.check(request, form)`` before saving anything:
-  the form is validated, nothing is saved, and each slot comes back as an out-of-band swap, so
-  the field being typed in keeps its focus and caret. Errors are shown for the fields already
-  filled in and the one being typed in, not for those the user has not reached yet.
-
-The view needs the same permission for the check as for the save (it is the same POST).
-
-A subject's add/edit page is ``apps.regions.editing.edit_page``, built on these.
+The template renders ``{% include "liveforms/form.html" with form=form submit="Save" %}``: the
+form posts normally when submitted, and on ``input``/``change`` htmx posts it to the same URL
+with ``_check=1``. The view answers that post with ``liveforms.check(request, form)`` before
+saving anything: nothing is saved, and each field's error slot (``<id>-live-errors``) comes back
+as an out-of-band swap, for the fields already filled in and the one being typed in. The check
+needs the same permission as the save (it is the same POST). A subject's add/edit page is
+``apps.regions.editing.edit_page``, built on these.
 """
 
 from __future__ import annotations

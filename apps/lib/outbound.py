@@ -1,27 +1,13 @@
 """The outbound guard: every address Vigil connects to on a user's behalf passes here.
 
-Probe targets, Galera nodes, RAID SSH hosts and webhook channels are typed by users, while the
-workers that connect to them hold the AWS role, the Galera monitoring password and the SSH key.
-So a name is resolved once, every address it resolves to is judged, and the connection is made
-to a judged address, never resolved again (DNS rebinding). The same judgement runs when the
-object is saved, so a refused address is a clear 400 naming the rule.
-
-The rules, in order:
-
-1. Refused always: unspecified (``0.0.0.0/8``, ``::``), link-local (``169.254.0.0/16``,
-   ``fe80::/10``, which holds the instance metadata service ``169.254.169.254``), AWS's IPv6
-   service addresses (``fd00:ec2::/32``: metadata ``fd00:ec2::254``, DNS, time), multicast,
-   reserved and broadcast. IPv6 forms that carry an IPv4 address (mapped, 6to4, NAT64,
-   Teredo) are judged by the IPv4 address they reach as well.
-2. Loopback (``127.0.0.0/8``, ``::1``) only when ``Policy.allow_loopback`` is on
-   (``VIGIL_OUTBOUND_ALLOW_LOOPBACK``: demo mode and the tests).
-3. Networks in ``Policy.deny`` (``VIGIL_OUTBOUND_DENY``) are refused.
-4. When ``Policy.allow`` (``VIGIL_OUTBOUND_ALLOW``) is not empty, only its networks are allowed.
-
-Private ranges are allowed by default: Galera nodes and internal load balancers live there.
-
-``judge`` and ``Policy`` are pure; ``resolve``, ``resolve_async`` and ``connect`` do DNS and
-sockets; ``Policy.from_settings`` reads Django's settings.
+A name is resolved once, every address it resolves to is judged, and the connection is made to a
+judged address, never resolved again (DNS rebinding); the same judgement runs when the object is
+saved, a 400 naming the rule. Refused always: unspecified, link-local (the metadata service),
+AWS's ``fd00:ec2::/32``, multicast, reserved and broadcast, also inside IPv6 forms that carry an
+IPv4 address; loopback only when ``Policy.allow_loopback``; then ``Policy.deny``, and
+``Policy.allow`` when not empty; private ranges are allowed by default. ``judge`` and ``Policy``
+are pure; ``resolve``, ``resolve_async`` and ``connect`` do DNS and sockets. The rules for
+users: docs/security.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,12 @@
 """Day partitions of the biggest history tables on PostgreSQL: probe results and EFS minutes.
 
-``probes_result`` and ``efs_metricminute`` are tables partitioned by range of their time
-(``created``, ``ts``; migrations ``probes.0004_result_partitions`` and
-``efs.0006_minute_partitions``, both through ``partition_by_day``), one partition a day named
-like ``probes_result_p20261124``, and a default partition for rows of a day that has none
-(normally empty). Expiry drops a day's partition whole once its last instant is past the
-retention, instead of deleting its rows one by one: rows are kept for the retention plus up to
-a day.
-
-- ``ensure(model, first, last)``: the day partitions from ``first`` to ``last`` (dates), each
-  created apart and attached (``ATTACH PARTITION`` takes a lock that lets reads and writes
-  through), after moving any row of that day out of the default partition;
-- ``drop_before(model, cutoff)``: drops the partitions that end at or before ``cutoff``, each
-  with a short lock timeout (a partition that cannot be dropped now is dropped next hour);
-- ``maintain(model, cutoff, now, batch, before_expiry)``: both, and the default partition's
-  expired rows deleted in batches, after ``before_expiry(cutoff)`` when anything is to go (EFS
-  minutes are rolled up into hours first); ``apps.lib.retention`` calls it hourly from the
-  beat's ``expire-history``, and ``post_migrate`` (``ahead_after_migrate``) makes the days
-  ahead;
-- ``by_day(app_label, model_name, field, batch)``: a migration's operation
-  (``partition_by_day``), turning a plain table into a partitioned one with the same columns,
-  constraints and indexes.
-
-SQLite has no partitions: ``partitioned()`` is False there, and retention deletes in batches.
+``probes_result`` and ``efs_metricminute`` are partitioned by range of their time, one partition
+a day (``probes_result_p20261124``) and a default one for a day that has none. ``ensure`` makes
+the days, ``drop_before`` drops expired ones whole (never row by row), ``maintain`` does both
+for ``apps.lib.retention``'s hourly ``expire-history``, ``ahead_after_migrate`` makes the days
+ahead after ``migrate``, and ``by_day`` is a migration's operation that turns a plain table into
+a partitioned one. SQLite has no partitions: ``partitioned()`` is False there. What it costs and
+saves: docs/retention.md; the layers: docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ dataclass a subject is judged with, the subject's over the region's over the def
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
@@ -112,6 +113,8 @@ def check(specs: Sequence[Spec], given: object) -> dict[str, float]:
             raise ValueError(f"No threshold {name!r}: one of {names}")
         if isinstance(number, bool) or not isinstance(number, int | float):
             raise ValueError(f"{name}: give a number")
+        if isinstance(number, float) and not math.isfinite(number):  # JSON's 1e999 is inf
+            raise ValueError(f"{name}: give a finite number")
         if spec.whole and number != int(number):
             raise ValueError(f"{name}: give a whole number")
         if not spec.low <= number <= spec.high:

@@ -1,21 +1,13 @@
 """Measure how long an HTTP server keeps an idle keep-alive connection open.
 
 Adapter (network I/O, asyncio streams only, no thread per probe): resolve the host, open TCP
-(then TLS with SNI for https), send one ``GET`` with ``Connection: keep-alive``, read the full
-response (Content-Length, chunked or close-delimited), then wait idle until the server closes
-the connection (FIN or reset) or the cap is reached. The result is a frozen ``Measurement``;
-network failures never raise, they are recorded in ``Measurement.error``, and so is anything
-else a URL or a server provokes: a batch (``measure_many``) always yields one result per probe.
-
-The URL is kept as typed (``Measurement.url``); what goes on the wire is its browser form
-(``wire.to_wire``: IDNA host for DNS, SNI and ``Host``; percent-encoded path and query). The
-server is not trusted (``parse_http1``: bounded lines, head, body and chunks; at most
-``MAX_AFTER_RESPONSE`` bytes while idle).
-
-Times come from ``time.monotonic()``. The end of the response and the close are stamped by
-the stream reader (``parse_http1.TimedReader``) with the kernel's receive time of the segment, not
-when the coroutine next runs, so a busy event loop running thousands of probes measures the
-idle time as exactly as a single probe (see ``bench/probes.py``).
+(then TLS with SNI), send one ``GET`` with ``Connection: keep-alive``, read the response, then
+wait idle until the server closes the connection or the cap is reached. The result is a frozen
+``Measurement``; failures never raise, they are its ``error``, so a batch (``measure_many``)
+always yields one result per probe. What goes on the wire is the URL's browser form
+(``wire.to_wire``); the server is not trusted (``parse_http1``, ``MAX_AFTER_RESPONSE``); the
+end of the response and the close are stamped with the kernel's receive time
+(``parse_http1.TimedReader``), so thousands of probes at once measure as exactly as one.
 """
 
 from __future__ import annotations

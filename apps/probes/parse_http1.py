@@ -1,21 +1,13 @@
 """Reading one HTTP/1.1 response off an asyncio stream, with arrival times (adapter helper).
 
 ``TimedReader`` is an ``asyncio.StreamReader`` that stamps when response bytes and the close
-arrive; on Linux it asks the kernel (``TCP_INFO``) when the segment came in, so a busy event
-loop that reads the socket late does not skew the stamps. ``read_response`` reads the status
-line, headers and the whole body (Content-Length, chunked, or delimited by the close) and
-discards the body.
-
-The server is not trusted: a line is at most ``READ_SIZE`` bytes, the head (status line,
-headers, interim 1xx responses and chunked trailers) at most ``MAX_HEAD_BYTES``, the body at
-most ``MAX_BODY_BYTES`` in at most ``MAX_CHUNKS`` chunks; numbers are read with bounded
-patterns. Past a bound the probe ends with a ``ProbeError`` saying which; the caller bounds
-the time (a trickling server times out).
-
-An error never quotes what the server sent: viewers read it, and the first bytes of whatever
-answered (``SSH-2.0-OpenSSH_9.2p1 internal-db-7``) would map internal services for them. It
-names the kind of answer instead (``answer_kind``: an SSH server's greeting, a TLS record,
-binary data...).
+arrive (on Linux with the kernel's receive time, ``TCP_INFO``, so a busy event loop does not
+skew them); ``read_response`` reads the status line, headers and whole body and discards the
+body. The server is not trusted: lines, head, body and chunks are bounded (``READ_SIZE``,
+``MAX_HEAD_BYTES``, ``MAX_BODY_BYTES``, ``MAX_CHUNKS``) and past a bound the probe ends with a
+``ProbeError`` saying which. An error never quotes what the server sent (the first bytes of
+whatever answered would map internal services for viewers): it names the kind of answer
+(``answer_kind``).
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """What a browser sends for a typed URL: the host in ASCII (IDNA) and a percent-encoded path.
 
-Pure module: no Django, no I/O. A probe target is stored as it was typed
-(``https://пример.рф/café/€?q=ü``), and shown that way in the admin, the API and the pages;
-``to_wire`` turns it into what goes on the network, following the WHATWG URL Standard that
-browsers implement:
-
-- the host goes through UTS #46 mapping (``idna.uts46_remap``, non-transitional: ``ß`` stays
-  ``ß``, and ``。`` separates labels), then every non-ASCII label becomes its A-label
-  (``пример.рф`` -> ``xn--e1afmkfd.xn--p1ai``) with the ``idna`` package (IDNA 2008, the
-  package ``requests`` already brings). That name is what DNS is asked, what the ``Host``
-  header says and what TLS sends as SNI and checks the certificate against. ASCII labels keep
-  what browsers accept (letters, digits, ``-`` and ``_``);
-- the path is percent-encoded with the "path percent-encode set" and the query with the
-  "special-query percent-encode set" (UTF-8 bytes as ``%XX``; an existing ``%XX`` is kept,
-  ``\\`` in the path becomes ``/``); the fragment is never sent.
-
-Anything that cannot be sent raises ``BadURL`` with a message for the probe's error.
+Pure module: no Django, no I/O. A probe target is stored and shown as it was typed
+(``https://пример.рф/café/€?q=ü``); ``to_wire`` turns it into what goes on the network,
+following the WHATWG URL Standard that browsers implement (its steps: ``to_wire``). Anything
+that cannot be sent raises ``BadURL`` with a message for the probe's error.
 """
 
 from __future__ import annotations
@@ -52,7 +40,18 @@ class WireURL:
 
 
 def to_wire(url: str, *, server_name: str | None = None, path: str | None = None) -> WireURL:
-    """The network form of ``url``; ``server_name`` replaces the host in SNI and ``Host``."""
+    """The network form of ``url``; ``server_name`` replaces the host in SNI and ``Host``.
+
+    - The host goes through UTS #46 mapping (``idna.uts46_remap``, non-transitional: ``ß``
+      stays ``ß``, and ``。`` separates labels), then every non-ASCII label becomes its A-label
+      (``пример.рф`` -> ``xn--e1afmkfd.xn--p1ai``) with the ``idna`` package (IDNA 2008, which
+      ``requests`` already brings). That name is what DNS is asked, what the ``Host`` header
+      says and what TLS sends as SNI and checks the certificate against. ASCII labels keep
+      what browsers accept (letters, digits, ``-`` and ``_``).
+    - The path is percent-encoded with the "path percent-encode set" and the query with the
+      "special-query percent-encode set" (UTF-8 bytes as ``%XX``; an existing ``%XX`` is kept,
+      ``\\`` in the path becomes ``/``); the fragment is never sent.
+    """
     try:
         parts = urlsplit(url)
         port = parts.port

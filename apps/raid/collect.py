@@ -11,7 +11,7 @@ so do all arrays of a host that stopped reporting (``mark_silent_hosts``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -122,6 +122,16 @@ def collect_over_ssh(host: Host) -> None:
 _COPIED = ARRAY_FACT_FIELDS
 
 
+#: What an ``Array`` row remembers of its scrubs, in ``ScrubMemory``'s order.
+_SCRUB_FIELDS = (
+    "sysfs_sync_action",
+    "last_sync_action",
+    "check_ended",
+    "check_action",
+    "checks_watched_since",
+)
+
+
 def ingest(
     host: Host,
     mdstat_text: str,
@@ -143,25 +153,9 @@ def ingest(
         rules = {}  # the admin form validates them; a bad value set elsewhere is ignored
     now = now or timezone.now()
     read_at = read_at or now
-    known = {
-        a.name: a
-        for a in Array.objects.filter(host=host).only(
-            "name",
-            "sysfs_sync_action",
-            "last_sync_action",
-            "check_ended",
-            "check_action",
-            "checks_watched_since",
-        )
-    }
+    known = {a.name: a for a in Array.objects.filter(host=host).only("name", *_SCRUB_FIELDS)}
     memories = {
-        name: ScrubMemory(
-            a.sysfs_sync_action,
-            a.last_sync_action,
-            a.check_ended,
-            a.check_action,
-            a.checks_watched_since,
-        )
+        name: ScrubMemory(*(getattr(a, field) for field in _SCRUB_FIELDS))
         for name, a in known.items()
     }
     resolve = region_thresholds.resolver("raid", host.region, array_thresholds())
@@ -180,7 +174,6 @@ def ingest(
         now=read_at,
         own_thresholds=lambda name: resolve(known[name]) if name in known else None,
     )
-    transitions: list[Transition] = []
     with transaction.atomic():
         # one report of a host at a time (PostgreSQL row lock; SQLite writes one at a time)
         Host.objects.select_for_update().filter(pk=host.pk).first()
@@ -190,23 +183,8 @@ def ingest(
         for array in rows.values():
             array.host = host
         _save_arrays(host, rows, report.arrays, now, disk_ids)
-        for facts in report.arrays:
-            parent = rows[facts.parent] if facts.parent else None
-            array = rows[facts.name]
-            if array.parent_id != (parent.pk if parent else None):
-                Array.objects.filter(pk=array.pk).update(parent=parent)
-                array.parent = parent
-        below = {facts.name: facts.members for facts in report.arrays}
-        for facts in report.arrays:
-            if moved := alerts.record(rows[facts.name], with_cause(host, facts, below)):
-                transitions.append(moved)
-        reported = {facts.name for facts in report.arrays}
-        for name, array in rows.items():
-            if name not in reported and array.present:
-                Array.objects.filter(pk=array.pk).update(present=False, parent=None)
-                gone = Verdict(Status.UNKNOWN, f"{name}: no longer in /proc/mdstat")
-                if moved := alerts.record(array, gone):
-                    transitions.append(moved)
+        _link_parents(rows, report.arrays)
+        transitions = _record_arrays(host, rows, report.arrays)
         Host.objects.filter(pk=host.pk).update(
             last_report=now,
             mdstat_text=mdstat_text,
@@ -215,6 +193,36 @@ def ingest(
             last_error_at=None,
         )
     host.last_report, host.last_error = now, ""
+    return transitions
+
+
+def _link_parents(rows: dict[str, Array], arrays: Sequence[ArrayFacts]) -> None:
+    """Point each array's row at the array it is a member of, as the report says."""
+    for facts in arrays:
+        parent = rows[facts.parent] if facts.parent else None
+        array = rows[facts.name]
+        if array.parent_id != (parent.pk if parent else None):
+            Array.objects.filter(pk=array.pk).update(parent=parent)
+            array.parent = parent
+
+
+def _record_arrays(
+    host: Host, rows: dict[str, Array], arrays: Sequence[ArrayFacts]
+) -> list[Transition]:
+    """Record each reported array's verdict, and an array the report no longer lists as
+    unknown (no longer present); the transitions written."""
+    transitions: list[Transition] = []
+    below = {facts.name: facts.members for facts in arrays}
+    for facts in arrays:
+        if moved := alerts.record(rows[facts.name], with_cause(host, facts, below)):
+            transitions.append(moved)
+    reported = {facts.name for facts in arrays}
+    for name, array in rows.items():
+        if name not in reported and array.present:
+            Array.objects.filter(pk=array.pk).update(present=False, parent=None)
+            gone = Verdict(Status.UNKNOWN, f"{name}: no longer in /proc/mdstat")
+            if moved := alerts.record(array, gone):
+                transitions.append(moved)
     return transitions
 
 

@@ -1,20 +1,13 @@
 """Demo mode: the seed's storage client, and the seed layout as real /proc/mdstat text.
 
 The layout (``seed_layout_mdstat``, ``SEED_*``) is pure, for the demo, the tests and the
-benchmarks; it needs no Django. Three storage servers each export five iSCSI disks; the client
-sees them as ``sdb``..``sdf`` (server ``storage-a``), ``sdg``..``sdk`` (``storage-b``) and
-``sdl``..``sdp`` (``storage-c``). ``md1``..``md5`` are each ``mdadm --level=10 --layout=o3``
-over the i-th disk of every server (three offset copies: a three-way mirror whose reads use
-all copies), and ``md99`` is a RAID-0 over ``md1``..``md5``.
-
-``set_up()`` (idempotent) adds, in the demo AWS region, a host that "pushes" the seed layout
-with one rebuild in progress, through the same ingest path as a real report, with each disk's
-``smartctl --json -a`` (``seed_smart``: the storage servers pass their SATA disks through, so
-SMART reaches the client; ``FAILING`` has 24 pending sectors), the disks' by-id and by-path
-names (``seed_devlinks``: iSCSI targets and LUNs) and the arrays' sysfs files (a check ended
-with no mismatch). ``refresh(now)`` re-sends it from the dispatcher, with the rebuild further
-along, so the demo host never goes stale. These two import Django's models when called, so
-the layout stays importable alone.
+benchmarks: three storage servers each export five iSCSI disks (``sdb``..``sdf`` on
+``storage-a``, ``sdg``..``sdk`` on ``storage-b``, ``sdl``..``sdp`` on ``storage-c``); ``md1``..
+``md5`` are each ``mdadm --level=10 --layout=o3`` over the i-th disk of every server, and
+``md99`` a RAID-0 over them. ``set_up()`` adds the demo host that "pushes" it through the same
+ingest path as a real report (with SMART, by-id links and sysfs words: ``seed_smart``,
+``seed_devlinks``), and ``refresh(now)`` re-sends it with the rebuild further along; these two
+import Django's models when called, so the layout stays importable alone.
 """
 
 from __future__ import annotations
@@ -209,6 +202,11 @@ def rebuild_percent(host: Host, now: datetime) -> float:
 
 
 def set_up() -> Host:
+    """Add (idempotent), in the demo AWS region, a host that pushes the seed layout with one
+    rebuild in progress, each disk's ``smartctl --json -a`` (the storage servers pass their SATA
+    disks through, so SMART reaches the client; ``FAILING`` has 24 pending sectors), the
+    disks' by-id and by-path names (iSCSI targets and LUNs) and the arrays' sysfs files (a
+    check ended with no mismatch)."""
     region = demo_region()
     host, created = Host.objects.get_or_create(
         name=DEMO_HOST,
@@ -231,6 +229,8 @@ def set_up() -> Host:
 
 
 def refresh(host: Host, now: datetime | None = None) -> None:
+    """Re-send the seed layout from the dispatcher, the rebuild further along, so the demo
+    host never goes stale."""
     now = now or timezone.now()
     text = seed_layout_mdstat(rebuilding=REBUILDING, percent=rebuild_percent(host, now))
     disks = [f"sd{letter}" for letter in _DISKS]

@@ -1,20 +1,12 @@
 """The disks under a host's arrays: who each one is, and whether SMART says it is failing.
 
 Pure module: no Django, no I/O. ``judge(reading, thresholds)`` turns one ``SmartReading`` into
-a ``DiskHealth``; ``leaf_disks(...)`` gathers, for every leaf member of the arrays, the disk it
-lives on (``sdc1`` is on ``sdc``), its stable identity and names, and its health.
-
-**Statuses.** A disk is **critical** when SMART's overall self-assessment says FAILED (or an
-NVMe critical warning bit is set), a **warning** when a counter reaches its threshold
-(reallocated, pending or offline-uncorrectable sectors, a SCSI grown defect list or
-uncorrected errors, NVMe media errors or wear) or it runs hot; both but "hot" mean the disk is
-**failing**: it is named in its arrays' headroom and verdict before md fails it. A disk SMART
-cannot read (a USB bridge that hides it, a virtual disk, an iSCSI LUN of a file) is
-**unknown**, and says why: never healthy. The thresholds are data (``DiskThresholds``, the
-``VIGIL_RAID_DISK_THRESHOLDS`` setting), so they can be set per subject later.
-
-**Identity.** A disk is known by its WWN, else its model and serial, else its by-id name, else
-(unstable, flagged) its kernel name: the same disk after a reboot renames ``sdc`` to ``sdd``.
+a ``DiskHealth`` (critical when SMART says FAILED, a warning at a counter's threshold or when
+hot, both but "hot" meaning *failing*; unknown, saying why, when SMART cannot read it);
+``leaf_disks(...)`` gathers, for every leaf member of the arrays, the disk it lives on (``sdc1``
+is on ``sdc``), its stable identity (WWN, else model and serial, else by-id name, else its
+flagged kernel name) and its health. The thresholds are data (``DiskThresholds``). What users
+see: docs/raid.md, "Disks, scrubs and replacement advice".
 """
 
 from __future__ import annotations

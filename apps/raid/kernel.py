@@ -35,12 +35,12 @@ class Fact:
     read: str = "2026-11-26"
 
 
-_MD_C = "torvalds/linux drivers/md/md.c"
+_MD_C = "https://github.com/torvalds/linux/blob/master/drivers/md/md.c"
 _MD_RST = (
     "https://www.kernel.org/doc/html/latest/admin-guide/md.html "
     "(torvalds/linux Documentation/admin-guide/md.rst)"
 )
-_MDADM = "https://github.com/md-raid-utilities/mdadm (at d1447022, 2026-07-22)"
+_MDADM = "https://github.com/md-raid-utilities/mdadm/blob/d1447022"  # 2026-07-22
 
 #: The kernel's and mdadm's behaviour that the parsers and the verdict depend on.
 FACTS: dict[str, Fact] = {
@@ -60,19 +60,21 @@ FACTS: dict[str, Fact] = {
         "('md: Set MD_BROKEN for RAID1 and RAID10', posted by Mariusz Tkaczyk 2021-12-16, in "
         "the 5.15 stable series since 2023-09) and 'raid5: introduce MD_BROKEN' set it on "
         "redundant arrays that failed as well.",
-        f"{_MD_C} (array_states[], md_submit_bio, md_error); https://lore.kernel.org/linux-raid/"
+        f"{_MD_C} (array_states[], md_submit_bio, md_error); "
+        "https://github.com/torvalds/linux/commit/62f7b1989c02 ; https://lore.kernel.org/linux-raid/"
         "20211216145222.15370-3-mariusz.tkaczyk@linux.intel.com/",
     ),
     "mdadm-broken": Fact(
         "mdadm 4.2 and later print 'State : broken' for a RAID-0 or linear array whose sysfs "
         "array_state is 'broken' (Detail.c reads it for those levels only; commit 43ebc910, "
         "2019-09-03, first in mdadm-4.2).",
-        f"{_MDADM} Detail.c, maps.c sysfs_array_states",
+        f"{_MDADM}/Detail.c, {_MDADM}/maps.c (sysfs_array_states); "
+        "https://github.com/md-raid-utilities/mdadm/commit/43ebc910",
     ),
     "mdadm-missing": Fact(
         "mdadm --detail prints 'missing' in place of the device path of a member whose device "
         "node is gone.",
-        f"{_MDADM} Detail.c",
+        f"{_MDADM}/Detail.c",
     ),
     "array-state": Fact(
         "/sys/block/mdX/md/array_state holds one word: clear, inactive, suspended, readonly, "
@@ -100,14 +102,15 @@ FACTS: dict[str, Fact] = {
         "be harmless (swap, or a write still in flight while the check read). Since kernel "
         "3.11, last_sync_action says which action the count is of: check, repair, resync, "
         "recover, reshape (or none/idle before any). The kernel keeps no time of it.",
-        f"{_MD_RST} (mismatch_cnt); commit c4a39551451666229b4ea5e8aae8ca0131d00665 'MD: "
-        "Remember the last sync operation that was performed' (Jonathan Brassow, 2013-06-25)",
+        f"{_MD_RST} (mismatch_cnt); 'MD: Remember the last sync operation that was performed' "
+        "(Jonathan Brassow, 2013-06-25), https://github.com/torvalds/linux/commit/"
+        "c4a39551451666229b4ea5e8aae8ca0131d00665",
     ),
     "monitor-severity": Fact(
         "mdadm --monitor logs DeviceDisappeared, Fail, FailSpare and DegradedArray at LOG_CRIT "
         "and RebuildStarted, Rebuild and RebuildFinished at LOG_WARNING: a degraded array is "
         "critical however much redundancy it has left.",
-        f"{_MDADM} mdmonitor.c enum event, get_syslog_event_priority",
+        f"{_MDADM}/mdmonitor.c (enum event, get_syslog_event_priority)",
     ),
 }
 

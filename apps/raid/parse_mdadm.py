@@ -1,18 +1,11 @@
 """Parse the output of ``mdadm --detail /dev/mdX`` (one array) into frozen dataclasses.
 
 Pure module: no Django, no I/O. ``parse(text)`` returns a ``Detail``; ``as_dict()`` gives the
-fact shape of ``shared/fixtures/mdadm-detail/*.expected.json``.
-
-The output is a ``/dev/mdX:`` line, ``Key : value`` header lines (right-aligned keys whose
-width changed between mdadm versions) and a member table
-``Number Major Minor RaidDevice State`` whose rows end with a device path, except ``removed``
-rows. Header keys that this parser does not model (e.g. ``Check Status``, ``Member Arrays``)
-are accepted and ignored; a line that is neither a known shape nor blank raises
-``ParseError`` naming it, and so does a known key given twice or with an unreadable value; a
-value that could not be stored (a NUL, undecodable bytes, a member state longer than its
-column, a slot out of range) and more member rows than ``bounds.MAX_MEMBERS`` raise
-``Refused``, its kind that refuses the whole report. A member whose device node is gone ends
-in ``missing`` where the path would be: its device is None and ``missing`` ends its state.
+fact shape of ``shared/fixtures/mdadm-detail/*.expected.json``. It reads the ``Key : value``
+header (whatever its alignment; keys it does not model are ignored) and the member table (a
+gone member's device is None, ``missing`` ending its state). A line of no known shape, or a key
+given twice or unreadable, raises ``ParseError`` naming it; a value that could not be stored,
+or more members than ``bounds.MAX_MEMBERS``, raises ``Refused``, which refuses the whole report.
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """Parse the text of Linux ``/proc/mdstat`` into frozen dataclasses.
 
 Pure module: no Django, no I/O. ``parse(text)`` returns an ``Mdstat``; ``as_dict()`` gives
-the fact shape of ``shared/fixtures/mdstat/*.expected.json``.
-
-The kernel (``md_seq_show`` in drivers/md/md.c) prints per array a header line
-``md0 : active raid1 sdb1[1] sda1[0](F)``, a status line ``1234 blocks super 1.2 ... [2/1] [U_]``,
-then optionally a progress line (``[=>...]  recovery = 8.5% (..) finish=17.0min speed=..K/sec``
-or ``\tresync=DELAYED``) and a ``bitmap:`` line. The state word is ``active``, ``inactive`` or,
-on kernels with the 2024 change to ``md_seq_show``, ``broken`` (``apps/raid/kernel.py``). Lines
-are recognised by their content, not by their indentation: published samples lose or change
-indentation, carry tabs or NO-BREAK SPACEs.
-
-**One array's odd line is that array's problem**: an unknown state word, level or member, a
-status, progress or bitmap line that cannot be read (or a line starting ``mdX`` that is no
-readable header) keeps the array with ``unreadable`` naming and quoting the line; its later
-lines are skipped and the other arrays read as usual. **A report is refused as a whole**
-(``ParseError`` naming the line) when it is not /proc/mdstat (no ``Personalities`` line first,
-a status line before any array, text after ``unused devices``), lists an array twice, or looks
-hostile: a value that could not be stored (a NUL, undecodable bytes, a name longer than its
-column, a number out of range or of 25 digits or more) or more than ``bounds`` allows (arrays,
-members, ``[n/m]`` sizes, raid10 copies beyond the disks, nesting too deep, an array in two
-arrays or inside itself).
-
-The number in brackets is the member's descriptor number (``desc_nr``), not its slot: see
-``apps/raid/topology.py`` for how slots are inferred.
+the fact shape of ``shared/fixtures/mdstat/*.expected.json``. Lines are recognised by their
+content (the header, status, progress and ``bitmap:`` lines the kernel's ``md_seq_show``
+prints), not by their indentation, which published samples lose or change. One array's odd
+line makes that array ``unreadable`` and the others are read; a text that is not /proc/mdstat,
+lists an array twice or goes beyond ``bounds`` raises ``ParseError`` naming the line
+(docs/raid.md, "Limits"). The number in brackets is a member's descriptor number
+(``desc_nr``), not its slot: ``topology.py`` infers the slots.
 """
 
 from __future__ import annotations
@@ -258,7 +242,7 @@ class _Odd(Exception):
 
 def parse(text: str) -> Mdstat:
     """Read a whole ``/proc/mdstat``; raise ``ParseError`` naming the first line that refuses
-    the whole report (see the module's docstring); one array's odd line is that array's."""
+    the whole report (docs/raid.md, "Limits"); one array's odd line is that array's."""
     personalities: tuple[str, ...] | None = None
     unused: str | None = None
     arrays: list[dict[str, Any]] = []
@@ -298,20 +282,10 @@ def parse(text: str) -> Mdstat:
             header = _HEADER.fullmatch(line)
             odd_header = None if header else _ODD_HEADER.fullmatch(line)
         if header or odd_header:
-            name = (header or odd_header).group(1)
-            if name in seen_names:
-                raise fail(f"array {name} listed twice")
-            if len(arrays) >= bounds.MAX_ARRAYS:
-                raise fail(f"more than {bounds.MAX_ARRAYS} arrays")
-            if len(name) > bounds.MAX_NAME:
-                raise fail(f"array name longer than {bounds.MAX_NAME} characters")
-            seen_names.add(name)
-            current = _header(header, fail) if header else _odd_header(name)
+            current = _array_header(header, odd_header, len(arrays), seen_names, fail)
             member_count += len(current["members"])
             if member_count > bounds.MAX_DEVICES:
                 raise fail(f"more than {bounds.MAX_DEVICES} member devices in one report")
-            if problem := current.pop("_odd", None):
-                current["unreadable"] = str(fail(problem))
             current["_line"] = (number, raw)
             arrays.append(current)
             continue
@@ -336,6 +310,29 @@ def parse(text: str) -> Mdstat:
         arrays=tuple(Array(**fields) for fields in arrays),
         unused_devices=unused,
     )
+
+
+def _array_header(
+    header: re.Match[str] | None,
+    odd_header: re.Match[str] | None,
+    count: int,
+    seen_names: set[str],
+    fail: Any,
+) -> dict[str, Any]:
+    """The fields of the array a header line starts (an odd header's: unreadable, saying
+    why), once its name is new and short enough and ``count`` arrays leave room for it."""
+    name = (header or odd_header).group(1)
+    if name in seen_names:
+        raise fail(f"array {name} listed twice")
+    if count >= bounds.MAX_ARRAYS:
+        raise fail(f"more than {bounds.MAX_ARRAYS} arrays")
+    if len(name) > bounds.MAX_NAME:
+        raise fail(f"array name longer than {bounds.MAX_NAME} characters")
+    seen_names.add(name)
+    current = _header(header, fail) if header else _odd_header(name)
+    if problem := current.pop("_odd", None):
+        current["unreadable"] = str(fail(problem))
+    return current
 
 
 def _number(digits: str, limit: int, what: str, fail: Any) -> int:

@@ -1,34 +1,13 @@
 """One host's report, read and judged as a whole before anything is stored.
 
 Pure module: no Django, no I/O. ``assess(mdstat_text, details, rules, sysfs=...)`` parses
-/proc/mdstat, every ``mdadm --detail`` text and the sysfs words (``parse_sysfs``), folds what
-the kernel and mdadm say into each array (``evidence.reconcile``), builds the host's
-``Topology`` with its failure-domain rules, and returns per array its facts, members, verdict
-and headroom in numbers and words. The database glue (``apps/raid/collect.py``) only copies
-this into rows.
-
-**What one array's oddity changes.** An array whose /proc/mdstat lines could not be read
-(``Array.unreadable``) is **unknown** with the line in the reason, and so is every array above
-it (its headroom depends on it), unless what can be read already says worse; the others are
-judged as usual. An ``mdadm --detail`` that cannot be read makes its array unknown the same
-way (mdstat alone still says when it is worse). Only a report that is not /proc/mdstat at all,
-or beyond a bound (``errors.Refused``, ``bounds``), raises ``ParseError`` with the source named
-in the message, and then nothing is stored.
-
-Beyond ``verdict.array_verdict``: when the host has failure-domain rules and an array that
-was built to survive failures is otherwise ok but one failure domain alone would stop it
-(two mirror halves on the same storage server), it is a **warning** saying which domain.
-
-**Disks and scrubs** (``findings.py``): the smartctl texts of the disks under the arrays
-are read and judged (``disks.py``), a failing disk is named in its arrays' headroom and
-verdict, a failed or failing member gets its replacement advice, and, given ``now``, each
-array's checks are followed from what was remembered of them (``scrub.py``).
-
-Only the ``mdadm --detail`` texts of arrays that /proc/mdstat lists are read and kept. The
-whole judgement of one report (headroom of every array first, then the failure-domain
-searches) spends one ``bounds.Budget``: what does not fit is "too large to judge", with the
-verdict what the text says plainly (``verdict.unjudged_verdict``), unknown rather than ok.
-Texts are cut to what their columns hold.
+/proc/mdstat, the ``mdadm --detail`` texts of its arrays, the sysfs words, the disks' smartctl
+texts and by-id links, folds them into each array (``evidence.reconcile``), judges the host's
+``Topology`` with its failure-domain rules within one ``bounds.Budget``, and returns per array
+its facts, members, verdict, headroom, scrubs and advice; ``collect.py`` only copies them into
+rows. One array's odd line makes that array (and those above it) unknown; a text that is not
+/proc/mdstat, or beyond a bound, raises ``ParseError`` naming its source. What each case
+means for the user: docs/raid.md; the layers: docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -36,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
+from functools import cache, partial
 from typing import Any
 
 from apps.lib.status import Status, Verdict
@@ -174,44 +154,21 @@ def assess(
     at ``now`` (the reading's time; without it, scrubs are not judged); ``own_thresholds``
     gives an array's own (a region's or its own set: ``raid/thresholds.py``), or None for
     ``thresholds`` and ``scrub_thresholds``."""
-    try:
-        read_mdstat = parse_mdstat.parse(mdstat_text)
-    except ParseError as exc:
-        raise _from("/proc/mdstat", exc) from exc
+    read_mdstat, read, detail_problems, sysfs_states = _read(mdstat_text, details, sysfs)
     known = {a.name for a in read_mdstat.arrays}
-    read, detail_problems = _details(details, known)
     found = {name: detail for name, (detail, _) in read.items()}
-    parsed, evidence = reconcile(read_mdstat, found, parse_sysfs.parse(sysfs, known))
+    parsed, evidence = reconcile(read_mdstat, found, sysfs_states)
     budget = budget or Budget()
     parents = {m.device: a.name for a in parsed.arrays for m in a.members if m.device in known}
     gaps = _gaps(parsed, parents, detail_problems)
     judged = _judge(parsed, found, budget, evidence, gaps)
-    leaves = {m.device for a in parsed.arrays for m in a.members if m.device not in known}
-    mapping: dict[str, str] | None = None
-    if rules:
-        try:
-            budget.spend(len(leaves) * len(rules))
-            mapping = domain_map(sorted(leaves), rules)
-        except TooLarge:
-            mapping = None
     order = [m.device for a in parsed.arrays for m in a.members if m.device not in known]
-    texts, readings, problems = findings.read_smart(smart, {disk_name(leaf) for leaf in order})
-    links = parse_devlinks.parse(devlinks)
+    mapping = _domain_mapping(set(order), rules, budget)
+    texts, links, disks_under = _smart_and_links(smart, devlinks, order)
     host_thresholds = ArrayThresholds(
         thresholds or DiskThresholds(), scrub_thresholds or ScrubThresholds()
     )
-    judged_disks: dict[DiskThresholds, dict[str, LeafDisk]] = {}
-
-    def disks_under(limits: DiskThresholds) -> dict[str, LeafDisk]:
-        """The host's disks judged with ``limits`` (once per distinct set)."""
-        if limits not in judged_disks:
-            judged_disks[limits] = leaf_disks(
-                list(dict.fromkeys(order)), readings, problems, links, limits, smart is not None
-            )
-        return judged_disks[limits]
-
     disks = disks_under(host_thresholds.disk)
-    sysfs_states = parse_sysfs.parse(sysfs, known)
     holders = {m.device: a.name for a in parsed.arrays for m in a.members}
     arrays = []
     for position, array in enumerate(parsed.arrays):
@@ -232,38 +189,97 @@ def assess(
             gap,
         )
         own = (own_thresholds(array.name) if own_thresholds else None) or host_thresholds
-        found_disks, said, advice = findings.disk_findings(
-            facts.name, facts.members, topology, headroom, disks_under(own.disk), holders, links,
-            noun,
-        )  # fmt: skip
-        facts = replace(
-            facts,
-            verdict=findings.raised(facts.verdict, found_disks, REASON_TEXT),
-            headroom_text=_clip(facts.headroom_text + said, HEADROOM_TEXT),
-            advice=advice,
+        facts = _with_disk_findings(
+            facts, topology, headroom, disks_under(own.disk), holders, links, noun
         )
         if now is not None:
             memory = (scrubs or {}).get(array.name, ScrubMemory())
             state = sysfs_states.get(array.name, parse_sysfs.SysfsState())
-            changes = findings.scrub_fields(
-                facts.verdict, memory, state, now, own.scrub, REASON_TEXT
-            )
-            facts = replace(facts, **changes)
+            scrub = findings.scrub_fields(facts.verdict, memory, state, now, own.scrub, REASON_TEXT)
+            facts = replace(facts, **scrub)
         arrays.append(facts)
+    wanted = read.keys() | detail_problems.keys()
     return Report(
         mdstat=parsed,
         details=found,
         arrays=tuple(arrays),
-        detail_texts={
-            name: text
-            for name, text in _texts(details).items()
-            if name in read or name in detail_problems
-        },
+        detail_texts={name: text for name, text in _texts(details).items() if name in wanted},
         steps=budget.spent,
         too_large=budget.exhausted,
         detail_problems=detail_problems,
         disks=disks,
         smart_texts=texts,
+    )
+
+
+def _read(
+    mdstat_text: str, details: Mapping[str, str] | None, sysfs: str | None
+) -> tuple[
+    parse_mdstat.Mdstat,
+    dict[str, tuple[parse_mdadm.Detail, str]],
+    dict[str, str],
+    dict[str, parse_sysfs.SysfsState],
+]:
+    """/proc/mdstat, the details of its arrays (and why others could not be read), and their
+    sysfs words; a /proc/mdstat that cannot be read raises ``ParseError`` naming it."""
+    try:
+        read_mdstat = parse_mdstat.parse(mdstat_text)
+    except ParseError as exc:
+        raise _from("/proc/mdstat", exc) from exc
+    known = {a.name for a in read_mdstat.arrays}
+    read, detail_problems = _details(details, known)
+    return read_mdstat, read, detail_problems, parse_sysfs.parse(sysfs, known)
+
+
+def _smart_and_links(
+    smart: Mapping[str, str] | None, devlinks: str | None, order: list[str]
+) -> tuple[
+    dict[str, str],
+    dict[str, parse_devlinks.Links],
+    Callable[[DiskThresholds], dict[str, LeafDisk]],
+]:
+    """The smartctl texts kept, the disks' links, and the host's disks under the leaf
+    devices ``order`` judged by given thresholds (once per distinct set)."""
+    texts, readings, problems = findings.read_smart(smart, {disk_name(leaf) for leaf in order})
+    links = parse_devlinks.parse(devlinks)
+    leaves = list(dict.fromkeys(order))
+    judge = partial(leaf_disks, leaves, readings, problems, links, smart_sent=smart is not None)
+    return texts, links, cache(judge)
+
+
+def _domain_mapping(
+    leaves: set[str], rules: Mapping[str, str] | None, budget: Budget
+) -> dict[str, str] | None:
+    """Each leaf device's failure domain by the host's rules; None without rules, or when
+    matching them would spend more than the budget has left."""
+    if not rules:
+        return None
+    try:
+        budget.spend(len(leaves) * len(rules))
+        return domain_map(sorted(leaves), rules)
+    except TooLarge:
+        return None
+
+
+def _with_disk_findings(
+    facts: ArrayFacts,
+    topology: Topology | None,
+    headroom: ArrayHeadroom | None,
+    disks: dict[str, LeafDisk],
+    holders: dict[str, str],
+    links: dict[str, parse_devlinks.Links],
+    noun: str,
+) -> ArrayFacts:
+    """``facts`` with what its disks say (``findings.disk_findings``) in its verdict, its
+    headroom text and its replacement advice."""
+    found_disks, said, advice = findings.disk_findings(
+        facts.name, facts.members, topology, headroom, disks, holders, links, noun
+    )
+    return replace(
+        facts,
+        verdict=findings.raised(facts.verdict, found_disks, REASON_TEXT),
+        headroom_text=_clip(facts.headroom_text + said, HEADROOM_TEXT),
+        advice=advice,
     )
 
 
@@ -351,36 +367,13 @@ def _array_facts(
     evidence: Evidence,
     gap: str,
 ) -> ArrayFacts:
-    domain_count: int | None = None
-    domain_text = ""
-    if has_rules and headroom is None:
-        domain_text = f"{array.name}: loss of {noun}s {gap or TOO_LARGE}"
-    elif has_rules and mapping is None:
-        domain_text = f"{array.name}: loss of {noun}s {TOO_LARGE}"
-    elif has_rules and topology is not None and headroom is not None and headroom.running:
-        try:
-            domains = topology.domain_headroom(array.name, mapping or {})
-        except TooLarge:
-            domain_text = f"{array.name}: loss of {noun}s {TOO_LARGE}"
-        else:
-            domain_count = domains.survivable
-            domain_text = describe_domains(domains, noun)
-            if verdict.status is Status.OK and headroom.redundant_by_design and domains.fatal_alone:
-                alone = ", ".join(domains.fatal_alone)
-                verdict = replace(
-                    verdict,
-                    status=Status.WARNING,
-                    reason=f"{array.name}: losing {noun} {alone} alone would stop it",
-                )
+    domain_count, domain_text, verdict = _domain_headroom(
+        array, topology, headroom, verdict, mapping, has_rules, noun, gap
+    )
     figures: dict[str, Any] = dict(verdict.figures)
     figures["domain_headroom"] = domain_count
     sync = array.sync
-    if headroom is None:
-        headroom_text = f"{array.name}: headroom {gap or TOO_LARGE}"
-    elif array.state == "broken":
-        headroom_text = f"{array.name} is broken: md fails its writes"
-    else:
-        headroom_text = describe_headroom(headroom)
+    headroom_text = _headroom_text(array, headroom, gap)
     return ArrayFacts(
         name=array.name,
         position=position,
@@ -406,6 +399,51 @@ def _array_facts(
         members=_members(array, detail, topology, mapping or {}, names),
         verdict=replace(verdict, reason=_clip(verdict.reason, REASON_TEXT), figures=figures),
     )
+
+
+def _domain_headroom(
+    array: parse_mdstat.Array,
+    topology: Topology | None,
+    headroom: ArrayHeadroom | None,
+    verdict: Verdict,
+    mapping: dict[str, str] | None,
+    has_rules: bool,
+    noun: str,
+    gap: str,
+) -> tuple[int | None, str, Verdict]:
+    """How many failure domains the array survives losing and in words (None and "" without
+    rules), and its verdict, a warning when one domain alone would stop an array built to
+    survive failures."""
+    domain_count: int | None = None
+    domain_text = ""
+    if has_rules and headroom is None:
+        domain_text = f"{array.name}: loss of {noun}s {gap or TOO_LARGE}"
+    elif has_rules and mapping is None:
+        domain_text = f"{array.name}: loss of {noun}s {TOO_LARGE}"
+    elif has_rules and topology is not None and headroom is not None and headroom.running:
+        try:
+            domains = topology.domain_headroom(array.name, mapping or {})
+        except TooLarge:
+            domain_text = f"{array.name}: loss of {noun}s {TOO_LARGE}"
+        else:
+            domain_count = domains.survivable
+            domain_text = describe_domains(domains, noun)
+            if verdict.status is Status.OK and headroom.redundant_by_design and domains.fatal_alone:
+                alone = ", ".join(domains.fatal_alone)
+                verdict = replace(
+                    verdict,
+                    status=Status.WARNING,
+                    reason=f"{array.name}: losing {noun} {alone} alone would stop it",
+                )
+    return domain_count, domain_text, verdict
+
+
+def _headroom_text(array: parse_mdstat.Array, headroom: ArrayHeadroom | None, gap: str) -> str:
+    if headroom is None:
+        return f"{array.name}: headroom {gap or TOO_LARGE}"
+    if array.state == "broken":
+        return f"{array.name} is broken: md fails its writes"
+    return describe_headroom(headroom)
 
 
 def lost_domain(

@@ -3,19 +3,8 @@
 Pure module: no Django, no I/O. The kernel keeps no time of a check (``kernel.FACTS
 ["mismatch-cnt"]``), so Vigil follows the array from report to report: ``follow(memory,
 sysfs, now, thresholds)`` takes what it remembered (``ScrubMemory``, kept on the array's row)
-and this reading's sysfs words, and returns the new memory with the judgement.
-
-- A check or repair that was running and is no longer ended at this reading's time (the
-  agent's reading time, or the pull's); one whose whole run fell between two readings is seen
-  when ``last_sync_action`` turns to ``check``/``repair``. A check shorter than the collection
-  interval that follows another check is not seen.
-- After a **check**, a ``mismatch_cnt`` at or above ``mismatch_sectors`` is a **warning** (on
-  RAID-1/10 possibly harmless, the reason says so); after a repair the count is what was
-  rewritten.
-- **No check for N days**: a **warning** once the last check ended more than ``max_days`` ago,
-  or, with none seen, once Vigil has read the array's ``sync_action`` for that long (the last
-  check is at least that old). ``max_days`` 0 turns it off.
-- An array without ``sync_action`` (a RAID-0, or a host that does not send it) is not judged.
+and this reading's sysfs words, and returns the new memory with the judgement (its rules:
+``follow``; what users see: docs/raid.md, "Disks, scrubs and replacement advice").
 """
 
 from __future__ import annotations
@@ -64,6 +53,21 @@ class Scrub:
 def follow(
     memory: ScrubMemory, sysfs: SysfsState, now: datetime, thresholds: ScrubThresholds
 ) -> Scrub:
+    """The array's scrubs at ``now``, from what was remembered and this reading's sysfs.
+
+    - A check or repair that was running and is no longer ended at this reading's time (the
+      agent's reading time, or the pull's); one whose whole run fell between two readings is
+      seen when ``last_sync_action`` turns to ``check``/``repair``. A check shorter than the
+      collection interval that follows another check is not seen.
+    - After a **check**, a ``mismatch_cnt`` at or above ``mismatch_sectors`` is a **warning**
+      (on RAID-1/10 possibly harmless, the reason says so); after a repair the count is what
+      was rewritten.
+    - **No check for N days**: a **warning** once the last check ended more than ``max_days``
+      ago, or, with none seen, once Vigil has read the array's ``sync_action`` for that long
+      (the last check is at least that old). ``max_days`` 0 turns it off.
+    - An array without ``sync_action`` (a RAID-0, or a host that does not send it) is not
+      judged.
+    """
     action = sysfs.sync_action
     if action is None:
         return Scrub(memory, False, sysfs.mismatch_cnt, Status.OK, "")

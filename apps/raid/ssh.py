@@ -1,24 +1,13 @@
 """SSH adapter (asyncssh): read /proc/mdstat, ``mdadm --detail`` and the disks' SMART.
 
-The only place that talks SSH. It runs ``cat /proc/mdstat``, then
-``sudo -n mdadm --detail /dev/mdX`` for each array it lists, one
-``grep -s . /sys/block/mdX/md/array_state /sys/block/mdX/md/sync_action ...`` for all of them
-(world-readable, no sudo: grep names each file, and a RAID-0 has no sync_action),
-``sudo -n smartctl --json=c -a /dev/sdX`` for each disk under the arrays, and one
-``find /dev/disk/by-id /dev/disk/by-path … -printf '%p -> %l\\n'`` for the disks' stable
-names, and returns the texts; parsing and judging happen elsewhere (``report.py``). A detail,
-a disk or the sysfs words that cannot be had are a warning, and the arrays are judged without
-them.
-The host key is always verified: against the host's own known_hosts entry when it has one,
-else against a known_hosts file. Each step is bounded:
-the connection (TCP, key exchange and login) by ``connect_timeout``, each command by
-``command_timeout``, and what a command prints by ``max_output`` bytes, counted while it is
-read (a host that prints without end costs one cap, never the worker's memory). Output is
-decoded as UTF-8, undecodable bytes kept as lone surrogates so the parser names their line.
-A failure raises ``SshError`` with a message for the host page; the client key never appears
-in it.
-
-On the monitored host, a restricted user and one sudo rule are enough (docs/raid.md).
+The only place that talks SSH: it runs the commands docs/raid.md lists ("SSH pull": mdstat,
+``sudo -n mdadm --detail`` per array, one ``grep`` of the arrays' sysfs words, ``sudo -n
+smartctl --json=c -a`` per disk, one ``find`` of the by-id and by-path links) and returns the
+texts; ``report.py`` parses and judges them. A detail, a disk or the sysfs words that cannot be
+had are a warning. The host key is always verified (the host's own known_hosts entry, else a
+known_hosts file); the connection, each command and each output are bounded
+(``connect_timeout``, ``command_timeout``, ``max_output`` counted while read); output is UTF-8
+with undecodable bytes as lone surrogates. A failure raises ``SshError``, never naming the key.
 """
 
 from __future__ import annotations

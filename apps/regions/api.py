@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -79,6 +80,8 @@ class ThresholdsSerializer(serializers.Serializer):
 
 
 def _replaced(concern: str, region: Region, subject_id: int | None, data: Any) -> None:
+    if not isinstance(data, Mapping):  # JSON null too: only {} sets none
+        raise ValidationError({"thresholds": "Give an object of threshold -> number ({} for none)"})
     try:
         thresholds.replace(concern, region, subject_id, data)
     except ValueError as exc:

@@ -1,8 +1,8 @@
 """The concern contract: what a monitored concern (EFS, Galera, RAID, probes) declares, once.
 
-Each concern app registers itself in its ``AppConfig.ready()``, and nothing in ``config/``
-names it: the URLs, the API routes, the Celery queue, the settings and the beat tick are all
-read from here (docs/architecture.md, "The concern contract"; each field: ``Concern``)::
+Each concern app registers itself in its ``AppConfig.ready()`` and nothing in ``config/`` names
+it: URLs, API routes, queue, settings and beat tick are read from here, so a new concern needs
+only ``INSTALLED_APPS`` (docs/architecture.md, "The concern contract"; fields: ``Concern``)::
 
     concerns.register(self, Concern(
         "efs", "EFS",
@@ -12,9 +12,6 @@ read from here (docs/architecture.md, "The concern contract"; each field: ``Conc
         region_context=views.region_panel_context,
         demo_setup=demo.set_up,
     ))
-
-Neither the regions app nor ``config/`` needs a change when a concern is added: only
-``INSTALLED_APPS``.
 """
 
 from __future__ import annotations

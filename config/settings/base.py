@@ -279,6 +279,12 @@ REST_FRAMEWORK = {
     # Reads for everyone logged in; every write needs its model permission (403 first).
     "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermissions"],
     "DEFAULT_SCHEMA_CLASS": "apps.api.schema.AutoSchema",
+    # DRF's three, the JSON one answering 400 to a body nested deeper than Python's parser goes.
+    "DEFAULT_PARSER_CLASSES": [
+        "apps.lib.bodies.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "apps.api.lists.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": [

@@ -14,8 +14,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
+from apps.alerts.schedule import MAX_MINUTES, Cron, check_cron
 from apps.galera.mysql import result_from_rows
 from apps.galera.parse_wsrep import ParseError as WsrepError
 from apps.galera.parse_wsrep import parse_provider_options, parse_status
@@ -185,6 +187,25 @@ def http(data: bytes) -> Outcome:
     return Outcome(True, f"HTTP {measurement.status_code}")
 
 
+#: The night Berlin's clocks go forward (02:00 is 03:00): a window's hardest hour.
+CRON_NOW = datetime(2026, 3, 29, 0, 30, tzinfo=UTC)
+
+
+def cron(data: bytes) -> Outcome:
+    """A maintenance window's cron field as the model's ``clean`` reads it, and, when it is
+    one, the window's occurrences as the alert path asks for them (open now, the next, the
+    timeline's), for the longest window, in a zone with a change of offset."""
+    text = decoded(data)
+    if problem := check_cron(text):
+        return Outcome(False, problem)
+    rule = Cron(" ".join(text.split()), MAX_MINUTES, "Europe/Berlin")
+    rule.open_at(CRON_NOW)
+    rule.occurrences(CRON_NOW, back_days=1, ahead_days=1)
+    found = rule.next_open(CRON_NOW)
+    assert found is not None and found[0] < found[1]
+    return Outcome(True, f"next opens {found[0]:%Y-%m-%d %H:%M} UTC")
+
+
 TARGETS: dict[str, Callable[[bytes], Outcome]] = {
     "mdstat": mdstat,
     "detail": detail,
@@ -193,6 +214,7 @@ TARGETS: dict[str, Callable[[bytes], Outcome]] = {
     "options": options,
     "url": url,
     "http": http,
+    "cron": cron,
 }
 
 

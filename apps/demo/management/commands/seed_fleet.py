@@ -275,8 +275,50 @@ class Command(BaseCommand):
     def seed_efs(self, size: fleet.FleetSize) -> None:
         t = time.perf_counter()
         end_minute = int(self.now.timestamp()) // 60 - 3  # CloudWatch settles for 3 minutes
-        end = fleet.minute_at(end_minute)
         plans = fleet.filesystem_plans(size, end_minute, self.rng)
+        days, filesystems = self._filesystems(plans, end_minute)
+        for plan, fs in zip(plans, filesystems, strict=True):
+            fs_changes = fleet.filesystem_changes(
+                plan, _verdict_of(fs), self.start, self.now, self.rng
+            )
+            self._changes(fs, fs_changes)
+        RegionCollection.objects.bulk_create(
+            RegionCollection(
+                region=region,
+                next_due=self.now + FAR,
+                next_discovery=self.now + FAR,
+                next_rollup=self.now + FAR,
+                last_success=self.now,
+                api_calls=2,
+            )
+            for region in self.regions
+        )
+        self.timings["EFS file systems"] = time.perf_counter() - t
+
+        minute_start = fleet.minute_at(end_minute - size.minute_days * DAY_MIN)
+        minute_start = minute_start.replace(minute=0)
+        first_minute = int(minute_start.timestamp()) // 60
+        hour_start = (self.start.replace(minute=0, second=0)).timestamp() // 60
+        by_region: dict[int, list[tuple[fleet.FileSystemPlan, int]]] = {}
+        for plan, fs in zip(plans, filesystems, strict=True):
+            by_region.setdefault(plan.region, []).append((plan, fs.pk))
+        self._efs_minutes(size, by_region, days, minute_start, end_minute)
+        hours = range(int(hour_start) // 60, first_minute // 60)
+        self._efs_hours(size, by_region, days, hours)
+        self.counts["EFS file systems"] = len(filesystems)
+
+        # What each file system would cost in each throughput mode, as collection stores it.
+        t = time.perf_counter()
+        for rc in RegionCollection.objects.filter(region__in=self.regions):
+            pricing.price_region(rc, self.now, force=True)
+        self.timings["EFS mode comparison"] = time.perf_counter() - t
+
+    def _filesystems(
+        self, plans: Sequence[fleet.FileSystemPlan], end_minute: int
+    ) -> tuple[dict[int, Any], list[FileSystem]]:
+        """Each plan's day of minute rows (by plan index), and its file system, judged on
+        them and saved."""
+        end = fleet.minute_at(end_minute)
         days = {}
         objects = []
         for plan in plans:
@@ -309,34 +351,18 @@ class Command(BaseCommand):
                     figures=figures,
                 )
             )
-        filesystems = FileSystem.objects.bulk_create(objects, batch_size=500)
-        for plan, fs in zip(plans, filesystems, strict=True):
-            fs_changes = fleet.filesystem_changes(
-                plan, _verdict_of(fs), self.start, self.now, self.rng
-            )
-            self._changes(fs, fs_changes)
-        RegionCollection.objects.bulk_create(
-            RegionCollection(
-                region=region,
-                next_due=self.now + FAR,
-                next_discovery=self.now + FAR,
-                next_rollup=self.now + FAR,
-                last_success=self.now,
-                api_calls=2,
-            )
-            for region in self.regions
-        )
-        self.timings["EFS file systems"] = time.perf_counter() - t
+        return days, FileSystem.objects.bulk_create(objects, batch_size=500)
 
-        minute_start = fleet.minute_at(end_minute - size.minute_days * DAY_MIN)
-        minute_start = minute_start.replace(minute=0)
+    def _efs_minutes(
+        self,
+        size: fleet.FleetSize,
+        by_region: dict[int, list[tuple[fleet.FileSystemPlan, int]]],
+        days: dict[int, Any],
+        minute_start: datetime,
+        end_minute: int,
+    ) -> None:
+        """The minute rows from ``minute_start``, region by region, minute after minute."""
         first_minute = int(minute_start.timestamp()) // 60
-        hour_start = (self.start.replace(minute=0, second=0)).timestamp() // 60
-        by_region: dict[int, list[tuple[fleet.FileSystemPlan, int]]] = {}
-        for plan, fs in zip(plans, filesystems, strict=True):
-            by_region.setdefault(plan.region, []).append((plan, fs.pk))
-
-        t = time.perf_counter()
         total = size.filesystems * (end_minute - first_minute)
         progress = Progress(self.stderr, "EFS minute rows", total)
         if partitions.partitioned(MetricMinute):  # each day's rows in its own partition
@@ -363,9 +389,16 @@ class Command(BaseCommand):
         self.timings["EFS minute rows"] = progress.close()
         self.counts = {"EFS minute rows": progress.done}
 
+    def _efs_hours(
+        self,
+        size: fleet.FleetSize,
+        by_region: dict[int, list[tuple[fleet.FileSystemPlan, int]]],
+        days: dict[int, Any],
+        hours: range,
+    ) -> None:
+        """The hour rows of ``hours`` (before the minute rows start), outside each plan's gaps."""
         progress = Progress(self.stderr, "EFS hour rows", 0)
         writer = Writer(MetricHour, ["filesystem_id", "ts", *VALUE_FIELDS, "minutes"], progress)
-        hours = range(int(hour_start) // 60, first_minute // 60)
         progress.total = max(1, len(hours) * size.filesystems)
         for members in by_region.values():
             patterns = {pk: fleet.hour_rows(days[plan.index]) for plan, pk in members}
@@ -379,13 +412,6 @@ class Command(BaseCommand):
         writer.flush()
         self.timings["EFS hour rows"] = progress.close()
         self.counts["EFS hour rows"] = progress.done
-        self.counts["EFS file systems"] = len(filesystems)
-
-        # What each file system would cost in each throughput mode, as collection stores it.
-        t = time.perf_counter()
-        for rc in RegionCollection.objects.filter(region__in=self.regions):
-            pricing.price_region(rc, self.now, force=True)
-        self.timings["EFS mode comparison"] = time.perf_counter() - t
 
     # --- Galera -------------------------------------------------------------------------
 
