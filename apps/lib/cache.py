@@ -9,11 +9,9 @@ of Django's when ``CACHE_URL`` is a Redis URL.
 
 ``count()`` adds one to a counter that expires (the API's rate limits): one round trip to
 Redis, where Django's API takes three (``add``, then ``incr``, which asks ``EXISTS`` first);
-``count_many()`` counts several and may read more keys in the same round trip (the API's
-rate limits check there that an API key kept in a process's memory still holds, and fetch the
-file system list's version: ``apps.api.versions``). ``bump()`` moves a version: ``SET NX`` to a
-fresh start (the nanoseconds now, so a version lost with Redis never comes back with an old
-value) and ``INCR``.
+``count_many()`` counts several and reads more keys in the same round trip (a kept API key's
+entry, a table's version: ``apps.lib.versions``); ``bump()`` moves a version (``SET NX`` to the
+nanoseconds now, so one lost with Redis never comes back with an old value, then ``INCR``).
 """
 
 from __future__ import annotations
