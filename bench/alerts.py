@@ -110,6 +110,7 @@ def main() -> None:
         import django
 
         django.setup()
+        # apps' modules once main() has set Django up (django.setup())
         import boto3
         from django.core.management import call_command
 
@@ -238,6 +239,7 @@ def _redis_has_consumer(port: int) -> bool:
 
 
 def _gadgets(region_code: str, n: int, prefix: str):
+    # apps' modules once main() has set Django up (django.setup())
     from apps.regions.models import Region
     from tests.concern_app.models import Gadget
 
@@ -248,6 +250,7 @@ def _gadgets(region_code: str, n: int, prefix: str):
 
 
 def _route_everything() -> None:
+    # apps' modules once main() has set Django up (django.setup())
     from apps.alerts.models import Channel, Rule
 
     channel, _ = Channel.objects.get_or_create(
@@ -257,6 +260,7 @@ def _route_everything() -> None:
 
 
 def measure_latency(count: int, rate: float) -> list[float]:
+    # apps' modules once main() has set Django up (django.setup())
     from apps import alerts
     from apps.alerts.models import Notification
     from apps.lib.status import Status, Verdict
@@ -285,6 +289,7 @@ def measure_latency(count: int, rate: float) -> list[float]:
 
 def storm(subjects: int, flips: int, endpoint: str) -> list[str]:
     """The subject lines of the emails a storm of flapping subjects sent."""
+    # apps' modules once main() has set Django up (django.setup())
     from apps import alerts
     from apps.alerts.models import Notification
     from apps.lib.status import Status, Verdict
@@ -309,6 +314,7 @@ def storm(subjects: int, flips: int, endpoint: str) -> list[str]:
 def measure_silence_end(subjects: int, lead_s: float, spread_s: float) -> list[float]:
     """Each subject under its own silence, the first ending ``lead_s`` from now and the rest
     over ``spread_s``; end -> email accepted by SES."""
+    # apps' modules once main() has set Django up (django.setup())
     from datetime import timedelta
 
     from django.contrib.auth import get_user_model
@@ -360,6 +366,7 @@ def _content_type_id(model) -> int:
 
 def measure_webhook(count: int, rate: float = 20.0) -> list[float]:
     """Status changes routed to a webhook: change written -> request at the receiver."""
+    # apps' modules once main() has set Django up (django.setup())
     from apps import alerts
     from apps.alerts.models import Channel, Rule
     from apps.lib.status import Status, Verdict
@@ -406,6 +413,7 @@ def measure_server_storm(hosts: int, storms: int) -> dict:
     """One storage server gone under ``hosts`` RAID hosts, ``storms`` times (each followed by
     its recovery): per storm, the webhook messages and PagerDuty events sent (the most of any
     storm) and the seconds from the first report to the first message."""
+    # apps' modules once main() has set Django up (django.setup())
     from apps.alerts.models import Channel, Notification, Rule
     from apps.raid.collect import ingest
     from apps.raid.demo import SEED_ARRAYS, SEED_RULES, seed_layout_mdstat

@@ -54,6 +54,7 @@ def free_port() -> int:
 
 def serve(port: int, control_port: int) -> None:
     """The moto server with the EBS responder, and a control port for its call counts."""
+    # apps' modules once main() has set Django up (django.setup())
     import logging
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -95,6 +96,7 @@ def control(port: int, method: str = "GET") -> dict:
 
 def create_fleet(url: str, code: str, volumes: int, per_instance: int) -> None:
     """``volumes`` tagged volumes, ``per_instance`` to an instance (and its root volume)."""
+    # apps' modules once main() has set Django up (django.setup())
     import boto3
 
     from apps.ebs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
@@ -139,6 +141,7 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> dict:
     import django
 
     django.setup()
+    # apps' modules once main() has set Django up (django.setup())
     from django.core.management import call_command
     from django.utils import timezone
 

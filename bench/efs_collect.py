@@ -75,6 +75,7 @@ def free_port() -> int:
 
 def serve(port: int, control_port: int, throttle_every: int, latency_ms: float) -> None:
     """Run the moto server with the fleet responder, plus a control port for the counts."""
+    # apps' modules once main() has set Django up (django.setup())
     import logging
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -129,6 +130,7 @@ def control(port: int, method: str = "GET") -> dict:
 
 def _collect(pk: int, code: str) -> tuple[str, dict, float]:
     """One region's task in a worker process: its result and CPU seconds."""
+    # apps' modules once main() has set Django up (django.setup())
     from django.db import connections
 
     from apps.efs import tasks
@@ -238,6 +240,7 @@ def print_cycle(title: str, c: Cycle, filesystems: int, goal: float | None = Non
 
 
 def create_fleet(url: str, regions: list[str], per_region: int) -> None:
+    # apps' modules once main() has set Django up (django.setup())
     import boto3
 
     from apps.efs.demo_cloudwatch import PHASE_TAG, PROFILE_TAG
@@ -262,6 +265,7 @@ def create_fleet(url: str, regions: list[str], per_region: int) -> None:
 
 def naive_statistics(url: str, code: str, refs, minutes: int) -> tuple[int, float]:
     """GetMetricStatistics, one call per metric (and storage class) per file system."""
+    # apps' modules once main() has set Django up (django.setup())
     from datetime import UTC, datetime
 
     import boto3
@@ -385,6 +389,7 @@ def run(args: argparse.Namespace, url: str, control_port: int) -> None:
     import django
 
     django.setup()
+    # apps' modules once main() has set Django up (django.setup())
     from django.core.management import call_command
     from django.db import connection
     from django.utils import timezone

@@ -61,6 +61,7 @@ def timed(fn):
 
 
 def chart(filesystems: list[int], now, repeat: int) -> dict:
+    # apps' modules once main() has set Django up (django.setup())
     import re
 
     from django.db import connection
@@ -108,6 +109,7 @@ def chart(filesystems: list[int], now, repeat: int) -> dict:
 
 
 def expiry(now) -> dict:
+    # apps' modules once main() has set Django up (django.setup())
     from django.db import connection, transaction
 
     from apps.efs import history
@@ -150,6 +152,7 @@ def expiry(now) -> dict:
 
 
 def against(url: str, filesystems: list[int], now) -> dict:
+    # apps' modules once main() has set Django up (django.setup())
     import psycopg
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -196,6 +199,7 @@ def main() -> None:
     import django
 
     django.setup()
+    # apps' modules once main() has set Django up (django.setup())
     from django.core.management import call_command
     from django.utils import timezone
 

@@ -60,6 +60,7 @@ def timed(function, *args, repeat: int = 1, clock=time.perf_counter):
 
 
 def parsers(repeat: int) -> dict[str, dict]:
+    # apps' modules once main() has set Django up (django.setup())
     from tests.fuzz import targets
 
     worst: dict[str, dict] = {}
@@ -86,6 +87,7 @@ def parsers(repeat: int) -> dict[str, dict]:
 
 def big_reports() -> dict[str, tuple[dict, dict[str, str]]]:
     """The largest reports the bounds accept: name -> (body, the host's rules)."""
+    # apps' modules once main() has set Django up (django.setup())
     from tests.raid.builders import many_domains_three_way, mdstat, raid10
 
     arrays, details, rules = [], {}, {}
@@ -125,6 +127,7 @@ def big_reports() -> dict[str, tuple[dict, dict[str, str]]]:
 
 
 def pushes(repeat: int) -> dict:
+    # apps' modules once main() has set Django up (django.setup())
     from django.core.cache import cache
     from django.test import Client
 
@@ -224,6 +227,7 @@ def pushes(repeat: int) -> dict:
 
 def threshold_bodies(repeat: int) -> dict:
     """Each ``thresholds--`` case PUT to a probe target's and a region's thresholds."""
+    # apps' modules once main() has set Django up (django.setup())
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from django.core.cache import cache

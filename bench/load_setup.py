@@ -29,6 +29,7 @@ KEY_NAME = "bench/load.sh"
 
 def seed(args: list[str]) -> None:
     """Seed a fleet (``manage.py seed_fleet ARGS``) when the database has no file system."""
+    # apps' modules once main() has set Django up (django.setup())
     from django.core.management import call_command
 
     from apps.efs.models import FileSystem
@@ -39,6 +40,7 @@ def seed(args: list[str]) -> None:
 
 
 def prepare(out: Path) -> None:
+    # apps' modules once main() has set Django up (django.setup())
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db.models import Count
@@ -76,6 +78,7 @@ def prepare(out: Path) -> None:
 
 
 def cleanup(out: Path) -> None:
+    # apps' modules once main() has set Django up (django.setup())
     from django.conf import settings
     from django.contrib.sessions.backends.base import SessionBase
     from django.utils.module_loading import import_string

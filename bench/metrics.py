@@ -76,6 +76,7 @@ def main() -> None:
     import django
 
     django.setup()
+    # apps' modules once main() has set Django up (django.setup())
     from django.core.management import call_command
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -85,6 +86,7 @@ def main() -> None:
 
     figures: dict[str, object] = {"database": connection.vendor, "renders": args.renders}
     if args.build:
+        # apps' modules once main() has set Django up (django.setup())
         from tests.prometheus.fleet import build_fleet
 
         call_command("migrate", verbosity=0)

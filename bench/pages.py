@@ -33,7 +33,11 @@ with other work at load average 5-10: the goals are not met on that machine (its
 p95 was 10-41 ms). The region page's cold p95 went 1990 -> 1114 ms at load 10 (the probes panel's
 last results read from two days of partitions, not 39) and 400 ms at load 5.6; the file system
 page's CPU p50 at 12 h / 24 h / 7 d stayed 58-70 ms (its clients' section, one query instead of
-five for a file system no client mounts, was ~2 ms of its SQL).
+five for a file system no client mounts, was ~2 ms of its SQL). Issue 26, the same seeded fleet
+at load 10-15, old and new code alternately (CPU per request, in-process): the file system page
+at 12 h / 24 h / 7 d 84-105 -> 57-67 ms CPU p50 as served (its charts shared within their
+minute), unchanged when they are drawn (82-100 ms); the region page with cold fragments
+unchanged within the noise (162-232 ms CPU p50): neither goal met on that machine.
 """
 
 from __future__ import annotations
@@ -107,6 +111,7 @@ def percentile(values: list[float], pct: float) -> float:
 def pages() -> dict[str, str]:
     """Page name -> URL, on the seeded fleet: its busiest region, a bursting file system with
     history, the cluster, host and probe with the most history."""
+    # apps' modules once main() has set Django up (django.setup())
     from django.db.models import Count
 
     from apps.demo.fleet import ACCOUNT_NAME
@@ -151,6 +156,7 @@ def pages() -> dict[str, str]:
 def history_lists(client) -> dict[str, str]:
     """API list name -> URL: the grow-only lists' first page, one subject's, and page 50 (or
     the last, on a fleet too small for 50)."""
+    # apps' modules once main() has set Django up (django.setup())
     from apps.demo.fleet import ACCOUNT_NAME
     from apps.probes.models import Target
 
@@ -169,6 +175,7 @@ def history_lists(client) -> dict[str, str]:
 
 
 def table_rows() -> dict[str, int]:
+    # apps' modules once main() has set Django up (django.setup())
     from apps.galera.models import Snapshot
     from apps.probes.models import Result
 

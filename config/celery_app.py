@@ -41,6 +41,7 @@ def command(*args: str) -> list[str]:
 
 def task_queues() -> dict[str, str]:
     """``{tasks module: queue}``: every registered concern's, and the alerts'."""
+    # config/__init__.py imports this module while settings load, before any app can
     from apps.regions import concerns
 
     return {**concerns.task_queues(), **OTHER_QUEUES}

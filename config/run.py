@@ -91,6 +91,7 @@ def run(stop: Stop) -> int:
     started = time.monotonic()
     django.setup()
 
+    # Django's and the apps' modules once django.setup() above has run
     from django.conf import settings
     from django.core.management import call_command
 
@@ -192,6 +193,7 @@ def _start_demo_aws(port: int):
             "Demo mode needs moto (requirements/demo.txt, which make run installs): give AWS "
             "credentials, or set VIGIL_DEMO=false, to run without it."
         )
+    # only in demo mode, once run() has set Django up
     from apps.demo.mode import set_up_demo_fleet
     from apps.demo.standin import AwsStandIn
     from apps.lib import aws

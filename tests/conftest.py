@@ -13,6 +13,7 @@ settings.load_profile("vigil")
 
 pytest_plugins = [
     "tests.plugins.marks",
+    "tests.plugins.database",
     "tests.plugins.aws",
     "tests.plugins.vigil",
     "tests.plugins.services",

@@ -147,6 +147,7 @@ def bench_database(request) -> Iterator[list[str]]:
 # --- One test a benchmark --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @tiny("raid.py")
 def test_it_runs_the_raid_benchmark_tiny():
     out = bench("raid.py")
@@ -167,6 +168,7 @@ def test_it_runs_the_timeline_benchmark_tiny():
     )
 
 
+@pytest.mark.slow
 @tiny("efs_costs.py")
 def test_it_runs_the_efs_costs_benchmark_tiny():
     assert_prints(
@@ -299,6 +301,7 @@ def test_the_efs_bench_counts_a_naive_get_metric_statistics_collector():
     assert get_metric_statistics_call_count(refs, 1441) == 2 * (14 + 13)
 
 
+@pytest.mark.slow
 @tiny("ebs_collect.py")
 def test_it_runs_the_ebs_collection_benchmark_tiny_at_the_call_floor(bench_database):
     output = bench("ebs_collect.py", "--json", *bench_database)

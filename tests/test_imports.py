@@ -1,5 +1,6 @@
-"""The import graph of ``apps/`` points one way (docs/architecture.md, "Layers"): no module
-reaches itself again through its imports, and ``apps/lib``, the ground floor, imports no app.
+"""The import graph of ``apps/``, with ``config/``, ``bench/`` and ``tests/plugins/`` around it,
+points one way (docs/architecture.md, "Layers"): no module reaches itself again through its
+imports, and ``apps/lib``, the ground floor, imports no app.
 
 Every ``import`` statement counts, at module level or inside a function, so a circle cannot hide
 in a function body. Read with ``ast`` from the files, nothing imported. import-linter's contract
@@ -17,6 +18,9 @@ from pathlib import Path
 from tests.helpers import ROOT
 
 APPS = ROOT / "apps"
+#: What the import rules read: the apps, and the project's own code around them (settings and
+#: entry points, the benchmarks, the tests' plugins).
+SOURCES = [APPS, ROOT / "config", ROOT / "bench", ROOT / "tests" / "plugins"]
 
 #: Imports that still close a circle, each with why; strike a line when its import goes.
 KNOWN_CIRCLES: set[tuple[str, str]] = set()
@@ -27,7 +31,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(path): path for path in sorted(APPS.rglob("*.py"))}
+MODULES = {module_name(path): path for folder in SOURCES for path in sorted(folder.rglob("*.py"))}
 
 
 def imported(module: str, path: Path) -> Iterator[str]:
@@ -127,38 +131,44 @@ def test_it_sees_a_circle_and_an_import_inside_a_function():
 
 
 def unexplained_imports(source: str) -> list[int]:
-    """Lines of imports of ``apps`` (or relative ones) inside a function with no comment on
-    their line or on the line above the run of import statements they belong to."""
+    """Lines of imports of our own packages (``apps``, ``config``, ``bench``, ``tests``, or
+    relative ones) inside a function with no comment on their line or on the line above the run
+    of import statements they belong to. One pass over the statements (expressions hold none)."""
     lines = source.splitlines()
-    found = set()
-    for function in ast.walk(ast.parse(source)):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        blocks = [
-            body
-            for node in ast.walk(function)
-            for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody"))
-            if isinstance(body, list)
-        ]
-        for block in blocks:
+    found: list[int] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
             run_start = None  # the first line of the run of imports a statement is in
             for statement in block:
                 if not isinstance(statement, ast.Import | ast.ImportFrom):
                     run_start = None
+                    visit(statement, in_function or isinstance(statement, FUNCTIONS))
                     continue
                 run_start = run_start or statement.lineno
-                if not _ours(statement) or "#" in lines[statement.lineno - 1]:
+                if not in_function or not _ours(statement):
+                    continue
+                if "#" in lines[statement.lineno - 1]:
                     continue
                 above = lines[run_start - 2].strip() if run_start > 1 else ""
                 if not above.startswith("#"):
-                    found.add(statement.lineno)
+                    found.append(statement.lineno)
+
+    visit(ast.parse(source), False)
     return sorted(found)
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+OURS = {"apps", "config", "bench", "tests"}
 
 
 def _ours(node: ast.Import | ast.ImportFrom) -> bool:
     if isinstance(node, ast.ImportFrom):
-        return node.level > 0 or (node.module or "").split(".")[0] == "apps"
-    return any(alias.name.split(".")[0] == "apps" for alias in node.names)
+        return node.level > 0 or (node.module or "").split(".")[0] in OURS
+    return any(alias.name.split(".")[0] in OURS for alias in node.names)
 
 
 def test_every_import_inside_a_function_says_why():

@@ -189,7 +189,8 @@ class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadO
     def clients(self, request: Request, pk: str | None = None, **kwargs: object) -> Response:
         """Which client, over a range: the NFS clients' totals (bytes, operations, RTT and
         execute milliseconds, retransmissions, timeouts) and shares, the top 20 first and the
-        rest summed; the clients' sums beside CloudWatch's; the metered range; stale clients;
+        rest summed; each top client's operations by name (READ, WRITE, GETATTR, LOOKUP, ...)
+        since mounted, with their average round-trip and execution times; the clients' sums beside CloudWatch's; the metered range; stale clients;
         mount options against AWS's; slow lookups and locks that did not come."""
         fs = self.get_object()
         now = timezone.now()
@@ -214,6 +215,7 @@ class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadO
                         "totals": r.totals,
                         "share": r.share,
                         "per_op": r.per_op,
+                        "operations": r.operations,
                     }
                     for r in c["rows"]
                 ],
@@ -363,19 +365,20 @@ class WriteThrottleUnlessClientKey(WriteThrottle):
     ),
     conflict="Never (kept for the push endpoints' common answers)",
     description="Push an NFS client's /proc/self/mountstats (what agents/vigil-nfs-push sends), "
-    "its identity and its timed lookups of the NFS servers. Mounts of EFS file systems Vigil "
-    "knows are tied to them; counters become increases since the client's last push.",
+    "its identity, its timed lookups of the NFS servers and efs-utils' tunnels (file system id, "
+    "local port, mount point). Mounts of EFS file systems Vigil knows are tied to them; counters become increases since the client's last push.",
 )
 @throttle_classes([ClientKeyThrottle, WriteThrottleUnlessClientKey, UserWriteThrottle])
 def client_report(request: Request) -> Response:
     try:
         payload = read_payload(request, settings.VIGIL_PUSH_MAX_BYTES)
         read = client_push.read_push(payload)
+        tunnels = client_push.read_tunnels(payload)
     except BodyRefused as exc:
         return Response({"error": str(exc)}, status=exc.status)
     except client_push.PushRefused as exc:
         return Response({"error": str(exc)}, status=400)
-    stored = client_push.store(*read, now=timezone.now(), key=_client_key(request))
+    stored = client_push.store(*read, now=timezone.now(), key=_client_key(request), tunnels=tunnels)
     body: dict[str, Any] = {
         "client": stored.client.pk,
         "mounts": stored.mounts,

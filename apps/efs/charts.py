@@ -121,10 +121,18 @@ def charts(
         }
         for key, parts in CHARTS.items()
     }
+    return with_forecast(out, forecast, step)
+
+
+def with_forecast(
+    drawn: dict[str, dict], forecast: CreditForecast | None, step: timedelta
+) -> dict[str, dict]:
+    """``charts``' charts with the credit forecast's dashed line, if it has one (the charts of
+    the measured minutes are shared among requests; the forecast is the request's own)."""
     line = forecast.line() if forecast is not None else []
-    if line:
-        out["credits"] = _with_forecast(out["credits"], line, step)
-    return out
+    if not line:
+        return drawn
+    return {**drawn, "credits": _with_forecast(drawn["credits"], line, step)}
 
 
 def _with_forecast(chart: dict, line: list[tuple[datetime, float]], step: timedelta) -> dict:

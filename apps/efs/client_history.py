@@ -5,15 +5,18 @@ one sum of CloudWatch's minutes, both from the hour the range starts in), and se
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.html import format_html_join
 
 from . import clients, pricing
 from .history import minute_retention_start
@@ -55,6 +58,8 @@ class ClientRow:
     share: dict[str, float] = field(default_factory=dict)
     per_op: dict[str, dict[str, float | None]] = field(default_factory=dict)
     cells: dict[str, Any] = field(default_factory=dict)  # the page's figures, as text
+    #: Per operation by name since its mounts were mounted (``clients.per_operation``).
+    operations: list[dict[str, Any]] = field(default_factory=list)
     clients: int = 1  # the "others" row: how many
 
 
@@ -81,90 +86,223 @@ def cloudwatch_totals(fs: FileSystem, start: datetime, end: datetime, now: datet
 
 
 def _clients_metered(totals: dict[str, float], metering) -> tuple[float, float]:
-    """The clients' operations as EFS meters them (MeteredIOBytes: reads at one-third)."""
+    """The clients' operations as EFS meters them (MeteredIOBytes: reads, metadata reads too,
+    at one-third), as a range: a client's counters tell neither each operation's size nor
+    whether a metadata operation read or wrote, so the least takes every metadata operation as
+    a read and the most as a write, each at the 4 KiB minimum."""
     discount = metering["read_discount"].value
     r_low, r_high = clients.metered_range(totals["read_ops"], totals["read_bytes"], 0, metering)
-    w_low, w_high = clients.metered_range(
-        totals["write_ops"], totals["write_bytes"], totals["metadata_ops"], metering
-    )
-    return r_low / discount + w_low, r_high / discount + w_high
+    w_low, w_high = clients.metered_range(totals["write_ops"], totals["write_bytes"], 0, metering)
+    metadata = totals["metadata_ops"] * metering["metadata_minimum_bytes"].value
+    return (r_low + metadata) / discount + w_low, r_high / discount + w_high + metadata
 
 
 def client_shares(
     fs: FileSystem, start: datetime, end: datetime, now: datetime, *, cloudwatch_alone: bool = True
 ) -> dict:
     """Each client's totals and share of the file system's over ``(start, end]``, the top
-    client first; the clients' sum against CloudWatch's; stale clients; per-operation times,
-    retransmissions and timeouts; mount options against AWS's; slow lookups and failed locks.
+    ``TOP`` clients first and the rest summed in one row; the clients' sum against CloudWatch's;
+    stale clients; per-operation times, retransmissions and timeouts; mount options against
+    AWS's; slow lookups and failed locks.
 
     A file system no client mounts or counted on costs one query: its mounts' options and
     trapped clients are not looked for, nor CloudWatch's totals unless ``cloudwatch_alone``
     (the API shows them; the page, which shows nothing to compare them with, does not)."""
-    # The totals, and the top clients, in SQL: Python sees TOP rows, not one per client.
-    # With them, how many clients mount it and how many of them stopped (the same query).
     stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
-    top, all_totals, counted, counts = _top_clients(fs.pk, hour_of(start), end, now, stale_after)
+    ranked = ranked_clients(fs, start, end, now)
     mounted = NfsMount.objects.filter(filesystem=fs)
-    mounted_clients = NfsClient.objects.filter(pk__in=mounted.values("client_id"))
-    total_clients = max(counts["mounting"], counted)
-    # The top clients' names came with their sums (_top_clients joins them).
-    who = {g["client_id"]: (g["hostname"] or g["identity"], g["last_push"]) for g in top}
-    ids = [g["client_id"] for g in top]
-    if len(ids) < TOP and counts["mounting"] > len(ids):
-        # mounted, but nothing counted in the range: shown with zeros
-        for pk, identity, hostname, last_push in (
-            mounted_clients.exclude(pk__in=ids)
-            .order_by("hostname", "identity")
-            .values_list("pk", "identity", "hostname", "last_push")[: TOP - len(ids)]
-        ):
-            ids.append(pk)
-            who[pk] = (hostname or identity, last_push)
-    by_id = {g["client_id"]: {name: int(g[name] or 0) for name in _SUMS} for g in top}
-    rows = [
-        ClientRow(pk, who[pk][0], by_id.get(pk) or dict.fromkeys(_SUMS, 0), who[pk][1])
-        for pk in ids
-        if pk in who
-    ]
-    stale_count = counts["stale"]
-    stale = (
-        [
-            ClientRow(pk, hostname or identity, {}, last_push, stale=True)
-            for pk, identity, hostname, last_push in mounted_clients.filter(
-                last_push__lt=stale_after
-            )
-            .order_by("last_push")
-            .values_list("pk", "identity", "hostname", "last_push")[:TOP]
-        ]
-        if stale_count
-        else []
+    rows = ranked.rows + _idle_rows(mounted, ranked)
+    if ranked.clients > len(rows):
+        rows.append(_others(rows, ranked))
+    for row in rows[len(ranked.rows) :]:  # the ranked ones are finished already
+        _finish(row, ranked.totals, stale_after)
+    warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
+    any_mounts = bool(ranked.mounting)
+    stale = _stale_rows(mounted, stale_after) if ranked.stale else []
+    lookups, locks = _lock_trap(mounted, warn) if any_mounts else ([], [])
+    if ranked.clients or cloudwatch_alone:
+        cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
+    else:
+        cloudwatch = dict.fromkeys(_CLOUDWATCH)
+    metering = pricing.metering_table()
+    low, high = _clients_metered(ranked.totals, metering)
+    return {
+        "rows": rows,
+        "clients": ranked.clients,
+        "totals": ranked.totals,
+        "cloudwatch": cloudwatch,
+        "metered_low": low,
+        "metered_high": high,
+        "stale": stale,
+        "stale_more": max(0, ranked.stale - TOP),
+        "findings": _option_groups(mounted) if any_mounts else [],
+        "slow_lookups": lookups,
+        "failed_locks": locks[:TOP],
+        "failed_locks_more": max(0, len(locks) - TOP),
+        "lookup_warn_seconds": warn,
+        "data_minimum_kib": metering["data_minimum_bytes"].value / 1024,
+        "metadata_minimum_kib": metering["metadata_minimum_bytes"].value / 1024,
+        "read_discount": metering["read_discount"].value,
+        "start": hour_of(start),
+    }
+
+
+@dataclass
+class Ranked:
+    """Clients ranked by bytes moved over a range: the ``limit`` from ``offset`` on, named,
+    with the file system's sums and counts (``ranked_clients``)."""
+
+    rows: list[ClientRow]
+    totals: dict[str, int]
+    counted: int  # clients that counted anything in the range
+    mounting: int  # clients that mount the file system
+    stale: int  # of those, the ones that stopped pushing
+    offset: int = 0
+
+    @property
+    def clients(self) -> int:
+        return max(self.mounting, self.counted)
+
+
+def ranked_clients(
+    fs: FileSystem, start: datetime, end: datetime, now: datetime, *, limit: int = TOP,
+    offset: int = 0,
+) -> Ranked:  # fmt: skip
+    """The clients that counted anything over ``(start, end]``, by bytes moved, ``limit`` of
+    them from ``offset`` on (the page's top, or a page of them all), each with its share and
+    figures; one query (``_top_clients``)."""
+    stale_after = now - timedelta(minutes=settings.VIGIL_EFS_CLIENT_STALE_MINUTES)
+    found, totals, counted, counts = _top_clients(
+        fs.pk, hour_of(start), end, now, stale_after, limit=limit, offset=offset
     )
-    # Mount options: one row per distinct set (a fleet mounts alike), judged once each.
+    rows = [
+        ClientRow(
+            g["client_id"],
+            g["hostname"] or g["identity"],
+            {name: int(g[name] or 0) for name in _SUMS},
+            g["last_push"],
+        )
+        for g in found
+    ]
+    for row in rows:
+        _finish(row, totals, stale_after)
+    _add_operations(fs, rows)
+    return Ranked(rows, totals, counted, counts["mounting"], counts["stale"], offset)
+
+
+def _add_operations(fs: FileSystem, rows: list[ClientRow]) -> None:
+    """Each row's operations by name (READ, WRITE, GETATTR, LOOKUP, ...) from its mounts of the
+    file system as of their last push: one query for the rows shown, not for every client."""
+    by_client: dict[int, list[dict]] = {}
+    ids = [r.client_id for r in rows]
+    for client_id, ops in NfsMount.objects.filter(filesystem=fs, client_id__in=ids).values_list(
+        "client_id", "ops"
+    ):
+        by_client.setdefault(client_id, []).append(ops or {})
+    for row in rows:
+        row.operations = clients.per_operation(by_client.get(row.client_id, []))
+        # its table's rows as HTML, escaped: some 160 cells for 20 rows cost the template more
+        # than working them out (bench/nfs_clients.py), as _cells has the rest
+        row.cells["operations"] = format_html_join(
+            "",
+            '<tr><th scope="row">{}</th><td>{}</td><td>{} / {}</td></tr>',
+            (
+                (o["op"], f"{o['ops']:,}", f"{o['rtt_ms']:.1f}", f"{o['execute_ms']:.1f}")
+                for o in row.operations
+            ),
+        )
+
+
+def _idle_rows(mounted: QuerySet, ranked: Ranked) -> list[ClientRow]:
+    """Clients that mount the file system but counted nothing in the range, after the ranked
+    ones while there is room in the top: shown with zeros."""
+    room = TOP - len(ranked.rows)
+    if room <= 0 or ranked.mounting <= len(ranked.rows):
+        return []
+    shown = [r.client_id for r in ranked.rows]
+    idle = (
+        NfsClient.objects.filter(pk__in=mounted.values("client_id"))
+        .exclude(pk__in=shown)
+        .order_by("hostname", "identity")
+        .values_list("pk", "identity", "hostname", "last_push")[:room]
+    )
+    return [
+        ClientRow(pk, hostname or identity, dict.fromkeys(_SUMS, 0), last_push)
+        for pk, identity, hostname, last_push in idle
+    ]
+
+
+def _others(rows: list[ClientRow], ranked: Ranked) -> ClientRow:
+    """The clients not shown one by one, summed in one row."""
+    rest = {name: ranked.totals[name] - sum(r.totals[name] for r in rows) for name in _SUMS}
+    others = ranked.clients - len(rows)
+    return ClientRow(None, f"{others} other clients", rest, None, clients=others)
+
+
+def _finish(row: ClientRow, totals: dict[str, int], stale_after: datetime) -> None:
+    """A row's share of the file system's totals, its times per operation, its page cells."""
+    row.stale = row.client_id is not None and (row.last_push is None or row.last_push < stale_after)
+    row.share = {
+        name: (row.totals[name] / totals[name]) if totals[name] else 0.0
+        for name in ("read_bytes", "write_bytes", "read_ops", "write_ops", "metadata_ops")
+    }
+    row.per_op = {
+        kind: {
+            "ops": row.totals[f"{kind}_ops"],
+            "rtt_ms": _per(row.totals[f"{kind}_rtt_ms"], row.totals[f"{kind}_ops"]),
+            "execute_ms": _per(row.totals[f"{kind}_execute_ms"], row.totals[f"{kind}_ops"]),
+        }
+        for kind in KINDS
+    }
+    row.cells = _cells(row)
+
+
+def _stale_rows(mounted: QuerySet, stale_after: datetime) -> list[ClientRow]:
+    """The first ``TOP`` clients of the file system that stopped pushing, the longest silent
+    first."""
+    silent = (
+        NfsClient.objects.filter(pk__in=mounted.values("client_id"), last_push__lt=stale_after)
+        .order_by("last_push")
+        .values_list("pk", "identity", "hostname", "last_push")[:TOP]
+    )
+    return [
+        ClientRow(pk, hostname or identity, {}, last_push, stale=True)
+        for pk, identity, hostname, last_push in silent
+    ]
+
+
+def _option_groups(mounted: QuerySet) -> list[dict[str, Any]]:
+    """The mounts' options against AWS's: one row per distinct set (a fleet mounts alike),
+    grouped as text (comparing JSON values was most of the query's time at 1,000 clients),
+    each set judged once; findings grouped with how many mounts have them and a few names."""
     findings: dict[tuple[str, str], dict[str, Any]] = {}
     option_sets = (
-        mounted.values("options", "version")
+        mounted.annotate(text=Cast("options", TextField()))
+        .values("text", "version")
         .annotate(mounts=Count("id"), example=Min("client__hostname"))
         .order_by()
-        if counts["mounting"]
-        else []
     )
     for group in option_sets:
-        for f in clients.option_findings(group["options"] or {}, group["version"]):
+        options = json.loads(group["text"]) if group["text"] else {}
+        for f in clients.option_findings(options or {}, group["version"]):
             entry = findings.setdefault(
                 (f.option, f.have), {"finding": f, "mounts": 0, "names": []}
             )
             entry["mounts"] += group["mounts"]
             if group["example"] and len(entry["names"]) < NAMES:
                 entry["names"].append(group["example"])
-    # The lock trap: only the clients whose push said so (columns kept at each push).
-    warn = settings.VIGIL_EFS_CLIENT_LOOKUP_WARN_SECONDS
+    return sorted(findings.values(), key=lambda g: -g["mounts"])
+
+
+def _lock_trap(mounted: QuerySet, warn: float) -> tuple[list[dict], list[dict]]:
+    """The lock trap of the clients whose last push said so (columns kept at each push): slow
+    lookups grouped by server and address, the most clients first; locks that did not come."""
     lookups: dict[tuple[str, str], dict[str, Any]] = {}
     locks: list[dict[str, Any]] = []
     trapped = (
         NfsClient.objects.filter(pk__in=mounted.values("client_id"))
         .filter(Q(slowest_lookup__gt=warn) | Q(stuck_locks__gt=0))
         .values_list("identity", "hostname", "lookups", "locks")
-        if counts["mounting"]
-        else []
     )
     for identity, hostname, c_lookups, c_locks in trapped:
         name = hostname or identity
@@ -184,58 +322,14 @@ def client_shares(
             if len(group["names"]) < NAMES:
                 group["names"].append(name)
         locks += [{"name": name, **lock} for lock in c_locks or [] if not lock.get("ok")]
-    for row in rows:
-        row.stale = row.last_push is None or row.last_push < stale_after
-    shown = rows
-    if total_clients > len(rows):
-        rest = {name: all_totals[name] - sum(r.totals[name] for r in rows) for name in _SUMS}
-        others = total_clients - len(rows)
-        shown.append(ClientRow(None, f"{others} other clients", rest, None, clients=others))
-    for row in shown:
-        row.share = {
-            name: (row.totals[name] / all_totals[name]) if all_totals[name] else 0.0
-            for name in ("read_bytes", "write_bytes", "read_ops", "write_ops", "metadata_ops")
-        }
-        row.per_op = {
-            kind: {
-                "ops": row.totals[f"{kind}_ops"],
-                "rtt_ms": _per(row.totals[f"{kind}_rtt_ms"], row.totals[f"{kind}_ops"]),
-                "execute_ms": _per(row.totals[f"{kind}_execute_ms"], row.totals[f"{kind}_ops"]),
-            }
-            for kind in KINDS
-        }
-        row.cells = _cells(row)
-    if total_clients or cloudwatch_alone:
-        cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
-    else:
-        cloudwatch = dict.fromkeys(_CLOUDWATCH)
-    metering = pricing.metering_table()
-    low, high = _clients_metered(all_totals, metering)
-    return {
-        "rows": shown,
-        "clients": total_clients,
-        "totals": all_totals,
-        "cloudwatch": cloudwatch,
-        "metered_low": low,
-        "metered_high": high,
-        "stale": stale,
-        "stale_more": max(0, stale_count - TOP),
-        "findings": sorted(findings.values(), key=lambda g: -g["mounts"]),
-        "slow_lookups": sorted(lookups.values(), key=lambda g: -g["clients"]),
-        "failed_locks": locks[:TOP],
-        "failed_locks_more": max(0, len(locks) - TOP),
-        "lookup_warn_seconds": warn,
-        "data_minimum_kib": metering["data_minimum_bytes"].value / 1024,
-        "metadata_minimum_kib": metering["metadata_minimum_bytes"].value / 1024,
-        "read_discount": metering["read_discount"].value,
-        "start": hour_of(start),
-    }
+    return sorted(lookups.values(), key=lambda g: -g["clients"]), locks
 
 
 def _top_clients(
-    fs_id: int, start: datetime, end: datetime, now: datetime, stale_after: datetime
-) -> tuple[list[dict], dict, int, dict]:
-    """The TOP clients by bytes moved with their sums over ``[start, end]`` (``start`` an
+    fs_id: int, start: datetime, end: datetime, now: datetime, stale_after: datetime, *,
+    limit: int = TOP, offset: int = 0,
+) -> tuple[list[dict], dict, int, dict]:  # fmt: skip
+    """The ``limit`` clients from ``offset`` on by bytes moved with their sums over ``[start, end]`` (``start`` an
     hour), the file system's sums, how many clients counted anything, and how many mount it
     (``mounting``) and stopped pushing before ``stale_after`` (``stale``), in one query (window
     functions over the clients; PostgreSQL and SQLite alike). A range to now reads each
@@ -253,7 +347,7 @@ def _top_clients(
     top = (
         f"SELECT {q('client_id')}, {names}, {overall}, COUNT(*) OVER () AS {q('clients')}, "
         f"{moved} AS {q('moved')} FROM ({per_client}) r "
-        f"ORDER BY {moved} DESC, {q('client_id')} LIMIT {TOP}"
+        f"ORDER BY {moved} DESC, {q('client_id')} LIMIT {int(limit)} OFFSET {int(offset)}"
     )
     # Their names joined to the TOP rows (not to every client), and the counts of the clients
     # mounting it beside them (one row of NULLs when none counted): no other round trip.

@@ -24,6 +24,8 @@ from .parse_mountstats import Mount, ParseError, parse
 MOUNT_TARGETS_KEY = "vigil:efs:mount-targets"
 MAX_LOOKUPS = 64  # servers a client may report lookups of
 MAX_LOCKS = 64
+MAX_TUNNELS = 256  # efs-utils tunnels a client may report (its NFS mounts are at most 256)
+_FS_ID = re.compile(r"^fs-[0-9a-f]{8,40}$")
 _HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,252})$")
 _INSTANCE = re.compile(r"^i-[0-9a-f]{8,17}$")
 _ADDRESS = re.compile(r"^[0-9A-Fa-f:.]{2,45}$")
@@ -105,6 +107,28 @@ def _locks(data: Any) -> list[dict]:
     return out
 
 
+def read_tunnels(data: Any) -> tuple[clients.Tunnel, ...]:
+    """efs-utils' tunnels of a push (``"tunnels": [{"filesystem_id", "port", "mountpoint"}]``,
+    from its state files' names and JSON): bounded and checked as the rest of it."""
+    items = data.get("tunnels") if isinstance(data, dict) else None
+    if items in (None, ""):
+        return ()
+    if not isinstance(items, list) or len(items) > MAX_TUNNELS:
+        raise PushRefused(f"'tunnels' must be a list of at most {MAX_TUNNELS} objects")
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise PushRefused("each of 'tunnels' must be an object")
+        port = item.get("port")
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise PushRefused("a tunnel's 'port' must be a number from 1 to 65535")
+        fs_id = _text(item, "filesystem_id", 43, _FS_ID)
+        if not fs_id:
+            raise PushRefused("a tunnel needs its 'filesystem_id'")
+        out.append(clients.Tunnel(fs_id, port, _text(item, "mountpoint", 1024)))
+    return tuple(out)
+
+
 def read_push(data: Any) -> tuple[str, str, tuple[Mount, ...], list[dict], list[dict]]:
     """(hostname, instance id, NFS mounts, lookups, locks) of a push; ``PushRefused``."""
     if not isinstance(data, dict):
@@ -136,11 +160,23 @@ def mount_targets() -> dict[str, str]:
     return found
 
 
+def _attribute(
+    mount: Mount, by_address: dict[str, str] | None, tunnels: tuple[clients.Tunnel, ...]
+) -> clients.Attribution | None:
+    return clients.attribute(
+        mount.server,
+        by_address,
+        port=mount.option_map.get("port"),
+        mountpoint=mount.mountpoint,
+        tunnels=tunnels,
+    )
+
+
 def _filesystems(
-    mounts: tuple[Mount, ...], by_address: dict[str, str] | None
+    mounts: tuple[Mount, ...], by_address: dict[str, str] | None, tunnels: tuple = ()
 ) -> dict[str, FileSystem]:
     """The known file systems the mounts name, by id (one query)."""
-    ids = {a.filesystem_id for m in mounts if (a := clients.attribute(m.server, by_address))}
+    ids = {a.filesystem_id for m in mounts if (a := _attribute(m, by_address, tunnels))}
     if not ids:
         return {}
     rows = FileSystem.objects.filter(filesystem_id__in=ids, deleted__isnull=True)
@@ -259,14 +295,16 @@ def store(
     locks: list[dict],
     now: datetime,
     key: ClientKey | None = None,
+    tunnels: tuple[clients.Tunnel, ...] = (),
 ) -> Stored:
     """Saves a client's push: the client, its mounts as of now, and each mount's increase since
-    its previous push (none at its first). A mount no longer listed is kept as it was (its
+    its previous push (none at its first); a mount of 127.0.0.1 is tied by efs-utils'
+    ``tunnels`` (``read_tunnels``). A mount no longer listed is kept as it was (its
     increases stay in the history; its ``last_push`` says since when it is gone). Safe to run twice: a second push at the same moment
     finds no time between the two and adds no increase."""
     identity = instance_id or hostname
     by_address = mount_targets() if any(_ADDRESS.match(m.server) for m in mounts) else None
-    known = _filesystems(mounts, by_address)
+    known = _filesystems(mounts, by_address, tunnels)
     samples: list[NfsSample] = []
     attributed = 0
     with transaction.atomic():
@@ -290,7 +328,7 @@ def store(
             if where in seen:
                 continue  # the same mount listed twice (bind mounts): counted once
             seen.add(where)
-            attribution = clients.attribute(mount.server, by_address)
+            attribution = _attribute(mount, by_address, tunnels)
             fs = known.get(attribution.filesystem_id) if attribution else None
             attributed += fs is not None
             row = existing.get(where) or NfsMount(client=client, device=mount.device)

@@ -14,6 +14,7 @@ we recommend that you use NFSv4.1"), both read 2026-11-26.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,13 +22,14 @@ from dataclasses import dataclass
 from apps.lib.status import Status, Verdict, worst
 
 from .documented import KIB, METERING, READ_ON
-from .parse_mountstats import Mount
+from .parse_mountstats import UPKEEP, Mount
 
 __all__ = [
     "COUNTERS",
     "RECOMMENDED",
     "Attribution",
     "OptionFinding",
+    "Tunnel",
     "attribute",
     "lock_trap",
     "with_client_notes",
@@ -35,6 +37,7 @@ __all__ = [
     "increase",
     "metered_range",
     "option_findings",
+    "per_operation",
 ]
 
 HELPER = "https://docs.aws.amazon.com/efs/latest/ug/mount-helper-setting.html"
@@ -67,16 +70,52 @@ _EFS_NAME = re.compile(
 @dataclass(frozen=True)
 class Attribution:
     filesystem_id: str
-    region: str  # "" when known from a mount target's address only
-    by: str  # "name" or "mount target address"
+    region: str  # "" when known from a mount target's address or a tunnel only
+    by: str  # "name", "mount target address" or "efs-utils tunnel"
 
 
-def attribute(server: str, mount_targets: Mapping[str, str] | None = None) -> Attribution | None:
-    """The EFS file system a mount's server is: by its DNS name, or by the address of one of
-    its mount targets (``mount_targets``: address -> file system id); None for another server."""
+@dataclass(frozen=True)
+class Tunnel:
+    """An efs-utils mount's local tunnel, as its state file names it: ``mount -t efs`` (with
+    ``tls``, and every mount of efs-utils 2's efs-proxy) mounts 127.0.0.1 on a port of its own
+    (20049-21049 by default) and forwards it to the file system, leaving
+    ``/var/run/efs/<fs id>.<mount point, / as .>.<port>`` with the mount point in its JSON
+    (aws/efs-utils ``src/efs_utils_common/proxy.py``, ``get_mount_specific_filename``,
+    ``write_tunnel_state_file``; ``mount_utils.mount_nfs``; read 2026-11-26)."""
+
+    filesystem_id: str
+    port: int
+    mountpoint: str = ""
+
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+NFS_PORT = 2049  # a mount without port= is on it (efs-utils' watchdog reads it so too)
+
+
+def attribute(
+    server: str,
+    mount_targets: Mapping[str, str] | None = None,
+    *,
+    port: str | None = None,
+    mountpoint: str = "",
+    tunnels: Iterable[Tunnel] = (),
+) -> Attribution | None:
+    """The EFS file system a mount's server is: by its DNS name, by the address of one of its
+    mount targets (``mount_targets``: address -> file system id), or, for a mount of 127.0.0.1,
+    by efs-utils' tunnel on its port (``port``: its ``port=`` option) whose state file names the
+    same mount point (or none); None for another server."""
     match = _EFS_NAME.match(server.lower())
     if match:
         return Attribution(match.group(1), match.group(2), "name")
+    if server.lower() in LOOPBACK:
+        number = int(port) if port and port.isdigit() else NFS_PORT
+        for tunnel in tunnels:
+            same = not tunnel.mountpoint or (
+                tunnel.mountpoint.rstrip("/") == mountpoint.rstrip("/")
+            )
+            if tunnel.port == number and same:
+                return Attribution(tunnel.filesystem_id, "", "efs-utils tunnel")
+        return None
     fs = (mount_targets or {}).get(server)
     return Attribution(fs, "", "mount target address") if fs else None
 
@@ -224,6 +263,47 @@ def option_findings(options: Mapping[str, str], version: str = "") -> list[Optio
                     rec.read_on,
                 )
             )
+    return out
+
+
+def per_operation(tables: Iterable[Mapping[str, list[int]]], limit: int = 8) -> list[dict]:
+    """A client's operations by name (READ, WRITE, GETATTR, LOOKUP, ...) over its mounts' op
+    tables (name -> [operations, retransmissions, timeouts, RTT ms, execute ms], cumulative
+    since each was mounted): each one's count and average round-trip and execution time, READ
+    and WRITE first, then the most frequent, ``limit`` in all; session upkeep (SEQUENCE, RENEW,
+    ...) left out. Only the ``limit`` kept are worked out (a mount lists some 60 operations)."""
+    tables = [t for t in tables if t]
+    if len(tables) == 1:
+        summed: Mapping[str, list[int]] = tables[0]
+    else:
+        summed = {}
+        for table in tables:
+            for name, values in table.items():
+                row = summed.setdefault(name, [0] * 5)
+                for i, value in enumerate(values[:5]):
+                    row[i] += int(value)
+    data = ("READ", "WRITE")  # what moves the bytes, always shown when used
+    kept = heapq.nsmallest(
+        limit,
+        (
+            (name not in data, -values[0], name)
+            for name, values in summed.items()
+            if values[0] > 0 and name not in UPKEEP
+        ),
+    )
+    out = []
+    for _, _, name in kept:
+        ops, retrans, timeouts, rtt, execute = summed[name][:5]
+        out.append(
+            {
+                "op": name,
+                "ops": ops,
+                "rtt_ms": rtt / ops,
+                "execute_ms": execute / ops,
+                "retrans": retrans,
+                "timeouts": timeouts,
+            }
+        )
     return out
 
 

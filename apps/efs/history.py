@@ -329,12 +329,15 @@ def _buckets(rows, minutes, step_s: int, fields: Sequence[str]) -> list[Sample]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
-    out = []
-    for bucket, n_minutes, *values in fetched:
-        period = max(1, n_minutes or 0) * 60
-        when = datetime.fromtimestamp(bucket, UTC)
-        out.append(Sample(when, period, **dict(zip(fields, values, strict=True))))
-    return out
+    # sample_of, not Sample(...): the frozen dataclass's __init__ was a fifth of a chart's CPU.
+    return [
+        sample_of(
+            datetime.fromtimestamp(bucket, UTC),
+            max(1, n_minutes or 0) * 60,
+            dict(zip(fields, values, strict=True)),
+        )
+        for bucket, n_minutes, *values in fetched
+    ]
 
 
 def rollup(filesystem: FileSystem, now: datetime) -> int:

@@ -7,4 +7,5 @@ from . import views
 app_name = "efs"
 urlpatterns = [
     path("filesystems/<int:pk>/", views.filesystem_detail, name="filesystem_detail"),
+    path("filesystems/<int:pk>/clients/", views.filesystem_clients, name="filesystem_clients"),
 ]

@@ -157,6 +157,32 @@ def _client_shares(fs: FileSystem, range_key: str, start: Any, now: Any) -> dict
     return found
 
 
+def _charts(fs: FileSystem, range_key: str, start: Any, now: Any, step: int) -> tuple:
+    """The range's charts (without the forecast), whether it has data, and its request sizes.
+
+    Shared among requests for at most ``VIGIL_PAGE_CACHE_SECONDS`` and never past the minute
+    they were drawn in (their x axis is the same for every moment of a minute), keyed by the
+    file system's ``collected_until``, so a collection that ends draws them again: they were
+    most of the page's CPU (bench/pages.py)."""
+
+    def draw() -> tuple:
+        samples = history.load_series(fs.pk, start, now, step, now, history.CHART_FIELDS)
+        drawn = charts.charts(samples, start, now, timedelta(seconds=step))
+        return drawn, bool(samples), op_sizes(samples, pricing.metering_table())
+
+    seconds = settings.VIGIL_PAGE_CACHE_SECONDS
+    if seconds <= 0:
+        return draw()
+    minute, into = divmod(int(now.timestamp()), 60)
+    seen = fs.collected_until.timestamp() if fs.collected_until else ""
+    key = f"vigil:efs:charts:{fs.pk}:{range_key}:{minute}:{seen}"
+    found = cache.get(key)
+    if found is None:
+        found = draw()
+        cache.set(key, found, min(seconds, 60 - into))
+    return found
+
+
 @require_safe
 def filesystem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     fs = get_object_or_404(FileSystem.objects.select_related("region__account"), pk=pk)
@@ -169,7 +195,7 @@ def filesystem_detail(request: HttpRequest, pk: int) -> HttpResponse:
         range_key = "24h"
     start = now - RANGES[range_key]
     step = history.chart_step(start, now, now)
-    samples = history.load_series(fs.pk, start, now, step, now, history.CHART_FIELDS)
+    drawn, has_data, sizes = _charts(fs, range_key, start, now, step)
     price = _price(request)
     provision = request.GET.get("provision", "peak")
     if provision not in PROVISION:
@@ -181,9 +207,9 @@ def filesystem_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "ranges": list(RANGES),
         "range_key": range_key,
         "step": step_label(step),
-        "charts": charts.charts(samples, start, now, timedelta(seconds=step), context["forecast"]),
-        "has_data": bool(samples),
-        "sizes": op_sizes(samples, pricing.metering_table()),
+        "charts": charts.with_forecast(drawn, context["forecast"], timedelta(seconds=step)),
+        "has_data": has_data,
+        "sizes": sizes,
         "comparison": comparison,
         "provision": provision,
         "price": price,
@@ -191,3 +217,44 @@ def filesystem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     name = f"{fs.filesystem_id}-{range_key}"
     return subject_page(request, "efs/filesystem.html", context, context["charts"], name)
+
+
+CLIENTS_PAGE = 100
+
+
+@require_safe
+def filesystem_clients(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every NFS client of the file system over the range, by bytes moved, a hundred a page
+    (the file system page shows the top ones and sums the rest)."""
+    fs = get_object_or_404(FileSystem.objects.select_related("region"), pk=pk)
+    now = timezone.now()
+    range_key = request.GET.get("range", "24h")
+    if range_key not in RANGES:
+        range_key = "24h"
+    try:
+        page = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        page = 1
+    start = now - RANGES[range_key]
+    ranked = client_history.ranked_clients(
+        fs, start, now, now, limit=CLIENTS_PAGE, offset=(page - 1) * CLIENTS_PAGE
+    )
+    pages = max(1, -(-ranked.counted // CLIENTS_PAGE))
+    first = (page - 1) * CLIENTS_PAGE + 1
+    return render(
+        request,
+        "efs/clients.html",
+        {
+            "fs": fs,
+            "ranges": list(RANGES),
+            "range_key": range_key,
+            "start": client_history.hour_of(start),
+            "rows": ranked.rows,
+            "clients": ranked.counted,
+            "tail": f" that counted anything, {first}-{first + len(ranked.rows) - 1} here"
+            if ranked.rows
+            else " that counted anything",
+            "page": page,
+            "pages": pages,
+        },
+    )

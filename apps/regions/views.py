@@ -252,7 +252,9 @@ def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "region": region,
         "concerns_html": _concerns_html(request, region),
-        **timeline_for(region, timeline.parse_span(request.GET.get("span"))),
+        **timeline_for(
+            region, timeline.parse_span(request.GET.get("span")), more=_more_changes(request)
+        ),
     }
     return render(request, "regions/region.html", context)
 
@@ -260,16 +262,27 @@ def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
 #: Changes read for one timeline at most (a flapping subject is capped by the alerts' flapping
 #: threshold; this bounds the page whatever happens).
 TIMELINE_CHANGES = 5000
-#: Changes listed on the page (the newest); the CSV holds all of them.
+#: Changes listed on the page (the newest) at most, with ``?changes=more``; the CSV holds all.
 TIMELINE_LISTED = 300
+#: Changes listed without it, followed by a link to the newest ``TIMELINE_LISTED``: a list of
+#: hundreds of rows was most of the region page's time, folded away under its summary.
+TIMELINE_SHOWN = 50
 
 
-def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> dict[str, Any]:
-    """The region's timeline over ``span_key`` ending now, with its changes for the text list."""
+def _more_changes(request: HttpRequest) -> bool:
+    return request.GET.get("changes") == "more"
+
+
+def timeline_for(
+    region: Region, span_key: str, now: datetime | None = None, *, more: bool = False
+) -> dict[str, Any]:
+    """The region's timeline over ``span_key`` ending now, with its changes for the text list
+    (the newest ``TIMELINE_SHOWN``, or ``TIMELINE_LISTED`` with ``more``)."""
     from django.utils import timezone
 
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]
+    listed = TIMELINE_LISTED if more else TIMELINE_SHOWN
     rows = list(
         Transition.objects.filter(region=region, created__gte=start, created__lte=end)
         .order_by("created", "pk")
@@ -289,13 +302,22 @@ def timeline_for(region: Region, span_key: str, now: datetime | None = None) -> 
         )
         for object_id, concern, label, at, old, new, reason in rows
     ]
+    built = timeline.build(changes, start, end, MaintenanceWindow.in_region(region, start, end))
     return {
-        "timeline": timeline.build(
-            changes, start, end, MaintenanceWindow.in_region(region, start, end)
+        "timeline": built,
+        # Every lane's grid, written once rather than by the template for each of 60 lanes.
+        "grid_lines": mark_safe(
+            "".join(
+                f'<line x1="{t.x}%" x2="{t.x}%" y1="0" y2="16" class="grid"></line>'
+                for t in built.ticks
+            )
         ),
         "changes": list(reversed(changes)),
-        "listed": TIMELINE_LISTED,
-        "listed_slice": f":{TIMELINE_LISTED}",
+        "listed": listed,
+        "listed_slice": f":{listed}",
+        # the link to the longer list, where there is one
+        "more_listed": TIMELINE_LISTED if not more and len(changes) > listed else 0,
+        "more": more,
         "span": span_key,
         "spans": list(timeline.SPANS),
         "truncated": len(rows) == TIMELINE_CHANGES,
@@ -308,7 +330,9 @@ def region_timeline(request: HttpRequest, pk: int) -> HttpResponse:
     region = get_object_or_404(Region, pk=pk)
     context = {
         "region": region,
-        **timeline_for(region, timeline.parse_span(request.GET.get("span"))),
+        **timeline_for(
+            region, timeline.parse_span(request.GET.get("span")), more=_more_changes(request)
+        ),
     }
     if request.GET.get("format") == "csv":
         return _timeline_csv(region, context)

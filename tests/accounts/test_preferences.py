@@ -95,3 +95,13 @@ def test_the_polled_home_tiles_bring_the_title_and_icon_along(logged_in_client):
     assert (
         'id="favicon"' in polled and 'hx-swap-oob="true"' in polled and "favicon-ok.svg" in polled
     )
+
+
+def test_the_formats_written_directly_read_as_djangos_formatter_writes_them():
+    from django.utils.dateformat import format as date_format
+
+    from apps.regions.templatetags.vigil_time import _FAST
+
+    for at in (datetime(2026, 1, 2, 3, 4, 5), datetime(999, 12, 31, 23, 59)):
+        for fmt, fast in _FAST.items():
+            assert fast(at) == date_format(at, fmt), fmt

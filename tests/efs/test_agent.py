@@ -106,6 +106,33 @@ def test_the_shipped_agent_pushes_two_minutes_of_a_clients_efs_mount(agent, site
     assert Path("/proc/self/mountstats").read_text() == machine  # the machine's own untouched
 
 
+def test_a_mount_through_efs_utils_tls_tunnel_is_tied_by_its_state_file(agent, site, tmp_path):
+    """A real state file as a user published it (tests/fixtures/efs-utils/): the NFS mount is of
+    127.0.0.1 on the tunnel's port; the file's name and JSON say which file system it is."""
+    state = tmp_path / "efs"
+    state.mkdir()
+    (sample,) = (ROOT / "tests" / "fixtures" / "efs-utils").glob("fs-*")
+    shutil.copy(sample, state / sample.name)
+    (state / f"stunnel-config.{sample.name}").write_text("[efs]\naccept = 127.0.0.1:20155\n")
+    (state / "fs-bad.not-a-port").write_text("{}")
+    fs = FileSystem.objects.create(region=site, filesystem_id="fs-00e74d7abdcb5d159")
+    where = "/var/lib/kubelet/pods/1ea49582-822f-41d4-965f-14f27b31badc/volumes/kubernetes.io~csi/airflow-dags/mount"
+    text = mountstats("127.0.0.1", mountpoint=where, reads=5).replace(
+        "proto=tcp,", "proto=tcp,port=20155,"
+    )
+    extra = {"VIGIL_EFS_STATE_DIR": str(state)}
+    printed = agent(text, "print", extra=extra)
+    assert '"tunnels": [{"filesystem_id": "fs-00e74d7abdcb5d159", "port": 20155, ' in printed.stdout
+    assert '"lookups": []' in printed.stdout  # the loopback is not looked up
+    assert agent(text, extra=extra).returncode == 0
+    mount = NfsMount.objects.get()
+    assert (mount.filesystem, mount.attributed_by, mount.server) == (
+        fs,
+        "efs-utils tunnel",
+        "127.0.0.1",
+    )
+
+
 def test_print_writes_the_report_and_sends_nothing(agent):
     done = agent(mountstats(EFS_NAME), "print")
     assert done.returncode == 0, done.stderr

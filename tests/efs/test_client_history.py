@@ -78,6 +78,8 @@ def test_two_clients_shares_add_up_to_cloudwatchs_totals_within_the_metering_rul
     assert shares["totals"]["read_ops"] == cw["data_read_count"]
     assert shares["metered_low"] <= cw["metered_bytes"] <= shares["metered_high"]
     assert top.per_op["read"]["ops"] == 300 and not top.stale
+    ops = {o["op"]: o for o in top.operations}  # by name, since mounted
+    assert ops["READ"]["ops"] == 300 and "GETATTR" in ops and "SEQUENCE" not in ops
 
 
 def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_client, settings):
@@ -110,6 +112,7 @@ def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_
     assert "Stopped reporting:</strong> batch-1" in html  # last push 6 minutes ago, over 5
     assert "5.0 s (reverse)" in html and "locking hangs" in html
     assert "rsize=131072" in html and "mount-helper-setting.html" in html
+    assert "<summary>By operation</summary>" in html and '<th scope="row">GETATTR</th>' in html
 
 
 def test_a_file_system_without_clients_says_how_to_get_them(fs, logged_in_client):
@@ -132,6 +135,23 @@ def test_a_fleet_shows_its_top_talkers_and_sums_the_rest_with_findings_grouped(f
     assert rsize["mounts"] == 25 and rsize["names"] == ["web-00"]  # one set of options, an example
 
 
+def test_the_page_links_every_client_a_page_at_a_time(fs, logged_in_client, monkeypatch):
+    from apps.efs import views
+
+    monkeypatch.setattr(views, "CLIENTS_PAGE", 10)
+    for i in range(25):
+        push(f"web-{i:02d}", T0)
+        push(f"web-{i:02d}", T0 + timedelta(minutes=1), read_bytes=(i + 1) * KIB, reads=1)
+    with time_machine.travel(T0 + timedelta(minutes=2), tick=False):
+        page = logged_in_client.get(reverse("efs:filesystem_detail", args=[fs.pk])).content
+        url = reverse("efs:filesystem_clients", args=[fs.pk])
+        last = logged_in_client.get(url, {"range": "3h", "page": 3}).content.decode()
+    assert f'href="{url}?range=24h">All 25 clients</a>' in page.decode()
+    assert "25 clients that counted anything, 21-25 here" in last
+    assert last.index("web-04") < last.index("web-00") and "web-05" not in last
+    assert "Page 3 of 3" in last and 'rel="prev"' in last and 'rel="next"' not in last
+
+
 def test_the_api_answers_which_client_over_a_range(fs, api_client, api_key):
     two_clients()
     api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key()}")  # read-only
@@ -139,6 +159,7 @@ def test_the_api_answers_which_client_over_a_range(fs, api_client, api_key):
     with time_machine.travel(T0 + timedelta(minutes=2), tick=False):
         body = api_client.get(url, {"start": (T0 - timedelta(minutes=1)).isoformat()}).json()
     assert [r["name"] for r in body["rows"]] == ["batch-1", "web-1"]
+    assert body["rows"][0]["operations"][0]["op"] == "READ"
     assert body["totals"]["read_bytes"] == body["cloudwatch"]["data_read_bytes"]
     low, high = body["metered_bytes_range"]
     assert low <= body["cloudwatch"]["metered_bytes"] <= high

@@ -11,6 +11,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from apps.accounts.models import ApiKey
+from apps.efs.client_push import PushRefused, read_tunnels
 from apps.efs.models import ClientKey, FileSystem, NfsClient, NfsMount, NfsSample
 from tests.efs.builders import mountstats
 from tests.helpers import make_user
@@ -150,3 +151,22 @@ def test_a_mount_by_a_mount_targets_address_is_tied_to_its_file_system(api_clien
     assert response.json()["attributed"] == 1
     mount = NfsMount.objects.get()
     assert mount.filesystem == fs and mount.attributed_by == "mount target address"
+
+
+@pytest.mark.parametrize(
+    "tunnels",
+    [
+        [{"filesystem_id": "fs-0123abcd", "port": True}],
+        [{"filesystem_id": "fs-0123abcd", "port": 70000}],
+        [{"filesystem_id": "fs-0123abcd", "port": "20155"}],
+        [{"filesystem_id": "fs-../../etc", "port": 20155}],
+        [{"port": 20155}],
+        [{"filesystem_id": "fs-0123abcd", "port": 20155, "mountpoint": "x" * 1025}],
+        ["fs-0123abcd"],
+        [{"filesystem_id": "fs-0123abcd", "port": 20000 + i} for i in range(257)],
+        {"filesystem_id": "fs-0123abcd"},
+    ],
+)
+def test_efs_utils_tunnels_are_checked_like_the_rest_of_a_push(tunnels):
+    with pytest.raises(PushRefused):
+        read_tunnels({"tunnels": tunnels})

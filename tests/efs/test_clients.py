@@ -132,3 +132,40 @@ def test_client_notes_make_a_healthy_verdict_a_warning_but_leave_unknown_unknown
         clients.with_client_notes(Verdict(Status.UNKNOWN, "no data", {}), ["x"]).status
         is Status.UNKNOWN
     )
+
+
+TUNNELS = (
+    clients.Tunnel("fs-0123abcd", 20155, "/mnt/efs"),
+    clients.Tunnel("fs-4567cdef", 20313, ""),
+)
+
+
+@pytest.mark.parametrize(
+    ("server", "port", "mountpoint", "expected"),
+    [
+        ("127.0.0.1", "20155", "/mnt/efs", "fs-0123abcd"),
+        ("127.0.0.1", "20155", "/mnt/efs/", "fs-0123abcd"),
+        ("127.0.0.1", "20155", "/mnt/other", None),  # a stale state file of another mount
+        ("127.0.0.1", "20313", "/anywhere", "fs-4567cdef"),  # no mount point named: the port
+        ("127.0.0.1", "20999", "/mnt/efs", None),
+        ("127.0.0.1", None, "/mnt/efs", None),  # 2049: no tunnel there
+        ("10.0.0.7", "20155", "/mnt/efs", None),  # only a mount of the loopback is a tunnel's
+    ],
+)
+def test_it_ties_a_mount_through_efs_utils_tunnel_by_its_port(server, port, mountpoint, expected):
+    found = clients.attribute(server, port=port, mountpoint=mountpoint, tunnels=TUNNELS)
+    assert (found and found.filesystem_id) == expected
+    assert found is None or found.by == "efs-utils tunnel"
+
+
+def test_a_clients_operations_by_name_sum_its_mounts_and_average_their_times():
+    mounts = [
+        {"READ": [10, 1, 0, 50, 70], "GETATTR": [90, 0, 0, 90, 99], "SEQUENCE": [99, 0, 0, 9, 9]},
+        {"READ": [30, 0, 1, 150, 170], "WRITE": [0, 0, 0, 0, 0]},
+    ]
+    found = clients.per_operation(mounts)
+    assert [o["op"] for o in found] == ["READ", "GETATTR"]  # data first; upkeep, unused left out
+    read = found[0]
+    assert (read["ops"], read["retrans"], read["timeouts"]) == (40, 1, 1)
+    assert (read["rtt_ms"], read["execute_ms"]) == (5.0, 6.0)
+    assert clients.per_operation(mounts, limit=1) == [read]

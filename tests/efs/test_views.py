@@ -290,3 +290,26 @@ def test_it_keeps_the_usage_behind_the_mode_comparison_for_an_hour(fs, logged_in
     assert len(cached.captured_queries) < len(uncached.captured_queries)
     assert before == after == fresh
     cache.delete(f"vigil:efs:usage:{fs.pk}")
+
+
+def test_the_charts_are_shared_within_their_minute_until_a_collection_ends(fs, settings):
+    from django.core.cache import cache
+
+    from apps.efs.views import _charts
+
+    settings.VIGIL_PAGE_CACHE_SECONDS = 60
+    cache.clear()
+    now = timezone.now().replace(second=5)
+    start = now - timedelta(hours=3)
+    drawn, has_data, _sizes = _charts(fs, "3h", start, now, 60)
+    read = drawn["ops"]["series"][0]["values"]
+    assert has_data and read.count(10.0) == 59 and None in read[-40:]
+    gap = align(timezone.now() - timedelta(minutes=3)) - timedelta(minutes=30)
+    history.save_samples({fs.pk: [Sample(gap, data_read_count=1200.0)]})  # the late minute
+    later = now + timedelta(seconds=50)
+    assert _charts(fs, "3h", later - timedelta(hours=3), later, 60)[0] == drawn  # shared
+    fs.collected_until = now
+    fs.save(update_fields=["collected_until"])  # a collection ended: drawn again
+    read = _charts(fs, "3h", start, now, 60)[0]["ops"]["series"][0]["values"]
+    assert read.count(10.0) == 59 and read.count(20.0) == 1
+    cache.clear()

@@ -45,6 +45,7 @@ def moto_server() -> Iterator[str]:
 def aws(moto_server: str, settings) -> Iterator[str]:
     """Point Vigil's client factory at the moto server, with its state reset (and EFS's
     DescribeReplicationConfigurations, which moto lacks, answered: apps/efs/demo_cloudwatch.py)."""
+    # boto3 and the AWS pieces load with the tests that use AWS, not with the plugin
     from apps.efs import demo_cloudwatch
     from apps.lib import aws as aws_lib
 
@@ -85,6 +86,7 @@ class _AwsErrorHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def failing_aws(settings):
     """An AWS endpoint that refuses every call with the given error code (AuthFailure by default)."""
+    # boto3 and the AWS pieces load with the tests that use AWS, not with the plugin
     from apps.lib import aws as aws_lib
 
     servers = []
@@ -109,6 +111,7 @@ def failing_aws(settings):
 def responder(aws) -> Iterator[object]:
     """moto's GetMetricData answered, for tagged file systems, by the synthetic fleet that
     enforces EFS's limits (apps/efs/demo_cloudwatch.py)."""
+    # boto3 and the AWS pieces load with the tests that use AWS, not with the plugin
     from apps.efs import demo_cloudwatch
 
     installed = demo_cloudwatch.install(demo_cloudwatch.FleetResponder())
@@ -122,6 +125,7 @@ def responder(aws) -> Iterator[object]:
 def collected_demo(settings) -> tuple[int, int]:
     """The demo's EFS fleet discovered and collected once in us-east-1, on its own stand-in:
     (the region's pk, the pk of the file system ``demo-builds-primary``)."""
+    # boto3 and the AWS pieces load with the tests that use AWS, not with the plugin
     from apps.efs import demo, tasks
     from apps.efs.models import FileSystem, RegionCollection
 

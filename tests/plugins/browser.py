@@ -98,6 +98,7 @@ def demo_in_chromium(admin, collected_demo, browser_page) -> tuple[object, int, 
 @pytest.fixture(scope="session")
 def axe_source() -> str:
     """axe-core's script, from tests/js (``npm ci`` there, as ``make test`` does, if missing)."""
+    # the harness loads only for the browser tests
     from tests.services import npm_ci
 
     npm_ci("axe-core/axe.min.js")

@@ -19,6 +19,7 @@ from tests.helpers import ROOT
 def migrated_sqlite(tmp_path_factory) -> Path:
     """A SQLite database file with every migration applied, for ``make run`` started by a test
     (tests/services/make_run.py copies it into its var directory instead of migrating again)."""
+    # the harness of a service loads only for the tests that start it
     from tests.services import vigil_env
 
     var = tmp_path_factory.mktemp("migrated-var")
@@ -84,6 +85,7 @@ def hosts_entry() -> Iterator[Callable[[str], str]]:
 def redis(tmp_path) -> Iterator[object]:
     """A private redis-server on a free port (tests/services/workers.py): stopping it disturbs
     nobody else."""
+    # the harness of a service loads only for the tests that start it
     from tests.services.workers import RedisServer
 
     server = RedisServer(tmp_path)
@@ -106,6 +108,7 @@ def broker(redis) -> Iterator[object]:
 def galera_cluster():
     """A real 3-node MariaDB Galera cluster plus garbd, started once per test session
     (tests/services/galera.py; ``TEST_GALERA_PORT`` moves its ports)."""
+    # the harness of a service loads only for the tests that start it
     from tests.services.galera import GaleraCluster
 
     cluster = GaleraCluster()
@@ -127,6 +130,7 @@ def galera(galera_cluster):
 def slapd() -> Iterator[object]:
     """Debian's slapd on loopback with a small directory and a CA of its own (one per session;
     a test that changes a group puts it back)."""
+    # the harness of a service loads only for the tests that start it
     from tests.services.slapd import Slapd
 
     server = Slapd().start()
@@ -139,6 +143,7 @@ def slapd() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def oidc_provider(live_server) -> Iterator[object]:
     """oidc-provider (Node.js) on loopback, its client's redirect pointing at the live server."""
+    # the harness of a service loads only for the tests that start it
     from tests.services.oidc import OidcProvider
 
     provider = OidcProvider(live_server.url).start()

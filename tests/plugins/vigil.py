@@ -7,13 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from apps.accounts.models import ApiKey
+from apps.demo.mode import demo_enabled
+from apps.regions.models import Region
 from tests.helpers import ADMIN_PASSWORD, bearer, make_user
 
 
 @pytest.fixture(autouse=True)
 def _fresh_demo_mode() -> Iterator[None]:
-    from apps.demo.mode import demo_enabled
-
     demo_enabled.cache_clear()
     yield
     demo_enabled.cache_clear()
@@ -53,8 +54,6 @@ def admin(django_user_model):
 @pytest.fixture
 def site(db):
     """A site outside AWS, where most concerns' subjects live in the tests."""
-    from apps.regions.models import Region
-
     return Region.objects.create(kind=Region.Kind.SITE, code="lab", name="Lab")
 
 
@@ -68,7 +67,6 @@ def api_client():
 @pytest.fixture
 def api_key(user):
     """``api_key(read_only=True)`` → the raw key of a fresh key for ``user``."""
-    from apps.accounts.models import ApiKey
 
     def issue(read_only: bool = True) -> str:
         return ApiKey.issue(user, "test key", read_only=read_only)[1]

@@ -65,6 +65,7 @@ def test_a_push_past_the_hosts_array_limit_is_refused_with_a_409_and_stores_noth
     assert push(host, token, mirrors(0, 1, 4, 5)).status_code == 200
 
 
+@pytest.mark.slow  # 1,024 arrays pushed
 def test_sixteen_pushes_of_new_names_stop_at_the_limit(host, settings):
     """The report of the issue: 16 pushes of 256 new names made 4,096 arrays."""
     token = host.issue_token()

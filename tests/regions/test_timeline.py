@@ -164,3 +164,36 @@ def test_the_region_timeline_shows_the_windows_that_apply_to_its_subjects(
     page = logged_in_client.get(f"/regions/{site_with_changes.pk}/?span=7d").content.decode()
     assert 'class="band band-maintenance"' in page and "Maintenance: Nightly backup" in page
     assert "Far away" not in page and "Cog" not in page
+
+
+@pytest.mark.django_db
+def test_the_list_shows_the_newest_changes_and_links_to_more(logged_in_client, site_with_changes):
+    from apps.regions import views
+
+    first = Transition.objects.get(reason="worse")
+    now = datetime.now(UTC)
+    fields = ("content_type", "object_id", "region", "concern", "subject_label")
+    Transition.objects.bulk_create(
+        Transition(
+            **{f: getattr(first, f) for f in fields},
+            old_status="ok",
+            new_status="warning",
+            reason=f"flap {minutes}",
+            created=now - timedelta(minutes=minutes + 1),
+        )
+        for minutes in range(views.TIMELINE_SHOWN)
+    )
+    url = f"/regions/{site_with_changes.pk}/"
+    page = logged_in_client.get(url).content.decode()
+    changes = page.split('class="timeline-changes"', 1)[1].split("</details>", 1)[0]
+    assert f"The {views.TIMELINE_SHOWN + 1} changes as a list" in changes
+    assert changes.count("<tr>") == views.TIMELINE_SHOWN + 1  # the header's row, the newest 50
+    assert "flap 0" in changes and "=cmd|x" not in changes  # the oldest is left out
+    assert "?span=24h&amp;changes=more#timeline" in changes and "Show the newest" in changes
+    more = logged_in_client.get(url + "?changes=more").content.decode()
+    listed = more.split('class="timeline-changes"', 1)[1].split("</details>", 1)[0]
+    assert listed.startswith(" open") and "=cmd|x" in listed and "Show the newest" not in listed
+    zoomed = logged_in_client.get(
+        f"{url}timeline/?changes=more", headers={"HX-Request": "true"}
+    ).content.decode()
+    assert "=cmd|x" in zoomed

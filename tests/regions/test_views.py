@@ -80,6 +80,7 @@ def test_the_health_check_answers_a_probe_by_address_whatever_the_allowed_hosts(
     assert client.get("/", HTTP_HOST="127.0.0.1:8000").status_code == 400  # the rest is checked
 
 
+@pytest.mark.slow
 def test_it_reads_the_home_page_in_a_constant_number_of_queries(logged_in_client):
     from tests.demo.pages import BIGGER, SMALL, queries
 

@@ -2,13 +2,16 @@
 durations through apps/lib/formats.py (``|kib``, ``|kib_per_s``, ``|minutes``, ``|interval``).
 
 A figure that is not known (None) is a muted dash, the same everywhere; a known one goes
-through Django's ``floatformat`` (``decimals`` as that filter takes it: 0, 1, "-1"...) with its
+as Django's ``floatformat`` writes it (``decimals`` as that filter takes it: 0, 1, "-1"...) with its
 unit after a space.
 """
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 from django import template
+from django.conf import settings
 from django.template.defaultfilters import floatformat
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -25,8 +28,46 @@ def figure(value: object, decimals: int | str = "-1", unit: str = "") -> SafeStr
     """``12 %``, ``1.5 GiB``, ``3``; or a muted dash for a figure not known yet."""
     if value is None:
         return MISSING
-    text = floatformat(value, decimals)
+    text = number(value, decimals)
     return format_html("{} {}", text, unit) if unit else format_html("{}", text)
+
+
+#: The largest magnitude ``number`` rounds itself (a float's digits all before the point).
+_PLAIN = 1e15
+
+
+def number(value: object, decimals: int | str = "-1") -> str:
+    """``floatformat(value, decimals)`` as Django writes it, without its localisation, for a
+    plain number and whole ``decimals`` when no thousands separator is set (the region page's
+    panels show a thousand figures: each through ``floatformat`` cost as much as a row).
+
+    The same rounding: the shortest decimal of the float, half away from zero; with
+    ``decimals`` <= 0 a whole number has no point, otherwise ``|decimals|`` places."""
+    places = decimals if isinstance(decimals, int) else _whole(decimals)
+    if (
+        places is None
+        or type(value) not in (int, float)
+        or not -_PLAIN < value < _PLAIN
+        or settings.USE_THOUSAND_SEPARATOR
+    ):
+        return floatformat(value, decimals)
+    exact = Decimal(repr(value))
+    if places <= 0 and exact == exact.to_integral_value():
+        return str(int(exact))
+    rounded = exact.quantize(_STEPS[abs(places)], ROUND_HALF_UP) if abs(places) < 10 else None
+    if rounded is None:
+        return floatformat(value, decimals)
+    return format(rounded if rounded else abs(rounded), "f")  # no "-0.0"
+
+
+def _whole(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:  # "0g", "2u": grouping or not localised, Django's own way
+        return None
+
+
+_STEPS = [Decimal(1).scaleb(-p) for p in range(10)]
 
 
 # Sizes, speeds and durations (apps/lib/formats.py); a value not known is a dash.

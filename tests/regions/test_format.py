@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import random
+
+from django.template.defaultfilters import floatformat
+
+from apps.regions.templatetags.vigil_format import number
+
+
+def test_a_number_reads_as_djangos_floatformat_writes_it(settings):
+    rng = random.Random(26)
+    values = [0, 0.0, -0.0, -0.3, 0.5, 1.5, 2.5, -2.5, 0.125, 12.04, 34.0, 1e14 + 0.5, 99.995, 7]
+    values += [rng.uniform(-1e6, 1e6) for _ in range(300)] + [rng.random() for _ in range(100)]
+    values += [float("nan"), float("inf"), 1e20, True, "12.5"]  # left to floatformat itself
+    for decimals in (0, 1, 2, 3, "-1", "-2", "0", "1", "2g"):
+        for value in values:
+            assert number(value, decimals) == floatformat(value, decimals), (value, decimals)
+    settings.USE_THOUSAND_SEPARATOR = True
+    assert number(1234567.5, 1) == floatformat(1234567.5, 1) == "1,234,567.5"
