@@ -5,13 +5,16 @@ an ``ETag`` hashed from the rendered body, exact whatever changed the rows; a 30
 transfer, not the queries), ``AppendOnlyList`` (rows only ever inserted or pruned: two index
 lookups give ``Last-Modified`` and an ``ETag`` before the page is read) and ``CachedList``
 (polled configuration lists: the body kept under a tag from ``list_validator()``, the path,
-the format and the caller's role and time zone). What callers see: docs/api.md.
+the format and the caller's role and time zone; on Redis the validator itself kept beside the
+table's version, ``apps.lib.versions``, so a repeated list asks the database nothing). What
+callers see: docs/api.md.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -28,11 +31,16 @@ from rest_framework.response import Response
 
 from apps.accounts.roles import role_of
 from apps.api.lists import KeysetPagination, keyset_field
+from apps.lib import cache as caches
+from apps.lib import versions
 
 READS = ("GET", "HEAD")
 #: Rendered list bodies a process keeps in its memory (``CachedList``), the oldest out first.
 LOCAL_BODIES = 32
 _bodies: dict[str, tuple[float, str, bytes]] = {}  # key -> (until, content type, body)
+#: A validator kept with a table's version holds at most this long, so that a write Django did
+#: not see (no version moved: ``psql``, a restore) shows within it.
+UNSEEN_WRITE_SECONDS = 2
 
 
 def _kept_here(key: str) -> tuple[str, bytes] | None:
@@ -131,10 +139,61 @@ class CachedList(ConditionalGet):
     role and time zone, so callers of different roles never share a body. A body is kept in the
     cache for ``VIGIL_API_LIST_CACHE_SECONDS`` and in the process's memory too (the last
     ``LOCAL_BODIES``): a body under a tag is the same wherever it is kept.
+
+    On Redis the validator is kept too (``versioned_table``): stored beside the table's version
+    (``apps.lib.versions``, moved after every commit that wrote the table through Django) for
+    ``UNSEEN_WRITE_SECONDS``, both read in the rate limits' round trip (``peeks``). While the
+    version is the one stored with it the request asks the database nothing (no connection, so
+    no ``CONN_HEALTH_CHECKS`` either); else the table is asked and the answer stored under the
+    version read before. A write through Django shows in the next answer; one Django never saw
+    (``psql``) within ``UNSEEN_WRITE_SECONDS``.
     """
+
+    #: The table whose version (``apps.lib.versions``) says when ``list_validator()`` may have
+    #: moved; None: ask ``list_validator()`` on every request.
+    versioned_table: str | None = None
 
     def list_validator(self) -> tuple:
         raise NotImplementedError
+
+    def peeks(self, request: Request) -> list[str]:
+        """What the rate limits read for this view in their round trip: the version and the
+        validator kept with it (a JSON list on a shared cache only)."""
+        if not self._versioned(request):
+            return []
+        return [versions.key(self.versioned_table), _validator_key(self.versioned_table)]
+
+    def _versioned(self, request: Request) -> bool:
+        return (
+            self.versioned_table is not None
+            and self.action == "list"
+            and request.accepted_renderer.format == "json"
+            and caches.shared(cache)
+        )
+
+    def current_validator(self, request: Request) -> tuple:
+        """``list_validator()``, from the shared cache while the table's version stands."""
+        if not self._versioned(request):
+            return self.list_validator()
+        names = self.peeks(request)
+        peeked = getattr(request, "_vigil_peeked", None) or {}
+        if names[0] not in peeked:  # no rate limits asked (none, or the cache down)
+            try:
+                peeked = cache.get_many(names)
+            except Exception:  # the cache is down: the table says
+                return self.list_validator()
+        version, kept = peeked.get(names[0]), peeked.get(names[1])
+        if version is not None and isinstance(kept, str) and kept.startswith(f"{version}|"):
+            return (kept,)
+        fresh = f"{version}|{_compact(self.list_validator())}"
+        try:
+            if version is None:  # the first reader (or Redis lost it): a version to follow
+                cache.add(names[0], time.time_ns(), None)
+            else:
+                cache.set(names[1], fresh, UNSEEN_WRITE_SECONDS)
+        except Exception:  # the cache is down: the next request asks the table again
+            pass
+        return (fresh,)
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         seconds = settings.VIGIL_API_LIST_CACHE_SECONDS
@@ -143,7 +202,7 @@ class CachedList(ConditionalGet):
         fingerprint = "|".join(
             str(part)
             for part in (
-                *self.list_validator(),
+                *self.current_validator(request),
                 request.get_full_path(),
                 request.accepted_media_type,
                 role_of(request.user),
@@ -167,6 +226,18 @@ class CachedList(ConditionalGet):
                 response.add_post_render_callback(partial(_keep, key, seconds))
         response["ETag"] = etag
         return response
+
+
+def _validator_key(table: str) -> str:
+    return f"vigil:api:validator:{table}"
+
+
+def _compact(validator: tuple) -> str:
+    """A validator as a short string (a time as its microseconds): kept beside the version."""
+    return ",".join(
+        f"{int(part.timestamp())}{part.microsecond:06}" if isinstance(part, datetime) else str(part)
+        for part in validator
+    )
 
 
 def _keep(key: str, seconds: int, response: HttpResponse) -> None:

@@ -6,8 +6,9 @@ use (``owner``). Each budget is one atomic increment in a fixed window, all of a
 round trip (``apps.lib.cache.count_many``), where DRF rewrites a list of timestamps whole and
 loses counts when two processes race; over budget the answer is 429 with ``Retry-After``, and
 with the cache down requests go through (a warning logged). The same round trip checks that a
-key taken from the process's memory (``apps.accounts.keycache``) is still valid. Budgets and
-settings: docs/api.md.
+key taken from the process's memory (``apps.accounts.keycache``) is still valid, and reads
+what the view asks for (its ``peeks``: the file system list's version). Budgets and settings:
+docs/api.md.
 """
 
 from __future__ import annotations
@@ -108,19 +109,24 @@ def _counts(request: Request, view: Any, now: float) -> dict[str, int] | None:
         and (counter := throttle.counter(request, view, now)) is not None
     ]
     kept = getattr(request, "_vigil_key_here", None)  # a key from the process's memory
-    peek = keycache.name(kept) if kept else None
+    peeks = [keycache.name(kept)] if kept else []
+    wanted = getattr(view, "peeks", None)  # what the view reads in the same round trip
+    if wanted is not None:
+        peeks += wanted(request)
     try:
         counted = (
-            cache.count_many(SimpleRateThrottle.cache, counters, peek) if counters or peek else []
+            cache.count_many(SimpleRateThrottle.cache, counters, peeks) if counters or peeks else []
         )
     except Exception as exc:  # the cache is down: count nothing, refuse nothing
         log.warning("API rate limit not counted: cache unavailable (%s)", type(exc).__name__)
         if kept:  # but the key is read again (from the table, the cache being down)
             confirm_kept_key(request, view, holds=False)
         return None
+    values = counted[len(counters) :]
     if kept:
-        confirm_kept_key(request, view, holds=keycache.holds(counted.pop()))
-    counts = {key: n for (key, _), n in zip(counters, counted, strict=True)}
+        confirm_kept_key(request, view, holds=keycache.holds(values.pop(0)))
+    request._vigil_peeked = dict(zip(peeks[1:] if kept else peeks, values, strict=True))
+    counts = {key: n for (key, _), n in zip(counters, counted[: len(counters)], strict=True)}
     request._vigil_throttle_counts = counts
     return counts
 

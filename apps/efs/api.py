@@ -103,6 +103,7 @@ class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadO
     filterset_class = FileSystemFilter
     ordering_fields = ["id", "name", "filesystem_id", "status", "status_changed", "region"]
     ordering = ["region", "name", "filesystem_id", "pk"]
+    versioned_table = FileSystem._meta.db_table  # apps.efs.apps watches it
 
     def list_validator(self) -> tuple:
         """The newest write to any file system, one lookup on the ``changed`` index (triggers

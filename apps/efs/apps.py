@@ -11,7 +11,7 @@ class EfsConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported in ready(): app modules and models load once the app registry is ready.
-        from apps.lib import partitions
+        from apps.lib import partitions, versions
         from apps.lib.retention import History
         from apps.lib.thresholds import ThresholdSet
         from apps.regions import concerns
@@ -22,6 +22,9 @@ class EfsConfig(AppConfig):
         # Imported in ready(): app modules and models load once the app registry is ready.
         from . import collect, demo_clients, demo_cloudwatch, elasticfilesystem, verdict
         from .models import FileSystem, RegionCollection
+
+        # The API's file system list follows this version (apps/api/conditional.py).
+        versions.watch(FileSystem._meta.db_table)
 
         concerns.register_app(
             self,

@@ -244,3 +244,142 @@ def test_the_changed_triggers_survive_every_migration():
             )
         names = {row[0] for row in cursor.fetchall()}
     assert names == {"efs_filesystem_changed", "efs_filesystem_deleted"}
+
+
+# --- The list's validator kept in Redis with the table's version (apps/lib/versions.py) ---------
+
+
+@pytest.fixture
+def on_redis(redis, settings):
+    """Production's cache: a real Redis shared by every process, the list's cache on, nothing
+    kept in this process's memory yet."""
+    from django.core.cache import cache
+
+    from apps.accounts import keycache
+    from apps.api import conditional
+
+    settings.CACHES = {"default": {"BACKEND": "apps.lib.cache.RedisCache", "LOCATION": redis.url}}
+    settings.VIGIL_API_LIST_CACHE_SECONDS = 60
+    settings.VIGIL_API_KEY_CACHE_SECONDS = 5
+    conditional._bodies.clear()
+    keycache._here.clear()
+    yield cache
+    conditional._bodies.clear()
+    keycache._here.clear()
+
+
+def _statuses(api_client, auth) -> dict[str, str]:
+    got, _ = _list(api_client, auth)
+    assert got.status_code == 200
+    return {row["filesystem_id"]: row["status"] for row in got.json()["results"]}
+
+
+def _write_paths():
+    """Every way Vigil writes file system rows, each as a function of (file system, region)."""
+    from django.db import connection
+
+    from apps import alerts
+    from apps.efs import collect
+    from apps.efs.models import RegionCollection
+    from apps.lib.status import Status, Verdict
+
+    def compare_and_set(fs, region):  # alerts.record's, with no save() and no signal
+        FileSystem.objects.filter(pk=fs.pk, status="ok").update(status="critical")
+
+    def save(fs, region):  # the admin, the API, the pages: a model's save()
+        fs.status = "critical"
+        fs.save()
+
+    def record(fs, region):  # the alert pipeline's own entry
+        alerts.record(fs, Verdict(Status.CRITICAL, "burst credits gone"))
+
+    def collection(fs, region):  # a collection task: one transaction for the region
+        RegionCollection.objects.create(region=region)
+        collect.judge_region(RegionCollection.objects.get(region=region), timezone.now())
+
+    def raw_sql(fs, region):  # a batch statement on Django's cursor
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE efs_filesystem SET status = %s WHERE id = %s", ["critical", fs.pk]
+            )
+
+    def bulk_create(fs, region):  # discovery's new file systems
+        FileSystem.objects.bulk_create([FileSystem(region=region, filesystem_id="fs-new")])
+
+    def delete(fs, region):
+        fs.delete()
+
+    return [compare_and_set, save, record, collection, raw_sql, bulk_create, delete]
+
+
+@pytest.mark.parametrize("write", _write_paths(), ids=lambda write: write.__name__)
+def test_its_list_on_redis_answers_every_write_at_the_next_request(
+    api_client, auth, on_redis, site, write, django_capture_on_commit_callbacks
+):
+    # Each write committed, as outside a test (a transaction's writes move the version once,
+    # after its commit: a write left uncommitted here would hold back those that follow).
+    with django_capture_on_commit_callbacks(execute=True):
+        fs = FileSystem.objects.create(region=site, filesystem_id="fs-1", status="ok")
+        FileSystem.objects.create(region=site, filesystem_id="fs-2", status="ok")
+    before = _statuses(api_client, auth)
+    assert _list(api_client, auth)[1] is False  # kept: the next request reads no row
+    with django_capture_on_commit_callbacks(execute=True):
+        write(fs, site)
+    after, read_rows = _list(api_client, auth)
+    assert read_rows
+    expected = {
+        row.filesystem_id: row.status for row in FileSystem.objects.filter(deleted__isnull=True)
+    }
+    assert {row["filesystem_id"]: row["status"] for row in after.json()["results"]} == expected
+    assert expected != before
+
+
+def test_a_repeated_list_on_redis_asks_the_database_nothing(
+    api_client, auth, on_redis, site, django_assert_num_queries
+):
+    FileSystem.objects.create(region=site, filesystem_id="fs-1")
+    _list(api_client, auth)  # the key is kept in this process's memory from here on
+    first, _ = _list(api_client, auth)
+    with django_assert_num_queries(0):  # no statement, so no connection health check either
+        again = api_client.get("/api/efs/filesystems/", **auth)
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+
+
+def test_a_write_django_never_saw_shows_once_the_kept_validator_expires(
+    api_client, auth, on_redis, site, django_capture_on_commit_callbacks
+):
+    """``psql`` by hand moves no version: the validator kept beside it lives only
+    ``UNSEEN_WRITE_SECONDS``, after which the table is asked again."""
+    from django.db import connection
+
+    from apps.api.conditional import UNSEEN_WRITE_SECONDS, _validator_key
+    from apps.lib import versions
+
+    with django_capture_on_commit_callbacks(execute=True):
+        fs = FileSystem.objects.create(region=site, filesystem_id="fs-1", status="ok")
+    assert _statuses(api_client, auth) == {"fs-1": "ok"}
+    connection.execute_wrappers.remove(versions.spot_writes)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            FileSystem.objects.filter(pk=fs.pk).update(status="critical")
+    finally:
+        versions.install(connection=connection)
+    assert _statuses(api_client, auth) == {"fs-1": "ok"}  # unseen: the kept validator holds
+    name = on_redis.make_and_validate_key(_validator_key("efs_filesystem"))
+    assert 0 < on_redis._cache.get_client().ttl(name) <= UNSEEN_WRITE_SECONDS
+    on_redis.delete(_validator_key("efs_filesystem"))  # what those seconds do
+    assert _statuses(api_client, auth) == {"fs-1": "critical"}
+
+
+def test_its_list_on_redis_follows_the_table_when_redis_lost_the_version(
+    api_client, auth, on_redis, site, django_capture_on_commit_callbacks
+):
+    from apps.lib import versions
+
+    fs = FileSystem.objects.create(region=site, filesystem_id="fs-1", status="ok")
+    assert _statuses(api_client, auth) == {"fs-1": "ok"}
+    on_redis.clear()  # a Redis restarted empty: no version, no kept body
+    FileSystem.objects.filter(pk=fs.pk).update(status="critical")  # its bump is lost too
+    assert on_redis.get(versions.key("efs_filesystem")) is None
+    assert _statuses(api_client, auth) == {"fs-1": "critical"}
+    assert on_redis.get(versions.key("efs_filesystem")) is not None  # followed from here on

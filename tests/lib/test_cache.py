@@ -60,3 +60,18 @@ def test_it_counts_in_one_round_trip_through_djangos_cache_proxy(tmp_path, setti
         assert "cmdstat_exists" not in stats and "cmdstat_get" not in stats
     finally:
         server.stop()
+
+
+def test_it_reads_several_keys_in_the_counting_round_trip(redis_cache):
+    redis_cache.set("short", "revoked")
+    redis_cache.set("long", "x" * 500)
+    redis_cache.set("number", 7)
+    got = cache.count_many(redis_cache, [("hits", 60)], ["short", "missing", "long", "number"])
+    assert got == [1, "revoked", None, cache.PRESENT, 7]
+    assert cache.count_many(redis_cache, [], ["missing", "short"]) == [None, "revoked"]
+
+
+def test_a_bumped_version_starts_at_a_time_and_counts_on(redis_cache):
+    first = cache.bump(redis_cache, "version")
+    assert first > 1_000_000_000 and cache.bump(redis_cache, "version") == first + 1
+    assert redis_cache.get("version") == first + 1
