@@ -31,9 +31,10 @@ A region missing from the table is priced at us-east-1's figures and the advice 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from apps.lib.prices import overridden
 
 from .limits import (
     GP3_IOPS,
@@ -47,7 +48,6 @@ from .metrics import Usage
 
 MONTH_HOURS = 730.0
 FALLBACK_REGION = "us-east-1"
-_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 
 
 @dataclass(frozen=True)
@@ -92,37 +92,13 @@ def price_table(overrides: Mapping[str, object] | None = None) -> dict[str, Regi
     """The built-in table with ``overrides`` (``VIGIL_EBS_PRICES``) applied:
     ``{"eu-west-1": {"gp2": 0.11, "gp3": 0.088, ...}}``. A region in the table takes any subset
     of the fields; a new one needs every price. ValueError names what is wrong."""
-    table = dict(PRICES)
-    if not overrides:
-        return table
-    if not isinstance(overrides, Mapping):
-        raise ValueError("expected a JSON object of region codes")
-    for region, values in overrides.items():
-        if not isinstance(region, str) or not _REGION.match(region):
-            raise ValueError(f"{region!r} is not an AWS region code")
-        if not isinstance(values, Mapping):
-            raise ValueError(f"{region}: expected an object of prices")
-        unknown = sorted(set(values) - _FIELDS)
-        if unknown:
-            raise ValueError(f"{region}: unknown price {', '.join(unknown)}")
-        prices = {}
-        for name, value in values.items():
-            if name == "source":
-                prices[name] = str(value)[:300]
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"{region}.{name}: expected a number of dollars")
-            if not 0 <= value < 1000 or not math.isfinite(value):
-                raise ValueError(f"{region}.{name}: 0 to 1,000 dollars")
-            prices[name] = float(value)
-        if region in table:
-            table[region] = replace(table[region], **prices)
-        else:
-            missing = sorted(_REQUIRED - set(prices))
-            if missing:
-                raise ValueError(f"{region}: a new region needs {', '.join(missing)}")
-            table[region] = RegionPrices(**prices)
-    return table
+    return overridden(
+        PRICES,
+        overrides,
+        fields=_FIELDS,
+        required=_REQUIRED,
+        new=lambda given: RegionPrices(**given),
+    )
 
 
 def prices_for(region: str, table: Mapping[str, RegionPrices]) -> tuple[RegionPrices, str]:

@@ -11,12 +11,12 @@ the pricing flow is in docs/architecture.md ("Vendor figures are data").
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from apps.lib.formats import mibps
+from apps.lib.prices import overridden
 
 from . import documented
 from .documented import LIMITS, METERING, Table, credit_cap_bytes, mode_limits
@@ -83,7 +83,6 @@ MONTH_HOURS = 730.0
 MIN_HOURS = 1.0
 MODES = ("bursting", "elastic", "provisioned")
 FALLBACK_REGION = "us-east-1"
-_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 
 
 @dataclass(frozen=True)
@@ -135,39 +134,13 @@ def price_table(overrides: Mapping[str, object] | None = None) -> dict[str, Regi
     ``{"eu-west-1": {"standard": 0.33, "ia": 0.0175, ...}}``. A region already in the table
     takes any subset of the fields; a new one needs at least standard, ia, elastic_read,
     elastic_write and provisioned (legacy_ia defaults to ia). ValueError names what is wrong."""
-    table = dict(PRICES)
-    if not overrides:
-        return table
-    if not isinstance(overrides, Mapping):
-        raise ValueError("expected a JSON object of region codes")
-    for region, values in overrides.items():
-        if not isinstance(region, str) or not _REGION.match(region):
-            raise ValueError(f"{region!r} is not an AWS region code")
-        if not isinstance(values, Mapping):
-            raise ValueError(f"{region}: expected an object of prices")
-        unknown = sorted(set(values) - _FIELDS)
-        if unknown:
-            raise ValueError(f"{region}: unknown price {', '.join(unknown)}")
-        for name, value in values.items():
-            if name == "source":
-                if not isinstance(value, str):
-                    raise ValueError(f"{region}.source: expected text")
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"{region}.{name}: expected a number of dollars")
-            if not 0 <= value < 1000 or not math.isfinite(value):
-                raise ValueError(f"{region}.{name}: {value} is not a price between 0 and 1000")
-        given = {k: (v if k == "source" else float(v)) for k, v in values.items()}
-        if region in table:
-            table[region] = replace(table[region], **given)
-        else:
-            missing = sorted(_REQUIRED - set(given))
-            if missing:
-                raise ValueError(f"{region}: missing {', '.join(missing)}")
-            given.setdefault("legacy_ia", given["ia"])
-            given.setdefault("source", "VIGIL_EFS_PRICES")
-            table[region] = RegionPrices(**given)
-    return table
+    return overridden(PRICES, overrides, fields=_FIELDS, required=_REQUIRED, new=_new_region)
+
+
+def _new_region(given: dict[str, object]) -> RegionPrices:
+    given.setdefault("legacy_ia", given["ia"])
+    given.setdefault("source", "VIGIL_EFS_PRICES")
+    return RegionPrices(**given)
 
 
 def prices_for(region: str, table: Mapping[str, RegionPrices]) -> tuple[str, RegionPrices, str]:

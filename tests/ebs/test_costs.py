@@ -43,7 +43,7 @@ def test_it_takes_prices_of_other_regions_from_the_setting_and_says_when_it_fall
     assert prices_for("eu-west-1", table)[1] == ""
     assert "us-east-1" in prices_for("ap-east-1", table)[1]
     assert price_table({"us-east-1": {"gp2": 0.12}})["us-east-1"].gp2 == 0.12
-    with pytest.raises(ValueError, match="needs"):
+    with pytest.raises(ValueError, match="eu-west-2: missing gp3, "):
         price_table({"eu-west-2": {"gp2": 0.1}})
     with pytest.raises(ValueError, match="not an AWS region"):
         price_table({"Mars": {}})
