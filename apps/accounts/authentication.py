@@ -44,9 +44,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             getattr(throttle, "checks_kept_keys", False) for throttle in view.get_throttles()
         )
         key, from_here = ApiKey.find(raw, here=checked)
-        request._vigil_key_here = key.lookup if from_here else None
         if key is None:
+            request._vigil_key_here = None
             raise exceptions.AuthenticationFailed("Invalid or revoked API key")
+        request._vigil_key_here = key.lookup if from_here else None
         key.touch()
         attribute_to(key.user, via=f"API key {key.display_prefix}…")
         return key.user, key
