@@ -18,7 +18,7 @@ check: lint
 
 # Two workers, each shared service (Galera, chromium, slapd, podman, make run) in one of them
 # (tests/plugins/marks.py); PYTEST_ARGS= runs the suite in one process. See docs/testing.md.
-PYTEST_ARGS ?= -n 2 --dist loadgroup
+PYTEST_ARGS ?= -n 2 --dist loadgroup --durations=30
 
 test: $(VENV)/.test system-deps $(VENV)/.ldap
 	cd tests/js && npm ci --no-audit --no-fund --silent

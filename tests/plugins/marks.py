@@ -151,6 +151,10 @@ def name_each_test_apart(item: pytest.Item) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name_each_test_apart(item)
+    seen: set[str] = set()
+    twice = sorted({item.nodeid for item in items if item.nodeid in seen or seen.add(item.nodeid)})
+    if twice:  # xdist would run one of each and drop the rest without a word
+        raise pytest.UsageError(f"tests that share an id: {', '.join(twice[:5])}")
         needs = {
             SERVICE_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SERVICE_FIXTURES
         }
