@@ -115,3 +115,14 @@ def test_every_test_of_a_shared_service_is_in_its_one_group(request):
                 assert mark is not None, f"{item.nodeid} uses {fixture} but has no xdist_group"
                 groups.setdefault(service, set()).add(mark.args[0])
     assert all(len(names) == 1 for names in groups.values()), groups
+
+
+def test_every_test_of_a_service_carries_its_marks(request):
+    """On this run's own collection: the hook marks every test by the services it uses, which
+    ``make check``'s ``-m "not services"`` leans on (a misplaced ``raise`` once left every test
+    unmarked, and the quick loop started the Galera cluster)."""
+    for item in request.session.items:
+        for fixture, service in SERVICE_FIXTURES.items():
+            if fixture in item.fixturenames:
+                assert item.get_closest_marker(service), f"{item.nodeid} lacks mark {service}"
+                assert item.get_closest_marker("services"), f"{item.nodeid} lacks 'services'"

@@ -155,6 +155,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     twice = sorted({item.nodeid for item in items if item.nodeid in seen or seen.add(item.nodeid)})
     if twice:  # xdist would run one of each and drop the rest without a word
         raise pytest.UsageError(f"tests that share an id: {', '.join(twice[:5])}")
+    for item in items:
         needs = {
             SERVICE_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SERVICE_FIXTURES
         }
