@@ -8,6 +8,7 @@ import os
 import threading
 from queue import Empty
 
+import pytest
 from kombu import Connection
 from kombu.transport import get_transport_cls
 
@@ -29,6 +30,7 @@ def test_the_filesystem_scheme_means_the_whole_message_transport_and_other_urls_
         assert isinstance(conn.transport, Transport)
 
 
+@pytest.mark.slow  # over 1 s of CPU alone (docs/testing.md)
 def test_a_reader_polling_during_writes_gets_every_message_whole(tmp_path):
     folder = str(tmp_path)
     options = {"data_folder_in": folder, "data_folder_out": folder, "store_processed": False}

@@ -202,6 +202,7 @@ def test_pages_show_each_role_only_what_it_may_do(client, viewer, operator, user
     }
 
 
+@pytest.mark.slow  # over 1 s of CPU alone (docs/testing.md)
 @pytest.mark.django_db(transaction=True)
 def test_parallel_requests_cannot_pass_the_key_limit_together(user, settings):
     """Twelve requests of one user at once, each in its own thread and database connection."""

@@ -29,6 +29,7 @@ def test_it_serves_the_demo_regions_with_their_real_opt_in_status():
     assert RegionsAndZonesBackend.regions is moto_regions
 
 
+@pytest.mark.slow  # over 1 s of CPU alone (docs/testing.md)
 @pytest.mark.django_db
 def test_it_discovers_the_demo_account_through_the_stand_in(settings):
     with demo_account_on_standin(settings) as account:

@@ -66,6 +66,7 @@ def test_its_requests_match_botocores_get_metric_data_model():
         validate_parameters(request.params(), shape)
 
 
+@pytest.mark.slow  # over 1 s of CPU alone (docs/testing.md)
 def test_it_puts_a_thousand_volumes_in_the_fewest_calls_and_cuts_long_windows():
     volumes = [VolumeRef(f"vol-{i:05x}", "gp2", f"i-{i // 5:05x}") for i in range(1000)]
     instances = [InstanceRef(f"i-{i:05x}", "m5.large") for i in range(200)]

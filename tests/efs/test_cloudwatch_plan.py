@@ -208,6 +208,7 @@ def test_it_plans_exactly_ceil_queries_over_500_calls_per_cycle():
     assert len(params["MetricDataQueries"]) == 500
 
 
+@pytest.mark.slow  # over 1 s of CPU alone (docs/testing.md)
 def test_the_late_look_reaches_back_in_the_same_number_of_calls():
     refs = [FileSystemRef(f"fs-{i:08x}") for i in range(1000)]
     window = collection_window(T, T - timedelta(minutes=5))

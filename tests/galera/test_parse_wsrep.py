@@ -184,6 +184,7 @@ def test_it_raises_only_parse_errors_on_mutated_samples(text):
         assert isinstance(status.facts, dict)
 
 
+@pytest.mark.slow  # over 1 s of CPU alone (docs/testing.md)
 @given(st.text(max_size=200))
 def test_it_raises_only_parse_errors_on_any_text(text):
     with contextlib.suppress(ParseError):

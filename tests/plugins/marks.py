@@ -40,7 +40,8 @@ SERVICE_MARKS = {"browser", "faults", "e2e", "deployment"}
 # Slow on their own, with no service (subprocesses, schema-wide fuzzing, the whole demo fleet on
 # the stand-in, big fleets on the pages): marked ``slow`` where they are (``pytestmark`` for a
 # module, ``@pytest.mark.slow`` for a test), left by ``make check`` to ``make test``. Found with
-# ``pytest -m "not services" --durations=30``: each took over about five seconds.
+# ``pytest -m "not services" --durations=30``: each took over about five seconds; since 2026-11-26
+# also those over about 1 s of CPU in themselves (per-test ``time.process_time``, docs/testing.md).
 
 
 def slow_module(path: Path) -> bool:

@@ -3,6 +3,7 @@ what grep prints, left out otherwise, never an error."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,7 @@ def test_it_reads_at_most_its_bound_of_lines_in_one_pass():
     assert len(found) == MAX_LINES == 8 * bounds.MAX_ARRAYS  # two lines for each of 4 files
 
 
+@pytest.mark.slow  # over 1 s of CPU alone (docs/testing.md)
 @settings(max_examples=200)
 @given(st.text(alphabet=st.sampled_from(list("/sysblockmd0_:arrayte9\n\r\x00 é-")), max_size=300))
 def test_any_text_is_read_into_short_words_or_left_out(text):
