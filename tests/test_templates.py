@@ -27,7 +27,6 @@ NOT_YET_WRAPPED = {
     "templates/galera/cluster.html",
     "templates/galera/region_panel.html",
     "templates/probes/region_panel.html",
-    "templates/probes/target.html",
     "templates/raid/region_panel.html",
     "templates/regions/first_run.html",
     "templates/regions/home.html",
