@@ -157,6 +157,10 @@ def figures(transition: Transition) -> list[tuple[str, str]]:
     ]
 
 
+# The bar beside each subject in the HTML email: red for critical, green for ok, amber otherwise.
+BAR_COLOURS = {"critical": "#cf222e", "ok": "#1a7f37"}
+
+
 def item(
     transition: Transition, earliest: Transition | None = None, changes: int = 1, kind: str = ""
 ):
@@ -164,6 +168,7 @@ def item(
     return {
         "transition": transition,
         "word": word(transition, kind),
+        "colour": BAR_COLOURS.get(transition.new_status, "#9a6700"),
         "concern": concern_label(transition.concern),
         "region": transition.region.code,
         "label": label(transition) if kind != Notification.Kind.TEST else transition.subject_label,
