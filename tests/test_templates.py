@@ -32,7 +32,6 @@ NOT_YET_WRAPPED = {
     "templates/emails/reminder-subject.txt",
     "templates/emails/undeliverable-subject.txt",
     "templates/galera/cluster.html",
-    "templates/probes/region_panel.html",
     "templates/probes/target.html",
     "templates/raid/advice.html",
     "templates/raid/array_node.html",
