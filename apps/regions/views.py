@@ -312,6 +312,9 @@ def timeline_for(
                 for t in built.ticks
             )
         ),
+        # Each lane's bands and marks as SVG, written here rather than by the template's loops
+        # (a region's 60 lanes hold hundreds of bands: most of the page's rendering).
+        "lanes": [(lane, lane_svg(lane)) for lane in built.lanes],
         "changes": list(reversed(changes)),
         "listed": listed,
         "listed_slice": f":{listed}",
@@ -322,6 +325,17 @@ def timeline_for(
         "spans": list(timeline.SPANS),
         "truncated": len(rows) == TIMELINE_CHANGES,
     }
+
+
+def lane_svg(lane: timeline.Lane) -> SafeString:
+    """A lane's bands (each titled with its status and times) and change marks, as SVG."""
+    parts = [
+        f'<rect x="{b.x}%" width="{b.width}%" y="2" height="12" class="band band-{b.status}">'
+        f"<title>{b.status.label} {b.start:%H:%M}–{b.end:%H:%M}</title></rect>"
+        for b in lane.bands
+    ]
+    parts += [f'<line x1="{x}%" x2="{x}%" y1="0" y2="16" class="mark"></line>' for x in lane.marks]
+    return mark_safe("".join(parts))  # numbers, times and a status value: nothing to escape
 
 
 @require_safe

@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from django.template.defaultfilters import floatformat
+from django.template.loader import render_to_string
 
-from apps.regions.templatetags.vigil_format import number
+from apps.lib.status import Status
+from apps.regions.templatetags.vigil_format import badge, number
 
 
 def test_a_number_reads_as_djangos_floatformat_writes_it(settings):
@@ -17,3 +20,9 @@ def test_a_number_reads_as_djangos_floatformat_writes_it(settings):
             assert number(value, decimals) == floatformat(value, decimals), (value, decimals)
     settings.USE_THOUSAND_SEPARATOR = True
     assert number(1234567.5, 1) == floatformat(1234567.5, 1) == "1,234,567.5"
+
+
+@pytest.mark.parametrize("status", [*Status, "ok", None, ""])
+def test_a_badge_reads_as_the_status_badge_template_writes_it(status):
+    included = render_to_string("status_badge.html", {"status": status})
+    assert badge(status) == included.strip()

@@ -1,5 +1,6 @@
 """Figures as every page shows them: ``{% figure value decimals unit %}``, and sizes, speeds and
-durations through apps/lib/formats.py (``|kib``, ``|kib_per_s``, ``|minutes``, ``|interval``).
+durations through apps/lib/formats.py (``|kib``, ``|kib_per_s``, ``|minutes``, ``|interval``);
+``|badge``, a status as ``status_badge.html`` shows it, for tables of many rows.
 
 A figure that is not known (None) is a muted dash, the same everywhere; a known one goes
 as Django's ``floatformat`` writes it (``decimals`` as that filter takes it: 0, 1, "-1"...) with its
@@ -15,6 +16,7 @@ from django.conf import settings
 from django.template.defaultfilters import floatformat
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import capfirst
 
 from apps.lib import formats
 
@@ -68,6 +70,19 @@ def _whole(text: str) -> int | None:
 
 
 _STEPS = [Decimal(1).scaleb(-p) for p in range(10)]
+
+
+@register.filter
+def badge(status: object) -> SafeString:
+    """``status_badge.html``'s badge without an include per row (a region page's panels show a
+    hundred: each include cost as much as the rest of its row); the same markup, its test says."""
+    if not status:
+        return mark_safe('<span class="badge badge-none">Not monitored</span>')
+    return format_html(
+        '<span class="badge badge-{}"><span class="badge-icon" aria-hidden="true"></span>{}</span>',
+        status,
+        capfirst(str(status)),
+    )
 
 
 # Sizes, speeds and durations (apps/lib/formats.py); a value not known is a dash.
