@@ -191,3 +191,29 @@ def test_it_sees_an_unexplained_import_inside_a_function():
         "def d():\n    import json\n"
     )
     assert unexplained_imports(source) == [2]
+
+
+def demo_piece(module: str) -> bool:
+    """The demo app, a concern's ``demo.py`` and ``demo_*.py``, and what runs around Vigil (the
+    entry points, the benchmarks, the tests)."""
+    last = module.rpartition(".")[2]
+    return (
+        f"{module}.".startswith(("apps.demo.", "config.", "bench.", "tests."))
+        or last == "demo"
+        or last.startswith("demo_")
+    )
+
+
+def test_no_production_module_asks_the_demo():
+    """Demo mode reaches production code only through the hooks the demo app fills in its
+    ready() (docs/architecture.md, "The concern contract"), so no other module imports it."""
+    asking = {
+        (module, target)
+        for module, targets in GRAPH.items()
+        if not demo_piece(module)
+        for target in targets
+        if f"{target}.".startswith("apps.demo.")
+    }
+    assert asking == set()
+    assert demo_piece("apps.raid.demo") and demo_piece("apps.efs.demo_clients")
+    assert not demo_piece("apps.lib.outbound") and not demo_piece("apps.alerts.mailbox")

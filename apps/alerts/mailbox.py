@@ -1,5 +1,6 @@
 """The email backend of ``make run``: one line per email on the terminal, and in demo mode a
-copy for the "Sent messages" page, instead of every MIME part printed in full.
+copy for the "Sent messages" page, instead of every MIME part printed in full (the demo app
+says when: ``register_keep_copies_when`` in its ready()).
 
 ``EMAIL_BACKEND = "apps.alerts.mailbox.OneLineBackend"`` (base.py's default; production sends
 through SES, tests keep Django's locmem outbox).
@@ -8,12 +9,10 @@ through SES, tests keep Django's locmem outbox).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
-
-from apps.lib.demomode import demo_enabled
 
 from .models import SentMessage
 
@@ -22,6 +21,14 @@ log = logging.getLogger(__name__)
 #: Messages kept for the page; older ones are deleted as new ones arrive.
 KEEP = 200
 MAX_BODY = 200_000  # characters of each part kept
+#: Whether to keep a copy of each message: yes while one of these says so (demo mode).
+_KEEP_COPIES_WHEN: list[Callable[[], bool]] = []
+
+
+def register_keep_copies_when(keeps: Callable[[], bool]) -> None:
+    """Let ``keeps()`` turn the "Sent messages" copies on (an app's ready())."""
+    if keeps not in _KEEP_COPIES_WHEN:
+        _KEEP_COPIES_WHEN.append(keeps)
 
 
 def summary(message: EmailMessage) -> str:
@@ -49,7 +56,7 @@ class OneLineBackend(BaseEmailBackend):
             if not message.recipients():
                 continue
             log.info("%s", summary(message))  # a log line: the worker shows it as such
-            if demo_enabled():
+            if any(keeps() for keeps in _KEEP_COPIES_WHEN):
                 keep(message)
             sent += 1
         return sent

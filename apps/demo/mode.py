@@ -1,10 +1,13 @@
-"""The demo account that Vigil watches in demo mode, its regions and its fleet (whether demo mode
-is on: ``apps.lib.demomode``)."""
+"""Whether Vigil runs in demo mode (``VIGIL_DEMO``: ``auto`` means "no AWS credentials found"),
+and the demo account that it then watches, its regions and its fleet. No production module asks
+it: the demo app tells them through their hooks (``apps.py``)."""
 
 from __future__ import annotations
 
-# Re-exported for the callers not yet moved to apps.lib.demomode (alerts, raid, tests).
-from apps.lib.demomode import demo_enabled as demo_enabled
+from functools import cache
+
+from django.conf import settings
+
 from apps.regions import concerns
 from apps.regions.models import Account, Region
 
@@ -17,6 +20,29 @@ OUTSIDE_SITE_CODE = "demo-site"
 OUTSIDE_SITE_NAME = "Demo site: on-premises (outside AWS)"
 #: Sites of earlier versions' demo, removed once empty (their subjects moved to DEMO_REGION).
 FORMER_DEMO_SITES = ("demo-galera", "demo-storage")
+
+
+def has_configured_credentials() -> bool:
+    """Whether boto3's chain finds credentials, without asking the instance metadata service.
+
+    Only environment variables, shared config/credential files, SSO and processes are looked
+    at: probing 169.254.169.254 off EC2 hangs or leaves the machine. On EC2 or ECS with an
+    instance or task role, set VIGIL_DEMO=false.
+    """
+    import botocore.session  # boto's clients on first use, not in every process's start
+
+    session = botocore.session.get_session()
+    resolver = session.get_component("credential_provider")
+    for name in ("iam-role", "container-role"):
+        resolver.remove(name)
+    return resolver.load_credentials() is not None
+
+
+@cache
+def demo_enabled() -> bool:
+    if settings.VIGIL_DEMO == "auto":
+        return not has_configured_credentials()
+    return settings.VIGIL_DEMO == "true"
 
 
 def ensure_demo_account(enabled: bool) -> None:

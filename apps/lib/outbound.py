@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from .demomode import demo_enabled
 from .idn import to_ascii
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -35,6 +34,16 @@ METADATA_ADDRESSES = (
 _UNSPECIFIED_V4 = ipaddress.ip_network("0.0.0.0/8")
 _AWS_IPV6_SERVICES = ipaddress.ip_network("fd00:ec2::/32")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+#: What ``VIGIL_OUTBOUND_ALLOW_LOOPBACK=auto`` asks: loopback is allowed while one of these says
+#: so, refused when none does. The demo app registers "demo mode is on" (``apps/demo/apps.py``).
+_LOOPBACK_WHEN_AUTO: list[Callable[[], bool]] = []
+
+
+def register_loopback_when_auto(allows: Callable[[], bool]) -> None:
+    """Let ``allows()`` turn loopback on under ``ALLOW_LOOPBACK=auto`` (an app's ready())."""
+    if allows not in _LOOPBACK_WHEN_AUTO:
+        _LOOPBACK_WHEN_AUTO.append(allows)
 
 
 class OutboundRefused(ValueError):
@@ -58,7 +67,7 @@ class Policy:
     def from_settings(cls) -> Policy:
         loopback = settings.VIGIL_OUTBOUND_ALLOW_LOOPBACK
         if loopback == "auto":
-            loopback = demo_enabled()
+            loopback = any(allows() for allows in _LOOPBACK_WHEN_AUTO)
         return cls(
             allow_loopback=bool(loopback),
             allow=parse_networks(settings.VIGIL_OUTBOUND_ALLOW),

@@ -213,15 +213,19 @@ def set_up() -> Host:
     disks' by-id and by-path names (iSCSI targets and LUNs) and the arrays' sysfs files (a
     check ended with no mismatch)."""
     region = demo_region()
-    host, created = Host.objects.get_or_create(
-        name=DEMO_HOST,
-        defaults={
-            "region": region,
-            "collection": Host.Collection.PUSH,
-            "domain_rules": SEED_RULES,
-            "domain_noun": "storage server",
-        },
-    )
+    # Found by its flag, so that a user may rename it; by its name before the flag is set.
+    host = Host.objects.filter(is_demo=True).order_by("pk").first()
+    created = False
+    if host is None:
+        host, created = Host.objects.get_or_create(
+            name=DEMO_HOST,
+            defaults={
+                "region": region,
+                "collection": Host.Collection.PUSH,
+                "domain_rules": SEED_RULES,
+                "domain_noun": "storage server",
+            },
+        )
     if created:
         Host.objects.filter(pk=host.pk).update(is_demo=True)
         host.is_demo = True

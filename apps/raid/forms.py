@@ -25,5 +25,3 @@ class HostForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["region"].queryset = Region.objects.shown()
-        if self.instance.pk and self.instance.is_demo:
-            self.fields["name"].disabled = True

@@ -62,6 +62,22 @@ def test_the_demo_is_the_seed_layout_with_a_rebuild_labelled_demo():
     assert Array.objects.filter(host=host).count() == 6
 
 
+def test_a_renamed_demo_host_stays_the_demo_host_and_its_form_knows_nothing_of_the_demo():
+    from apps.raid.forms import FIELDS, HostForm
+
+    host = demo.set_up()
+    form = HostForm(instance=host)
+    assert not any(field.disabled for field in form.fields.values())
+    data = {name: form.initial.get(name) for name in FIELDS}
+    data.update(name="storage-client-renamed", region=host.region_id, known_hosts="")
+    form = HostForm(data, instance=host)
+    assert form.is_valid(), form.errors
+    form.save()
+    again = demo.set_up()
+    assert again.pk == host.pk and again.name == "storage-client-renamed"
+    assert Host.objects.count() == 1
+
+
 def test_the_demo_rebuild_moves_on_without_new_transitions():
     host = demo.set_up()
     first = Array.objects.get(host=host, name="md2").sync_percent
