@@ -226,6 +226,9 @@ class FastPath:
         etag = response.get("ETag")
         if not etag:
             return
+        other = (*shape, answerable.role, 304 if response.status_code == 200 else 200)
+        if (kept := _answers.get(other)) is not None and kept.validator != answerable.validator:
+            _answers.pop(other, None)  # a 200 and a 304 kept for one shape share their ETag
         _answers.pop((*shape, answerable.role, response.status_code), None)
         _answers[(*shape, answerable.role, response.status_code)] = _Kept(
             until=time.monotonic() + answerable.seconds,

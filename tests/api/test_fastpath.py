@@ -267,3 +267,23 @@ def test_with_the_cache_down_requests_go_through_drf(api_client, api_key, on_red
     got, fast = _get(api_client, **auth)
     assert not fast and got.status_code == 200
     assert got.content == drf.content
+
+
+def test_after_a_write_it_answers_if_none_match_from_the_new_answers_only(
+    api_client, api_key, on_redis, django_capture_on_commit_callbacks
+):
+    auth = bearer(api_key())
+    old, _ = _get(api_client, **auth)
+    _get(api_client, HTTP_IF_NONE_MATCH=old["ETag"], **auth)  # its 304 kept
+    assert _get(api_client, HTTP_IF_NONE_MATCH=old["ETag"], **auth)[1]
+    with django_capture_on_commit_callbacks(execute=True):
+        FileSystem.objects.filter(filesystem_id="fs-1").update(status="ok")
+    new, fast = _get(api_client, HTTP_IF_NONE_MATCH=old["ETag"], **auth)
+    assert not fast and new.status_code == 200 and new["ETag"] != old["ETag"]
+    drf_304, fast = _get(api_client, HTTP_IF_NONE_MATCH=new["ETag"], **auth)
+    assert not fast and drf_304.status_code == 304
+    again, fast = _get(api_client, HTTP_IF_NONE_MATCH=new["ETag"], **auth)
+    assert fast and again.status_code == 304 and again["ETag"] == new["ETag"]
+    stale, fast = _get(api_client, HTTP_IF_NONE_MATCH=old["ETag"], **auth)
+    assert fast
+    _same(stale, new)
