@@ -19,7 +19,8 @@
 # failure here), by status. Goals: 0 errors; the API list at >= 0.5x the stack floor in the
 # same run (a view that reads nothing through the same middleware). Then the API list's CPU per
 # request, split: the API key, the role, the rate limits, the view, and what is around them
-# (middleware, rendering, WSGI), added up by each worker (bench/load_wsgi.py, LOAD_CPU_DIR).
+# (middleware, rendering, WSGI), added up by each worker (bench/load_wsgi.py, LOAD_CPU_DIR),
+# and how many of its requests the fast path answered (apps/api/fastpath.py).
 #
 # The server: gunicorn, config.settings.production (DEBUG off, a random SECRET_KEY,
 # ALLOWED_HOSTS=127.0.0.1, secure cookies, static files collected into var/static), PostgreSQL,
@@ -239,15 +240,20 @@ for part in pathlib.Path(sys.argv[4]).glob("*.json"):
 if cpu.get("requests"):
     n = cpu["requests"]
     ms = {name: 1000 * value / n for name, value in cpu.items() if name != "requests"}
+    fast = {name: ms.get(name, 0.0) for name in ("fast", "fast key", "fast rate limits")}
     split = {
-        "API key": ms["key"],
+        "API key": ms["key"] + fast["fast key"],
         "role": ms["role"],
-        "rate limits": ms["rate limits"],
-        "view": ms["dispatch"] - ms["key"] - ms["role"] - ms["rate limits"],
-        "middleware, rendering, WSGI": ms["total"] - ms["dispatch"],
+        "rate limits": ms["rate limits"] + fast["fast rate limits"],
+        "view": ms["dispatch"] - ms["key"] - ms["role"] - ms["rate limits"]
+        + fast["fast"] - fast["fast key"] - fast["fast rate limits"],
+        "middleware, rendering, WSGI": ms["total"] - ms["dispatch"] - fast["fast"],
     }
     print(f"api CPU per request: {ms['total']:.2f} ms over {int(n)} requests = "
           + " + ".join(f"{name} {value:.2f}" for name, value in split.items()))
+    if "answered" in cpu:
+        print(f"api fast path (apps/api/fastpath.py): {int(cpu['answered'])} of {int(n)} requests"
+              " answered before DRF; the rest went through the whole stack")
 print(f"gunicorn: {log.count('WORKER TIMEOUT')} worker timeouts, "
       f"{log.count('Traceback')} tracebacks in its log")
 errors = sum(sum(r["socket_errors"].values()) + r["not_200"] for r in results)

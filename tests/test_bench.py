@@ -425,6 +425,8 @@ def test_it_runs_the_load_benchmark_tiny(bench_database):
         "api list: {n}x the stack floor (goal >= {n}x: {*})",
         "api CPU per request: {n} ms over {n} requests = API key {n} + role {n} + rate limits "
         "{n} + view {n} + middleware, rendering, WSGI {n}",
+        "api fast path (apps/api/fastpath.py): {n} of {n} requests answered before DRF; the "
+        "rest went through the whole stack",
         "gunicorn: {n} worker timeouts, {n} tracebacks in its log",
         "errors: {*}",
     )

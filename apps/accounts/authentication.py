@@ -25,18 +25,30 @@ def confirm_kept_key(request: Request, view: object, *, holds: bool) -> None:
     view.check_permissions(request)  # type: ignore[attr-defined]
 
 
+KEYWORD = "Bearer"
+
+
+def raw_key(meta: dict) -> str | None:
+    """The key a request sends (``X-Api-Key`` first, else ``Authorization: Bearer``), or None;
+    a malformed ``Authorization`` raises ``AuthenticationFailed``."""
+    raw = meta.get("HTTP_X_API_KEY", "").strip()
+    if raw:
+        return raw
+    parts = meta.get("HTTP_AUTHORIZATION", "").split()
+    if not parts or parts[0].lower() != KEYWORD.lower():
+        return None
+    if len(parts) != 2:
+        raise exceptions.AuthenticationFailed("Malformed Authorization header")
+    return parts[1]
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
-    keyword = "Bearer"
+    keyword = KEYWORD
 
     def authenticate(self, request: Request) -> tuple[object, ApiKey] | None:
-        raw = request.headers.get("X-Api-Key", "").strip()
-        if not raw:
-            parts = request.headers.get("Authorization", "").split()
-            if not parts or parts[0].lower() != self.keyword.lower():
-                return None
-            if len(parts) != 2:
-                raise exceptions.AuthenticationFailed("Malformed Authorization header")
-            raw = parts[1]
+        raw = raw_key(request.META)
+        if raw is None:
+            return None
         # A key kept in this process's memory only when the view's rate limits check the
         # shared entry before anything else (``checks_kept_keys``: apps.api.throttling).
         view = (getattr(request, "parser_context", None) or {}).get("view")  # /metrics: none

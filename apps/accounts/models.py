@@ -132,11 +132,13 @@ class ApiKey(models.Model):
                 group_names(key.user)  # read now, kept with the key
                 key.touch()  # kept touched: a cached key asks nothing more for a minute
                 keycache.keep(key)
-        if key is None or not hmac.compare_digest(key.hashed, _digest(raw)):
-            return None, False
-        if not key.user.is_active:
+        if key is None or not key.opens(raw):
             return None, False
         return key, from_here
+
+    def opens(self, raw: str) -> bool:
+        """Whether ``raw`` is this key (compared in constant time) and its owner is active."""
+        return hmac.compare_digest(self.hashed, _digest(raw)) and self.user.is_active
 
     def touch(self) -> None:
         """Record use, at most once a minute, so reads do not turn into a write each (a key

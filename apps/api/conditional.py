@@ -12,6 +12,7 @@ callers see: docs/api.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from datetime import datetime
@@ -29,7 +30,9 @@ from rest_framework import mixins, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.models import ApiKey
 from apps.accounts.roles import role_of
+from apps.api import fastpath
 from apps.api.lists import KeysetPagination, keyset_field
 from apps.lib import cache as caches
 from apps.lib import versions
@@ -184,6 +187,7 @@ class CachedList(ConditionalGet):
                 return self.list_validator()
         version, kept = peeked.get(names[0]), peeked.get(names[1])
         if version is not None and isinstance(kept, str) and kept.startswith(f"{version}|"):
+            request._vigil_kept_validator = kept
             return (kept,)
         fresh = f"{version}|{_compact(self.list_validator())}"
         try:
@@ -191,6 +195,7 @@ class CachedList(ConditionalGet):
                 cache.add(names[0], time.time_ns(), None)
             else:
                 cache.set(names[1], fresh, UNSEEN_WRITE_SECONDS)
+                request._vigil_kept_validator = fresh
         except Exception:  # the cache is down: the next request asks the table again
             pass
         return (fresh,)
@@ -215,7 +220,7 @@ class CachedList(ConditionalGet):
         key = f"vigil:api:list:{digest}"
         if response is None and seconds > 0:
             kept = _kept_here(key)
-            if kept is None and (kept := cache.get(key)) is not None:
+            if kept is None and (kept := _shared_body(key)) is not None:
                 _keep_here(key, seconds, *kept)
             if kept is not None:
                 content_type, body = kept
@@ -225,6 +230,16 @@ class CachedList(ConditionalGet):
             if seconds > 0:
                 response.add_post_render_callback(partial(_keep, key, seconds))
         response["ETag"] = etag
+        kept_validator = getattr(request, "_vigil_kept_validator", None)
+        if seconds > 0 and kept_validator is not None and isinstance(request.auth, ApiKey):
+            # What apps.api.fastpath needs to answer this request again before DRF.
+            response.vigil_fast_answer = fastpath.Answerable(
+                validator=kept_validator,
+                role=role_of(request.user),
+                seconds=seconds,
+                throttles=tuple(type(throttle) for throttle in self.get_throttles()),
+                peeks=tuple(self.peeks(request)),
+            )
         return response
 
 
@@ -240,7 +255,15 @@ def _compact(validator: tuple) -> str:
     )
 
 
+def _shared_body(key: str) -> tuple[str, bytes] | None:
+    try:
+        return cache.get(key)
+    except Exception:  # the cache is down: the list is read from the table
+        return None
+
+
 def _keep(key: str, seconds: int, response: HttpResponse) -> None:
     if response.status_code == 200:
-        cache.set(key, (response["Content-Type"], response.content), seconds)
+        with contextlib.suppress(Exception):  # the cache down: kept in this process only
+            cache.set(key, (response["Content-Type"], response.content), seconds)
         _keep_here(key, seconds, response["Content-Type"], response.content)

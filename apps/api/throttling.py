@@ -83,10 +83,12 @@ class _FixedWindowThrottle(SimpleRateThrottle):
     checks_kept_keys = True
 
     def allow_request(self, request: Request, view: Any) -> bool:
-        now = self.timer()
-        counts = _counts(request, view, now)
+        counts = _counts(request, view, self.timer())
+        if counts is None:
+            return True
+        now = request._vigil_throttle_now  # the moment counted: every throttle's same window
         mine = self.counter(request, view, now)
-        if mine is None or counts is None:
+        if mine is None:
             return True
         window = int(now // self.duration)
         self.wait_seconds = (window + 1) * self.duration - now
@@ -98,7 +100,8 @@ class _FixedWindowThrottle(SimpleRateThrottle):
 
 def _counts(request: Request, view: Any, now: float) -> dict[str, int] | None:
     """Every throttle's count for this request, counted once in one round trip (the first
-    throttle asks; the others read it from the request); None if the cache is down."""
+    throttle asks, or ``apps.api.fastpath`` before the request reached DRF; the others read it
+    from the request); None if the cache is down."""
     counts = getattr(request, "_vigil_throttle_counts", None)
     if counts is not None:
         return counts
@@ -128,6 +131,7 @@ def _counts(request: Request, view: Any, now: float) -> dict[str, int] | None:
     request._vigil_peeked = dict(zip(peeks[1:] if kept else peeks, values, strict=True))
     counts = {key: n for (key, _), n in zip(counters, counted[: len(counters)], strict=True)}
     request._vigil_throttle_counts = counts
+    request._vigil_throttle_now = now
     return counts
 
 

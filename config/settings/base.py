@@ -101,6 +101,7 @@ MIDDLEWARE = [
     "apps.api.errors.JsonNotFound",  # an unknown /api/ path is a JSON 404, DEBUG or not
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "apps.api.fastpath.FastPath",  # a repeated API list by key: answered before sessions, DRF
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
