@@ -105,6 +105,7 @@ def test_the_demo_page_names_the_failing_disk_its_server_and_the_commands(
     logged_in_client, demo_host
 ):
     page = logged_in_client.get(f"/raid/hosts/{demo_host.pk}/").content.decode()
+    page = " ".join(page.split())  # as a browser shows it: the template wraps its lines
     assert "Replace <code>sdd</code> (serial <code>ZBS04114</code>) on" in page
     assert "storage server <strong>storage-a</strong>" in page
     assert "md99 → md3 → sdd" in page
