@@ -115,33 +115,32 @@ def kept_key(raw: str) -> Any | None:
     return key
 
 
-def count(request: HttpRequest, key: Any, kept: _Kept) -> tuple[dict, dict, float] | None:
+def count(
+    request: HttpRequest, key: Any, kept: _Kept
+) -> tuple[list[tuple[Any, tuple]], dict, dict, float] | None:
     """The view's rate limits counted for ``key``, and the key's shared entry and the peeks
-    read, in one round trip: (counts, peeked, now), or None if the cache is down."""
+    read, in one round trip: (limits, counts, peeked, now), each limit a throttle with its
+    counter, or None if the cache is down."""
     now = time.time()
     caller = SimpleNamespace(method=request.method, auth=key, user=key.user, META=request.META)
-    counters = []
-    for throttle_class in kept.throttles:
-        counter = throttle_class().counter(caller, None, now)
-        if counter is not None:
-            counters.append(counter)
-    names = [keycache.name(key.lookup), *kept.peeks]
-    try:
-        values = caches.count_many(SimpleRateThrottle.cache, counters, names)
-    except Exception:  # the cache is down: DRF's path counts nothing and reads the table
-        return None
-    counts = {name: n for (name, _), n in zip(counters, values, strict=False)}
-    peeked = dict(zip(names, values[len(counters) :], strict=True))
-    return counts, peeked, now
-
-
-def within_budgets(caller: Any, kept: _Kept, counts: dict, now: float) -> bool:
+    limits = []
     for throttle_class in kept.throttles:
         throttle = throttle_class()
         counter = throttle.counter(caller, None, now)
-        if counter is not None and counts.get(counter[0], 0) > throttle.num_requests:
-            return False
-    return True
+        if counter is not None:
+            limits.append((throttle, counter))
+    names = [keycache.name(key.lookup), *kept.peeks]
+    try:
+        values = caches.count_many(SimpleRateThrottle.cache, [c for _, c in limits], names)
+    except Exception:  # the cache is down: DRF's path counts nothing and reads the table
+        return None
+    counts = {counter[0]: n for (_, counter), n in zip(limits, values, strict=False)}
+    peeked = dict(zip(names, values[len(limits) :], strict=True))
+    return limits, counts, peeked, now
+
+
+def within_budgets(limits: list[tuple[Any, tuple]], counts: dict) -> bool:
+    return all(counts.get(counter[0], 0) <= throttle.num_requests for throttle, counter in limits)
 
 
 class FastPath:
@@ -185,7 +184,7 @@ class FastPath:
         counted = count(request, key, kept)
         if counted is None:
             return None
-        counts, peeked, now = counted
+        limits, counts, peeked, now = counted
         # DRF's path, if it is taken now, uses these counts and reads: nothing twice.
         request._vigil_throttle_counts = counts
         request._vigil_throttle_now = now
@@ -193,8 +192,7 @@ class FastPath:
         if not keycache.holds(peeked[keycache.name(key.lookup)]):
             keycache.drop_here(key.lookup)  # revoked, or changed: DRF reads it again
             return None
-        caller = SimpleNamespace(method=request.method, auth=key, user=key.user, META=request.META)
-        if not within_budgets(caller, kept, counts, now):
+        if not within_budgets(limits, counts):
             return None  # DRF answers its 429
         version, validator = (peeked[name] for name in kept.peeks)
         if (
