@@ -138,9 +138,10 @@ class CachedList(ConditionalGet):
     the file systems: their newest ``changed``, kept by triggers); it must be much cheaper than
     the list. Only JSON is cached (the browsable API shows the user and a CSRF
     token). No ``Last-Modified``: HTTP's one-second dates would miss two writes in a second; the
-    ``ETag`` is exact. The tag also holds the path with its query, the format and the caller's
-    role and time zone, so callers of different roles never share a body. A body is kept in the
-    cache for ``VIGIL_API_LIST_CACHE_SECONDS`` and in the process's memory too (the last
+    ``ETag`` is exact. The tag also holds the URL asked (scheme, host, path and query: the
+    page's links name them), the format and the caller's role and time zone, so callers of
+    different roles never share a body. A body is kept in the cache for
+    ``VIGIL_API_LIST_CACHE_SECONDS`` and in the process's memory too (the last
     ``LOCAL_BODIES``): a body under a tag is the same wherever it is kept.
 
     On Redis the validator is kept too (``versioned_table``): stored beside the table's version
@@ -208,7 +209,7 @@ class CachedList(ConditionalGet):
             str(part)
             for part in (
                 *self.current_validator(request),
-                request.get_full_path(),
+                request.build_absolute_uri(),  # the host and scheme too: the links name them
                 request.accepted_media_type,
                 role_of(request.user),
                 timezone.get_current_timezone_name(),

@@ -175,6 +175,24 @@ def _list(api_client, auth, query: str = ""):
     return got, read_rows
 
 
+def test_its_kept_list_links_the_next_page_on_the_host_and_scheme_asked(
+    api_client, auth, kept, site, settings
+):
+    """A body kept for one name of the server is not served to another: its links name a host."""
+    settings.ALLOWED_HOSTS = ["vigil.example.com", "vigil.internal"]
+    for n in range(3):
+        FileSystem.objects.create(region=site, filesystem_id=f"fs-{n}")
+    asked = [
+        ("vigil.example.com", False),
+        ("vigil.internal", False),
+        ("vigil.example.com", True),
+    ]
+    for host, secure in asked:
+        got = api_client.get("/api/efs/filesystems/?limit=1", HTTP_HOST=host, secure=secure, **auth)
+        scheme = "https" if secure else "http"
+        assert got.json()["next"].startswith(f"{scheme}://{host}/api/efs/filesystems/"), host
+
+
 def test_its_list_is_kept_until_a_file_system_changes_then_answers_the_change_at_once(
     api_client, auth, kept, site
 ):
