@@ -210,17 +210,23 @@ class Cron(_Recurring):
         return max(found, key=lambda o: o[1]) if found else None
 
     def next_open(self, now: datetime) -> Occurrence | None:
-        """The next occurrence opening after ``now``, however far (a yearly rule)."""
-        found = super().next_open(now)
-        if found is not None:
-            return found
+        """The next occurrence opening after ``now``, however far (a yearly rule). The rule's
+        starts are walked from three hours before ``now`` (a change of the zone's offset) to
+        three hours past the first that opens after it, not expanded over days (``* * * * *``
+        is 1,440 a day)."""
         zone = ZoneInfo(self.tz)
+        spare = timedelta(hours=3)
         local = now.astimezone(zone).replace(tzinfo=None, second=0, microsecond=0)
-        after = self._rule(local).after(local)
-        if after is None:
-            return None
-        opens = _utc(after, zone)
-        return opens, opens + timedelta(minutes=self.minutes)
+        first: datetime | None = None
+        horizon: datetime | None = None
+        for start in self._rule(local - spare):
+            if horizon is not None and start > horizon:
+                break
+            opens = _utc(start, zone)
+            if opens > now and (first is None or opens < first):
+                first = opens
+                horizon = horizon or start + 2 * spare
+        return None if first is None else (first, first + timedelta(minutes=self.minutes))
 
     def describe(self) -> str:
         """``cron 0 2 * * sun for 120 min (Europe/Berlin)``."""

@@ -214,3 +214,20 @@ def test_admins_write_cron_windows_in_the_page_and_the_api(logged_in_client, adm
     )
     assert made.status_code == 201, made.content
     assert made.json()["cron"] == "0 3 1 * *" and made.json()["next_opens"]
+
+
+@pytest.mark.parametrize("zone", ["UTC", BERLIN, "America/New_York", "Australia/Lord_Howe"])
+@pytest.mark.parametrize(
+    "expression", ["*/20 * * * *", "30 2 * * *", "15 1,2,3 * * *", "0 2 1-7 * sun"]
+)
+def test_a_cron_windows_next_opening_walks_the_rule_as_the_days_around_it_say(zone, expression):
+    """next_open walks the rule from just before now; the days expanded around now (what
+    open_at and the timeline read) agree, on the nights the clocks change too."""
+    from apps.alerts.schedule import _Recurring
+
+    rule = Cron(expression, 30, zone)
+    for night in (datetime(2026, 3, 29, 0, 30, tzinfo=UTC), datetime(2026, 10, 4, 15, 0, tzinfo=UTC),
+                  datetime(2026, 11, 1, 5, 0, tzinfo=UTC)):  # fmt: skip
+        for minutes in range(-240, 241, 37):
+            now = night + timedelta(minutes=minutes, seconds=30)
+            assert rule.next_open(now) == _Recurring.next_open(rule, now), now
