@@ -204,6 +204,7 @@ class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadO
                 "filesystem": fs.pk,
                 "start": start,
                 "end": end,
+                "counted_from": c["start"],  # both sums', CloudWatch's too
                 "clients": c["clients"],
                 "rows": [
                     {

@@ -27,6 +27,7 @@ from .models import (
     NfsClient,
     NfsHour,
     NfsMount,
+    NfsSample,
     NfsTotal,
 )
 
@@ -120,8 +121,9 @@ def client_shares(
     any_mounts = bool(ranked.mounting)
     stale = _stale_rows(mounted, stale_after) if ranked.stale else []
     lookups, locks = _lock_trap(mounted, warn) if any_mounts else ([], [])
+    since = counted_since(fs, hour_of(start), now) if ranked.counted else hour_of(start)
     if ranked.clients or cloudwatch_alone:
-        cloudwatch = cloudwatch_totals(fs, hour_of(start), end, now)
+        cloudwatch = cloudwatch_totals(fs, since, end, now)
     else:
         cloudwatch = dict.fromkeys(_CLOUDWATCH)
     metering = pricing.metering_table()
@@ -143,8 +145,37 @@ def client_shares(
         "data_minimum_kib": metering["data_minimum_bytes"].value / 1024,
         "metadata_minimum_kib": metering["metadata_minimum_bytes"].value / 1024,
         "read_discount": metering["read_discount"].value,
-        "start": hour_of(start),
+        "start": since,  # what both sums count from
+        "range_start": hour_of(start),
     }
+
+
+def counted_since(fs: FileSystem, start: datetime, now: datetime) -> datetime:
+    """When the clients' counts over a range from the hour ``start`` begin: ``start`` while
+    some client counted across it, else (agents installed, or ``make run`` started, within the
+    range) the first push that counted anything: the baseline of the first interval
+    (``NfsSample``: its end less its length), to the minute while CloudWatch's minutes are kept,
+    that interval's hour once only hours are. CloudWatch's sums are taken from there too."""
+    first_hour = (
+        NfsHour.objects.filter(filesystem=fs, hour__gte=start)
+        .order_by("hour")
+        .values_list("hour", flat=True)
+        .first()
+    ) or start
+    first = (
+        NfsSample.objects.filter(filesystem=fs, time__gte=first_hour)
+        .order_by("time")
+        .values_list("time", "seconds")
+        .first()
+    )
+    if first is None or first[0] >= first_hour + timedelta(hours=1):
+        return first_hour  # its minutes expired: the hour is all that is known
+    opened = first[0] - timedelta(seconds=first[1])
+    if opened <= start:
+        return start
+    if opened < minute_retention_start(now):
+        return first_hour
+    return opened.replace(second=0, microsecond=0)
 
 
 @dataclass

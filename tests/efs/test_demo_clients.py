@@ -82,3 +82,34 @@ def test_the_demo_clients_add_up_to_the_demo_cloudwatch_totals_within_the_meteri
     assert shares["rows"][0].name == "app-1"
     assert shares["rows"][0].share["read_bytes"] == pytest.approx(0.85, abs=0.01)
     assert shares["metered_low"] <= cw["metered_bytes"] <= shares["metered_high"]
+
+
+def test_clients_that_began_pushing_in_the_range_are_set_beside_cloudwatch_from_then():
+    """Agents installed (or ``make run`` started) within the range: CloudWatch counted the
+    whole range, the clients only from their first push, their baseline. Both sums start at
+    that push, so the page still compares like with like (and says since when)."""
+    account = Account.objects.create(name="Demo", is_demo=True)
+    region = Region.objects.create(account=account, code="eu-west-1")
+    fs = FileSystem.objects.create(
+        region=region, filesystem_id="fs-0123abcd", name="demo-web-assets"
+    )
+    key, phase = next((k, p) for n, k, _, p in DEMO_FLEET if n == fs.name)
+    columns = {f.name for f in MetricMinute._meta.fields}
+    first_push = T0 + timedelta(minutes=20)
+    for minute in range(-60, 30):  # CloudWatch's minutes from an hour before the agents
+        at = T0 + timedelta(minutes=minute)
+        values = minute_values(
+            PROFILES[key], 0x0123ABCD % 997, int(at.timestamp()) // 60, phase, region="eu-west-1"
+        )
+        MetricMinute.objects.create(
+            filesystem=fs, ts=at, **{k: v for k, v in values.items() if k in columns}
+        )
+    for minute in range(11):
+        demo_clients.push_all(first_push + timedelta(minutes=minute))
+    now = first_push + timedelta(minutes=10)
+    for start in (T0 - timedelta(minutes=50), T0 + timedelta(minutes=5), first_push):
+        shares = client_history.client_shares(fs, start, now, now)
+        assert shares["start"] == first_push, start
+        totals, cw = shares["totals"], shares["cloudwatch"]
+        assert abs(totals["read_bytes"] - cw["data_read_bytes"]) <= len(demo_clients.CLIENTS)
+        assert abs(totals["metadata_ops"] - cw["metadata_count"]) <= len(demo_clients.CLIENTS)
