@@ -222,6 +222,8 @@ class FileSystemViewSet(SubjectThresholds, CachedList, PlainRows, viewsets.ReadO
                 ],
                 "totals": c["totals"],
                 "cloudwatch": c["cloudwatch"],
+                "cloudwatch_until": c["cloudwatch_until"],  # its newest settled period's end
+                "totals_to_cloudwatch_until": c["compared"],  # the clients', to compare
                 "metered_bytes_range": [c["metered_low"], c["metered_high"]],
                 "stale": [r.name for r in c["stale"]],
                 "option_findings": [

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Min, Q, QuerySet, Sum, TextField
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -64,26 +64,31 @@ class ClientRow:
     clients: int = 1  # the "others" row: how many
 
 
-def cloudwatch_totals(fs: FileSystem, start: datetime, end: datetime, now: datetime) -> dict:
+def cloudwatch_totals(
+    fs: FileSystem, start: datetime, end: datetime, now: datetime
+) -> tuple[dict, datetime | None]:
     """CloudWatch's sums over ``[start, end)``: hours before the minute retention, minutes
-    after it (as ``history.load_series`` splits them)."""
+    after it (as ``history.load_series`` splits them); and the end of the newest period
+    summed (CloudWatch's minutes settle some minutes after the clients push theirs)."""
     split = minute_retention_start(now)
     sums = {name: Sum(name) for name in _CLOUDWATCH}
     out = dict.fromkeys(_CLOUDWATCH)
+    until = None
     parts = []
     if start < split:
-        parts.append(
-            MetricHour.objects.filter(filesystem=fs, ts__gte=start, ts__lt=min(end, split))
-        )
+        rows = MetricHour.objects.filter(filesystem=fs, ts__gte=start, ts__lt=min(end, split))
+        parts.append((rows, timedelta(hours=1)))
     if end > split:
-        parts.append(
-            MetricMinute.objects.filter(filesystem=fs, ts__gte=max(start, split), ts__lt=end)
-        )
-    for rows in parts:
-        for name, value in rows.aggregate(**sums).items():
+        rows = MetricMinute.objects.filter(filesystem=fs, ts__gte=max(start, split), ts__lt=end)
+        parts.append((rows, timedelta(minutes=1)))
+    for rows, period in parts:
+        found = rows.aggregate(newest=Max("ts"), **sums)
+        if (newest := found.pop("newest")) is not None:
+            until = newest + period  # the minutes, when both, are the later part
+        for name, value in found.items():
             if value is not None:
                 out[name] = (out[name] or 0) + value
-    return out
+    return out, until
 
 
 def _clients_metered(totals: dict[str, float], metering) -> tuple[float, float]:
@@ -123,16 +128,19 @@ def client_shares(
     lookups, locks = _lock_trap(mounted, warn) if any_mounts else ([], [])
     since = counted_since(fs, hour_of(start), now) if ranked.counted else hour_of(start)
     if ranked.clients or cloudwatch_alone:
-        cloudwatch = cloudwatch_totals(fs, since, end, now)
+        cloudwatch, cloudwatch_until = cloudwatch_totals(fs, since, end, now)
     else:
-        cloudwatch = dict.fromkeys(_CLOUDWATCH)
+        cloudwatch, cloudwatch_until = dict.fromkeys(_CLOUDWATCH), None
+    compared = _counted_until(fs, ranked.totals, cloudwatch_until, end)
     metering = pricing.metering_table()
-    low, high = _clients_metered(ranked.totals, metering)
+    low, high = _clients_metered(compared, metering)
     return {
         "rows": rows,
         "clients": ranked.clients,
         "totals": ranked.totals,
         "cloudwatch": cloudwatch,
+        "cloudwatch_until": cloudwatch_until,
+        "compared": compared,  # the clients' totals to ``cloudwatch_until``
         "metered_low": low,
         "metered_high": high,
         "stale": stale,
@@ -148,6 +156,39 @@ def client_shares(
         "start": since,  # what both sums count from
         "range_start": hour_of(start),
     }
+
+
+def _counted_until(
+    fs: FileSystem, totals: dict[str, int], until: datetime | None, end: datetime
+) -> dict[str, int]:
+    """The clients' ``totals`` less what they counted after ``until`` (CloudWatch's newest
+    period: it settles minutes after the clients push), so that both sums end together: the
+    intervals that end after it (``NfsSample``), each in the part of its length past ``until``
+    (an interval counts evenly over its length), one sum in SQL."""
+    if until is None or until >= end:
+        return totals
+    q = connection.ops.quote_name
+    if connection.vendor == "postgresql":
+        after, least, marks = f"EXTRACT(EPOCH FROM ({q('time')} - %s))", "LEAST", 1
+    else:  # seconds since 1970 to the millisecond (julianday's doubles lose microseconds)
+
+        def epoch(x: str) -> str:  # %% is a % once the parameters are in
+            return f"(strftime('%%s', {x}) - strftime('%%S', {x}) + strftime('%%f', {x}))"
+
+        after, least, marks = f"({epoch(q('time'))} - {epoch('%s')})", "MIN", 3
+    part = f"CASE WHEN {q('seconds')} > 0 THEN {least}(1.0, {after} / {q('seconds')}) ELSE 1 END"
+    sums = ", ".join(f"SUM({q(name)} * {part})" for name in _SUMS)
+    sql = (
+        f"SELECT {sums} FROM {q(NfsSample._meta.db_table)} WHERE {q('filesystem_id')} = %s "
+        f"AND {q('time')} > %s AND {q('time')} <= %s"
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(  # ``until`` ``marks`` times in each sum
+            sql, [adapt(until)] * (marks * len(_SUMS)) + [fs.pk, adapt(until), adapt(end)]
+        )
+        later = cursor.fetchone()
+    return {name: totals[name] - round(v or 0) for name, v in zip(_SUMS, later, strict=True)}
 
 
 def counted_since(fs: FileSystem, start: datetime, now: datetime) -> datetime:

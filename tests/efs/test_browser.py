@@ -64,6 +64,8 @@ def test_the_file_system_page_says_which_client_and_warns_of_the_lock_trap(
     text = section.inner_text()
     assert "takes 5.0 s (reverse) from 1 client (batch-7)" in text
     assert "(forward)" not in text  # its forward lookups are fast: not a warning
+    # They began pushing ten minutes ago: CloudWatch's sums are taken from then too.
+    assert "the clients' first count in this range: CloudWatch's sums from then too" in text
     readme = OUTPUT_DIR / "readme"
     readme.mkdir(parents=True, exist_ok=True)
     section.screenshot(path=readme / "efs-clients.png")

@@ -86,8 +86,9 @@ def test_the_demo_clients_add_up_to_the_demo_cloudwatch_totals_within_the_meteri
 
 def test_clients_that_began_pushing_in_the_range_are_set_beside_cloudwatch_from_then():
     """Agents installed (or ``make run`` started) within the range: CloudWatch counted the
-    whole range, the clients only from their first push, their baseline. Both sums start at
-    that push, so the page still compares like with like (and says since when)."""
+    whole range, the clients only from their first push, their baseline; and CloudWatch's
+    newest minutes are not in yet. Both sums start at that push and end at CloudWatch's newest
+    minute, so the page compares like with like (and says from when to when)."""
     account = Account.objects.create(name="Demo", is_demo=True)
     region = Region.objects.create(account=account, code="eu-west-1")
     fs = FileSystem.objects.create(
@@ -96,7 +97,7 @@ def test_clients_that_began_pushing_in_the_range_are_set_beside_cloudwatch_from_
     key, phase = next((k, p) for n, k, _, p in DEMO_FLEET if n == fs.name)
     columns = {f.name for f in MetricMinute._meta.fields}
     first_push = T0 + timedelta(minutes=20)
-    for minute in range(-60, 30):  # CloudWatch's minutes from an hour before the agents
+    for minute in range(-60, 27):  # from an hour before the agents to 3 min before now
         at = T0 + timedelta(minutes=minute)
         values = minute_values(
             PROFILES[key], 0x0123ABCD % 997, int(at.timestamp()) // 60, phase, region="eu-west-1"
@@ -110,6 +111,33 @@ def test_clients_that_began_pushing_in_the_range_are_set_beside_cloudwatch_from_
     for start in (T0 - timedelta(minutes=50), T0 + timedelta(minutes=5), first_push):
         shares = client_history.client_shares(fs, start, now, now)
         assert shares["start"] == first_push, start
-        totals, cw = shares["totals"], shares["cloudwatch"]
-        assert abs(totals["read_bytes"] - cw["data_read_bytes"]) <= len(demo_clients.CLIENTS)
-        assert abs(totals["metadata_ops"] - cw["metadata_count"]) <= len(demo_clients.CLIENTS)
+        # CloudWatch's minutes settle later than the clients push: both sums end at its newest.
+        assert shares["cloudwatch_until"] == now - timedelta(minutes=3)
+        compared, cw = shares["compared"], shares["cloudwatch"]
+        assert abs(compared["read_bytes"] - cw["data_read_bytes"]) <= len(demo_clients.CLIENTS)
+        assert abs(compared["metadata_ops"] - cw["metadata_count"]) <= len(demo_clients.CLIENTS)
+        assert shares["totals"]["read_bytes"] > compared["read_bytes"]
+        assert shares["metered_low"] <= cw["metered_bytes"] <= shares["metered_high"]
+
+
+def test_an_interval_that_ends_after_cloudwatchs_newest_minute_counts_its_part_before_it():
+    """Two pushes ten minutes apart, CloudWatch's minutes to seven minutes after the first:
+    the clients' sum set beside CloudWatch's is seven tenths of the interval's (evenly)."""
+    account = Account.objects.create(name="Demo", is_demo=True)
+    region = Region.objects.create(account=account, code="eu-west-1")
+    fs = FileSystem.objects.create(
+        region=region, filesystem_id="fs-0123abcd", name="demo-web-assets"
+    )
+    for minute in range(7):
+        MetricMinute.objects.create(
+            filesystem=fs, ts=T0 + timedelta(minutes=minute), data_read_bytes=1.0
+        )
+    demo_clients.push_all(T0)
+    demo_clients.push_all(T0 + timedelta(minutes=10))
+    now = T0 + timedelta(minutes=10)
+    shares = client_history.client_shares(fs, T0, now, now)
+    assert shares["cloudwatch_until"] == T0 + timedelta(minutes=7)
+    totals, compared = shares["totals"], shares["compared"]
+    assert totals["read_bytes"] > 0
+    for name in ("read_bytes", "write_bytes", "read_ops", "metadata_ops"):
+        assert abs(compared[name] - 0.7 * totals[name]) <= len(demo_clients.CLIENTS), name
