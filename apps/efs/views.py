@@ -193,7 +193,8 @@ def _charts(fs: FileSystem, range_key: str, start: Any, now: Any, step: int) -> 
         series = history.load_columns(fs.pk, start, now, step, now, history.CHART_FIELDS)
         drawn = charts.charts_of(series, start, now, timedelta(seconds=step))
         sizes = op_sizes_of(series, pricing.metering_table())
-        return drawn, chart_scripts(drawn), bool(series["ts"]), sizes
+        has_data = bool(series["ts"])  # without, the page draws no chart
+        return drawn, chart_scripts(drawn) if has_data else {}, has_data, sizes
 
     seconds = settings.VIGIL_PAGE_CACHE_SECONDS
     if seconds <= 0:
@@ -222,7 +223,7 @@ def filesystem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     step = history.chart_step(start, now, now)
     drawn, scripts, has_data, sizes = _charts(fs, range_key, start, now, step)
     shown = charts.with_forecast(drawn, context["forecast"], timedelta(seconds=step))
-    if shown["credits"] is not drawn["credits"]:  # the request's own forecast line
+    if scripts and shown["credits"] is not drawn["credits"]:  # the request's forecast line
         scripts = {**scripts, "credits": json_script(shown["credits"], "efs-credits")}
     price = _price(request)
     provision = request.GET.get("provision", "peak")
