@@ -35,6 +35,15 @@ the backend; the clients' shares alone 10.7 / 15.1 ms in-process and 27.5 ms in 
 goal (p95 <= 50 ms) is met on neither clock on that machine: even with the clients' section
 cached, the rest of the page costs about as much CPU as the goal. Judge it on CPU (in-process p95
 plus the backend's), which other work on the machine does not inflate as it does wall time.
+
+Session 6 (a full run, then old and new code alternately on its history, seven pairs of 20
+requests, load average 3.4-5.9): page uncached CPU in-process p50 22-29 / p95 24-34 ms and the
+backend 16-21 ms a request, old and new alike (the operations' rows now written without
+``format_html``; its charts are empty here, so the charts' changes do not show): in-process p95 plus
+the backend 38-54 ms, the goal met in most runs and missed in a few, at its edge. With the
+clients' section cached, 11-16 / 13-20 ms and 1-2 ms. The top clients' query is most of the
+backend (EXPLAIN ANALYZE ~25 ms): its 13 ``SUM() OVER ()`` take 3-5 ms of it, the rest is each of
+the 1,000 clients' running totals less its opening hour, which the ranking needs anyway.
 """
 
 from __future__ import annotations

@@ -38,6 +38,20 @@ at load 10-15, old and new code alternately (CPU per request, in-process): the f
 at 12 h / 24 h / 7 d 84-105 -> 57-67 ms CPU p50 as served (its charts shared within their
 minute), unchanged when they are drawn (82-100 ms); the region page with cold fragments
 unchanged within the noise (162-232 ms CPU p50): neither goal met on that machine.
+
+Issue 26 again (session 6), the same seeded fleet, old and new code alternately, four runs of 30
+requests after 3 each (CPU per request in-process by ``process_time``, p50 / p95, and the
+database backend's CPU a request from ``/proc``): the file system page's charts read and derived
+column by column and their JSON encoded once with the drawing. At load average 4.5-5.5, as
+served (charts shared within their minute): 12 h 17.5 / 20.4 -> 13.7 / 15.5 ms, 24 h 17.5 / 19.1
+-> 14.3 / 15.4 ms, 7 d 17.4 / 21.9 -> 14.5 / 15.6 ms, backend 2-3 ms; charts drawn at the request:
+12 h 28.8 / 31.9 -> 25.1 / 29.1 ms, 24 h 29.5 / 32.2 -> 26.6 / 29.4 ms, 7 d 29.0 / 31.5 -> 25.4 /
+29.4 ms, backend 5-6 ms (15 ms at 7 d: ten thousand minute rows aggregated). At load 6-13: served
+24-26 -> 20-23 ms CPU p50, drawn 36-40 -> 33-37 ms. The goal is met on CPU (in-process p95 plus
+the backend) at every range, served or drawn (at most 45 ms, 7 d drawn); on wall time only as
+served and below load 5 (wall p95 25-31 ms served, 49-75 ms drawn at load 5). The whole bench
+after them (``--requests 30 --warmup 3``, load average 7.9, its trivial view's p95 13 ms): the file
+system page at every range CPU p50 19-20 ms, wall p95 48-85 ms.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from .metrics import GIB, Sample, figure_columns
+from .metrics import GIB, Columns, Sample, columns_of, figures_of
 from .verdict import CreditForecast
 
 #: (key in the API, chart label, MinuteFigures attribute, unit)
@@ -38,17 +38,26 @@ def grid(
 ) -> tuple[list[int], dict[str, list[float | None]]]:
     """Unix-second x values every ``step`` of [start, end), and every MinuteFigures column
     (``metrics.figure_columns``) over them: None where no sample falls on an x."""
+    return grid_of(columns_of(samples), start, end, step)
+
+
+def grid_of(
+    series: Columns, start: datetime, end: datetime, step: timedelta
+) -> tuple[list[int], dict[str, list[float | None]]]:
+    """``grid`` of samples read as ``Columns`` (``history.load_columns``)."""
     seconds = int(step.total_seconds())
     first = int(start.timestamp()) // seconds * seconds
     xs = list(range(first, int(end.timestamp()), seconds))
-    slot: dict[int, int] = {}  # index in xs -> the (last) sample on it
-    for i, s in enumerate(samples):
-        offset = int(s.timestamp.timestamp()) - first
-        if offset % seconds == 0 and 0 <= offset // seconds < len(xs):
-            slot[offset // seconds] = i
-    if len(slot) == len(samples) == len(xs):  # a value at every x, in order: the usual case
-        return xs, figure_columns(samples)
-    columns = figure_columns([samples[i] for i in slot.values()])
+    stop = first + len(xs) * seconds
+    slot = {  # index in xs -> the (last) sample on it
+        (ts - first) // seconds: i
+        for i, ts in enumerate(series["ts"])
+        if first <= ts < stop and (ts - first) % seconds == 0
+    }
+    if len(slot) == len(series["ts"]) == len(xs):  # a value at every x, in order: the usual case
+        return xs, figures_of(series)
+    kept = list(slot.values())
+    columns = figures_of({name: [values[i] for i in kept] for name, values in series.items()})
     spread = {}
     for name, values in columns.items():
         spread[name] = column = [None] * len(xs)
@@ -105,8 +114,13 @@ def charts(
 ) -> dict[str, dict]:
     """The file system page's charts: ops/s, MiB/s, average request sizes, PercentIOLimit,
     client connections, credits (+ forecast)."""
-    xs, columns = grid(samples, start, end, step)
-    out = {
+    return with_forecast(charts_of(columns_of(samples), start, end, step), forecast, step)
+
+
+def charts_of(series: Columns, start: datetime, end: datetime, step: timedelta) -> dict[str, dict]:
+    """``charts`` (without the forecast) of samples read as ``Columns``."""
+    xs, columns = grid_of(series, start, end, step)
+    return {
         key: {
             "x": xs,
             "series": [
@@ -121,7 +135,6 @@ def charts(
         }
         for key, parts in CHARTS.items()
     }
-    return with_forecast(out, forecast, step)
 
 
 def with_forecast(

@@ -13,9 +13,9 @@ a gap is never read as zero (docs/architecture.md, "Missing is not zero").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from .documented import LIMITS, METERING, ModeLimits, Table, value
 
@@ -84,6 +84,32 @@ def sample_of(timestamp: datetime, period_s: int, values: dict[str, float | None
     return sample
 
 
+#: Samples column by column (``history.load_columns``, ``columns_of``): ``"ts"`` (Unix
+#: seconds), ``"period_s"`` and value fields, each a list with one entry per sample, in order.
+#: A field that was not read is absent (its values are gaps).
+Columns = Mapping[str, Sequence]
+
+
+def columns_of(samples: Sequence[Sample]) -> dict[str, list]:
+    """``samples`` as ``Columns`` (every value field)."""
+    return {
+        "ts": [int(s.timestamp.timestamp()) for s in samples],
+        "period_s": [s.period_s for s in samples],
+        **{name: [getattr(s, name) for s in samples] for name in VALUE_FIELDS},
+    }
+
+
+def samples_of(columns: Columns) -> list[Sample]:
+    """``Columns`` as samples (the fields not there are gaps)."""
+    fields = [name for name in columns if name in _GAPS]
+    return [
+        sample_of(datetime.fromtimestamp(ts, UTC), period, dict(zip(fields, values, strict=True)))
+        for ts, period, *values in zip(
+            columns["ts"], columns["period_s"], *(columns[f] for f in fields), strict=True
+        )
+    ]
+
+
 # --- Per-minute rates (the console's metric math [3]) -------------------------------------
 
 
@@ -127,18 +153,27 @@ class OpSizes:
         return [name for name, kib, least in kinds if kib is not None and kib < least]
 
 
-def op_sizes(samples: list[Sample], metering: Table = METERING) -> OpSizes:
+def op_sizes(samples: Sequence[Sample], metering: Table = METERING) -> OpSizes:
     """Average read, write and metadata request sizes over ``samples`` (gaps skipped):
     the Sums added over the SampleCounts added, the console's formula [3] on a longer period."""
+    return op_sizes_of(columns_of(samples), metering)
 
-    def average(bytes_of, count_of) -> float | None:
-        pairs = [(b, n) for s in samples if (b := bytes_of(s)) is not None and (n := count_of(s))]
+
+def op_sizes_of(columns: Columns, metering: Table = METERING) -> OpSizes:
+    """``op_sizes`` of samples read as ``Columns``."""
+
+    def average(of_bytes: str, of_count: str) -> float | None:
+        pairs = [
+            (b, n)
+            for b, n in zip(columns.get(of_bytes, ()), columns.get(of_count, ()), strict=True)
+            if b is not None and n
+        ]
         return average_op_kib(sum(b for b, _ in pairs), sum(n for _, n in pairs)) if pairs else None
 
     return OpSizes(
-        average(lambda s: s.data_read_bytes, lambda s: s.data_read_count),
-        average(lambda s: s.data_write_bytes, lambda s: s.data_write_count),
-        average(lambda s: s.metadata_bytes, lambda s: s.metadata_count),
+        average("data_read_bytes", "data_read_count"),
+        average("data_write_bytes", "data_write_count"),
+        average("metadata_bytes", "metadata_count"),
         value(metering, "data_minimum_bytes") / KIB,
         value(metering, "metadata_minimum_bytes") / KIB,
     )
@@ -146,17 +181,30 @@ def op_sizes(samples: list[Sample], metering: Table = METERING) -> OpSizes:
 
 def permitted_mibps(sample: Sample) -> float | None:
     """PermittedThroughput in MiB/s (``e2 = m2/1048576`` at a one-minute period [3])."""
-    value = sample.permitted_throughput
+    return bytes_in_mib(sample.permitted_throughput)
+
+
+def bytes_in_mib(value: float | None) -> float | None:
     return None if value is None else value / MIB
 
 
 def throughput_utilisation_pct(sample: Sample) -> float | None:
     """Percentage of permitted throughput used: metered MiB/s * 100 / permitted MiB/s [3]."""
-    metered = mib_per_second(sample.metered_bytes, sample.period_s)
-    permitted = permitted_mibps(sample)
-    if metered is None or not permitted:
+    return utilisation_pct(
+        mib_per_second(sample.metered_bytes, sample.period_s), permitted_mibps(sample)
+    )
+
+
+def utilisation_pct(metered_mibps: float | None, permitted_mibps: float | None) -> float | None:
+    """Metered MiB/s * 100 / permitted MiB/s [3]; None without both (or with nothing permitted)."""
+    if metered_mibps is None or not permitted_mibps:
         return None
-    return metered * 100.0 / permitted
+    return metered_mibps * 100.0 / permitted_mibps
+
+
+def connections_per_minute(connections: float | None, period_s: int) -> float | None:
+    """ClientConnections is a Sum over the period: the per-minute average."""
+    return None if connections is None else connections * 60 / period_s
 
 
 @dataclass(frozen=True)
@@ -191,38 +239,45 @@ def minute_figures(sample: Sample) -> MinuteFigures:
 
 def figure_columns(samples: Sequence[Sample]) -> dict[str, list[float | None]]:
     """``minute_figures`` of many samples, column by column: MinuteFigures attribute -> its
-    value for each sample, in order. A chart of a thousand points reads these columns; making
-    a MinuteFigures object per sample cost more than the rest of the chart."""
-    periods = [s.period_s for s in samples]
+    value for each sample, in order."""
+    return figures_of(columns_of(samples))
 
-    def rates(of, unit) -> list[float | None]:
-        return [unit(value, p) for value, p in zip([of(s) for s in samples], periods, strict=True)]
 
-    def sizes(of_bytes, of_count) -> list[float | None]:
-        return [average_op_kib(of_bytes(s), of_count(s)) for s in samples]
+def figures_of(columns: Columns) -> dict[str, list[float | None]]:
+    """``figure_columns`` of samples read as ``Columns``: a chart of a thousand points reads
+    these, each worked out over whole lists (one ``map`` a figure), not sample by sample."""
+    periods = columns["period_s"]
+    gaps = [None] * len(periods)
 
+    def of(name: str) -> Sequence:
+        return columns.get(name, gaps)
+
+    def rates(name: str, unit) -> list[float | None]:
+        return list(map(unit, of(name), periods))
+
+    def sizes(of_bytes: str, of_count: str) -> list[float | None]:
+        return list(map(average_op_kib, of(of_bytes), of(of_count)))
+
+    metered = rates("metered_bytes", mib_per_second)
+    permitted = list(map(bytes_in_mib, of("permitted_throughput")))
     return {
-        "read_ops": rates(lambda s: s.data_read_count, per_second),
-        "write_ops": rates(lambda s: s.data_write_count, per_second),
-        "metadata_ops": rates(lambda s: s.metadata_count, per_second),
-        "total_ops": rates(lambda s: s.total_count, per_second),
-        "read_mibps": rates(lambda s: s.data_read_bytes, mib_per_second),
-        "write_mibps": rates(lambda s: s.data_write_bytes, mib_per_second),
-        "metadata_mibps": rates(lambda s: s.metadata_bytes, mib_per_second),
-        "total_mibps": rates(lambda s: s.total_bytes, mib_per_second),
-        "metered_mibps": rates(lambda s: s.metered_bytes, mib_per_second),
-        "permitted_mibps": [permitted_mibps(s) for s in samples],
-        "average_read_kib": sizes(lambda s: s.data_read_bytes, lambda s: s.data_read_count),
-        "average_write_kib": sizes(lambda s: s.data_write_bytes, lambda s: s.data_write_count),
-        "average_metadata_kib": sizes(lambda s: s.metadata_bytes, lambda s: s.metadata_count),
-        "io_limit_pct": [s.percent_io_limit for s in samples],
-        "throughput_utilisation_pct": [throughput_utilisation_pct(s) for s in samples],
-        "burst_credit_balance": [s.burst_credit_balance for s in samples],
-        # a Sum of connections over the period: the per-minute average
-        "client_connections": [
-            None if s.client_connections is None else s.client_connections * 60 / s.period_s
-            for s in samples
-        ],
+        "read_ops": rates("data_read_count", per_second),
+        "write_ops": rates("data_write_count", per_second),
+        "metadata_ops": rates("metadata_count", per_second),
+        "total_ops": rates("total_count", per_second),
+        "read_mibps": rates("data_read_bytes", mib_per_second),
+        "write_mibps": rates("data_write_bytes", mib_per_second),
+        "metadata_mibps": rates("metadata_bytes", mib_per_second),
+        "total_mibps": rates("total_bytes", mib_per_second),
+        "metered_mibps": metered,
+        "permitted_mibps": permitted,
+        "average_read_kib": sizes("data_read_bytes", "data_read_count"),
+        "average_write_kib": sizes("data_write_bytes", "data_write_count"),
+        "average_metadata_kib": sizes("metadata_bytes", "metadata_count"),
+        "io_limit_pct": list(of("percent_io_limit")),
+        "throughput_utilisation_pct": list(map(utilisation_pct, metered, permitted)),
+        "burst_credit_balance": list(of("burst_credit_balance")),
+        "client_connections": rates("client_connections", connections_per_minute),
     }
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from apps.efs.documented import LIMITS, ModeLimits, Table, credit_cap_bytes, mode_limits, value
 from apps.efs.limits import combined_share_pct, headroom, headroom_figures
 from apps.efs.metrics import (
     MIB,
+    Columns,
     Sample,
     baseline_mibps,
     burst_mibps,
@@ -36,6 +37,14 @@ from apps.lib.thresholds import Notes, Spec
 def credit_points(samples: Iterable[Sample]) -> list[tuple[datetime, float | None]]:
     """(timestamp, BurstCreditBalance) pairs of ``samples``, gaps kept as None."""
     return [(s.timestamp, s.burst_credit_balance) for s in samples]
+
+
+def credit_points_of(series: Columns) -> list[tuple[datetime, float | None]]:
+    """``credit_points`` of samples read as ``Columns``."""
+    return [
+        (datetime.fromtimestamp(ts, UTC), balance)
+        for ts, balance in zip(series["ts"], series["burst_credit_balance"], strict=True)
+    ]
 
 
 @dataclass(frozen=True)

@@ -237,3 +237,18 @@ def test_the_running_totals_count_what_the_hours_sum_for_a_range_to_now(fs):
     assert totals == sorted(
         NfsTotal.objects.values_list(*(f.attname for f in NfsTotal._meta.fields[1:]))
     )
+
+
+def test_a_clients_operations_reach_the_page_escaped_with_their_figures(fs):
+    from apps.efs.models import NfsMount
+
+    two_clients()
+    mount = NfsMount.objects.filter(filesystem=fs, client__hostname="batch-1").get()
+    mount.ops = {"READ": [1234, 0, 0, 2468, 3702], "<b>ODD</b>": [2, 0, 0, 1, 1]}
+    mount.save(update_fields=["ops"])
+    now = T0 + timedelta(minutes=2)
+    top = client_history.ranked_clients(fs, T0 - timedelta(minutes=1), now, now).rows[0]
+    assert top.cells["operations"] == (
+        '<tr><th scope="row">READ</th><td>1,234</td><td>2.0 / 3.0</td></tr>'
+        '<tr><th scope="row">&lt;b&gt;ODD&lt;/b&gt;</th><td>2</td><td>0.5 / 0.5</td></tr>'
+    )

@@ -27,6 +27,7 @@ from apps.efs.metrics import (
     billed_request_bytes,
     burst_mibps,
     capped_slowdown,
+    columns_of,
     estimated_io_limit_pct,
     figure_columns,
     implied_ops_limit,
@@ -38,6 +39,7 @@ from apps.efs.metrics import (
     percentile,
     requests_per_second_at,
     sample_of,
+    samples_of,
     throughput_utilisation_pct,
 )
 from tests.helpers import SHARED_FIXTURES
@@ -309,6 +311,17 @@ def test_it_derives_columns_of_samples_as_it_derives_each_sample(rows):
         assert {name: values[i] for name, values in columns.items()} == {
             f.name: getattr(figures, f.name) for f in fields(figures) if f.name != "timestamp"
         }
+
+
+@given(st.lists(st.fixed_dictionaries(dict.fromkeys(VALUE_FIELDS, _maybe)), max_size=5))
+def test_it_reads_samples_column_by_column_and_back_as_they_were(rows):
+    samples = [
+        Sample(timestamp=T0 + timedelta(minutes=i), period_s=60 * (i + 1), **row)
+        for i, row in enumerate(rows)
+    ]
+    assert samples_of(columns_of(samples)) == samples
+    some = {k: v for k, v in columns_of(samples).items() if k != "data_read_bytes"}
+    assert all(s.data_read_bytes is None for s in samples_of(some))  # not read: a gap
 
 
 @given(st.floats(min_value=0, max_value=1e16))

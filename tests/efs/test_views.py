@@ -77,6 +77,19 @@ def test_it_draws_gaps_as_gaps_on_the_file_system_page(fs, logged_in_client):
     assert "Burst credits" in html and "Forecast" in html
 
 
+def test_it_carries_each_chart_drawn_once_as_json_script_writes_it(fs, logged_in_client, settings):
+    from django.utils.html import json_script
+
+    settings.VIGIL_PAGE_CACHE_SECONDS = 60  # the scripts come from the drawing, with the forecast
+    url = reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=3h"
+    for _ in range(2):  # drawn, then shared
+        page = logged_in_client.get(url)
+        html = page.content.decode()
+        for key, chart in page.context["charts"].items():
+            assert json_script(chart, f"efs-{key}") in html
+        assert "Forecast" in json_script(page.context["charts"]["credits"], "x")
+
+
 def test_the_30_second_poll_reads_the_live_part_without_charts_or_the_mode_comparison(
     fs, logged_in_client
 ):
@@ -301,7 +314,7 @@ def test_the_charts_are_shared_within_their_minute_until_a_collection_ends(fs, s
     cache.clear()
     now = timezone.now().replace(second=5)
     start = now - timedelta(hours=3)
-    drawn, has_data, _sizes = _charts(fs, "3h", start, now, 60)
+    drawn, _scripts, has_data, _sizes = _charts(fs, "3h", start, now, 60)
     read = drawn["ops"]["series"][0]["values"]
     assert has_data and read.count(10.0) == 59 and None in read[-40:]
     gap = align(timezone.now() - timedelta(minutes=3)) - timedelta(minutes=30)
