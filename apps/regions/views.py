@@ -151,24 +151,23 @@ def home(request: HttpRequest) -> HttpResponse:
 PANEL_ROWS = 25
 
 
-def _rows_shown(request: HttpRequest) -> dict[str, Any]:
-    """The panel templates' ``rows_slice`` (for the ``slice`` filter) and ``show_all``."""
-    show_all = request.GET.get("all") == "1"
-    return {"show_all": show_all, "rows_slice": ":" if show_all else f":{PANEL_ROWS}"}
+def _show_all(request: HttpRequest) -> bool:
+    return request.GET.get("all") == "1"
 
 
 def _panel_html(request: HttpRequest, region: Region, concern: concerns.Concern) -> SafeString:
-    shown = _rows_shown(request)
+    show_all = _show_all(request)
     return cached_fragment(
         # "Add" links follow the role's permissions: one fragment per role.
-        f"vigil:panel:{region.pk}:{concern.key}:{int(shown['show_all'])}:{role_of(request.user)}",
+        f"vigil:panel:{region.pk}:{concern.key}:{int(show_all)}:{role_of(request.user)}",
         lambda: render_to_string(
             "regions/panel.html",
             {
                 "concern": concern,
                 "region": region,
-                "panel": concern.region_context(region),
-                **shown,
+                # the rows shown only, worst first, and how many there are
+                "panel": concern.region_context(region, None if show_all else PANEL_ROWS),
+                "show_all": show_all,
             },
             request=request,
         ),
@@ -240,7 +239,7 @@ def _concerns_html(request: HttpRequest, region: Region) -> SafeString:
         }
         return render_to_string("regions/region.html#concerns", context, request=request)
 
-    show_all = int(_rows_shown(request)["show_all"])
+    show_all = int(_show_all(request))
     return cached_fragment(
         f"vigil:region:{region.pk}:{show_all}:{role_of(request.user)}", render_html
     )
