@@ -15,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
@@ -251,11 +252,24 @@ def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "region": region,
         "concerns_html": _concerns_html(request, region),
-        **timeline_for(
-            region, timeline.parse_span(request.GET.get("span")), more=_more_changes(request)
-        ),
+        "timeline_html": _timeline_html(request, region),
     }
     return render(request, "regions/region.html", context)
+
+
+def _timeline_html(request: HttpRequest, region: Region) -> SafeString:
+    """The timeline section, shared as the panels are: it changes with a status change, which
+    the panels show no sooner; its times are the viewer's zone's, so one rendering per zone."""
+    span, more = timeline.parse_span(request.GET.get("span")), _more_changes(request)
+    zone = timezone.get_current_timezone_name()
+    return cached_fragment(
+        f"vigil:timeline:{region.pk}:{span}:{int(more)}:{zone}",
+        lambda: render_to_string(
+            "regions/timeline.html",
+            {"region": region, **timeline_for(region, span, more=more)},
+            request=request,
+        ),
+    )
 
 
 #: Changes read for one timeline at most (a flapping subject is capped by the alerts' flapping
@@ -277,8 +291,6 @@ def timeline_for(
 ) -> dict[str, Any]:
     """The region's timeline over ``span_key`` ending now, with its changes for the text list
     (the newest ``TIMELINE_SHOWN``, or ``TIMELINE_LISTED`` with ``more``)."""
-    from django.utils import timezone
-
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]
     listed = TIMELINE_LISTED if more else TIMELINE_SHOWN
@@ -341,15 +353,11 @@ def lane_svg(lane: timeline.Lane) -> SafeString:
 def region_timeline(request: HttpRequest, pk: int) -> HttpResponse:
     """The timeline section alone (htmx zoom), or as CSV (``?format=csv``)."""
     region = get_object_or_404(Region, pk=pk)
-    context = {
-        "region": region,
-        **timeline_for(
-            region, timeline.parse_span(request.GET.get("span")), more=_more_changes(request)
-        ),
-    }
     if request.GET.get("format") == "csv":
+        span = timeline.parse_span(request.GET.get("span"))
+        context = {"region": region, **timeline_for(region, span, more=_more_changes(request))}
         return _timeline_csv(region, context)
-    return render(request, "regions/timeline.html", context)
+    return HttpResponse(_timeline_html(request, region))
 
 
 def _timeline_csv(region: Region, context: dict[str, Any]) -> HttpResponse:
