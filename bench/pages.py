@@ -52,6 +52,17 @@ the backend) at every range, served or drawn (at most 45 ms, 7 d drawn); on wall
 served and below load 5 (wall p95 25-31 ms served, 49-75 ms drawn at load 5). The whole bench
 after them (``--requests 30 --warmup 3``, load average 7.9, its trivial view's p95 13 ms): the file
 system page at every range CPU p50 19-20 ms, wall p95 48-85 ms.
+
+Issue 26, session 6, the region page (panels read only their 25 rows, ordered and counted in SQL; one thresholds query; the
+timeline a shared fragment), the same seeded fleet at load 8-11, old and new code alternately in
+fresh processes (30 cold requests each, four rounds): the region page with cold fragments
+62-64 -> 51-55 ms CPU p50 and 15-16 -> 11-12 ms of the database backend's CPU a request; as
+served (fragments shared) 21-23 -> 12-13 ms. This bench at load 7-9 printed for
+``region_uncached`` p95 149-356 ms (old) and 227-245 ms (new), CPU p50 57 and 54-61 ms (the
+wall time of the loaded machine: one bench run compares no better than the noise), and 67 ms
+(met) at load 3.5; ``region`` CPU p50 17-22 -> 9-10 ms. ``setup_test_environment``'s
+instrumented rendering (a signal per template rendered) was measured without effect on the
+region page (61.0 vs 62.3 ms CPU p50 with and without it, alternated in one process, load 13).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Case, Value, When
+from django.db.models.functions import Concat
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
@@ -13,6 +15,7 @@ from django.views.decorators.http import require_safe
 
 from apps.lib.credits import credit_forecast
 from apps.lib.pages import subject_page
+from apps.regions import panels
 from apps.regions.models import Region
 
 from . import charts, history, pricing
@@ -37,14 +40,25 @@ def table_row(v: Volume) -> dict[str, Any]:
     }
 
 
-def region_panel_context(region: Region) -> dict[str, Any]:
-    """Every live volume of the region, worst first (the page shows the first rows)."""
-    volumes = sorted(
+def region_panel_context(region: Region, limit: int | None) -> dict[str, Any]:
+    """The region's live volumes worst first (the first ``limit``; all with None) and how many
+    there are."""
+    volumes, total = panels.worst_first(
         Volume.objects.filter(region=region, deleted__isnull=True).select_related("instance"),
-        key=lambda v: (-v.status_enum.severity, v.label),
+        panels.severity(),
+        # Volume.label, then the model's order among equal labels
+        panels.as_python_sorts(
+            Case(
+                When(name="", then="volume_id"),
+                default=Concat("name", Value(" ("), "volume_id", Value(")")),
+            )
+        ),
+        "name",
+        "volume_id",
+        limit=limit,
     )
     collection = RegionCollection.objects.filter(region=region).first()
-    return {"rows": [table_row(v) for v in volumes], "collection": collection}
+    return {"rows": [table_row(v) for v in volumes], "total": total, "collection": collection}
 
 
 def live_context(volume: Volume) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db.models import Value
+from django.db.models.functions import Coalesce, NullIf
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
@@ -15,6 +17,7 @@ from django.utils.html import json_script
 from django.views.decorators.http import require_safe
 
 from apps.lib.pages import subject_page
+from apps.regions import panels
 from apps.regions.models import Region
 
 from . import charts, client_history, documented, history, limits, pricing
@@ -64,20 +67,32 @@ PANEL_UNREAD = (
 )
 
 
-def region_panel_context(region: Region) -> dict[str, Any]:
-    """Every live file system of the region, worst first (the page shows the first rows)."""
-    filesystems = sorted(
+def region_panel_context(region: Region, limit: int | None) -> dict[str, Any]:
+    """The region's live file systems worst first (the first ``limit``; all with None) and how
+    many there are."""
+    live = FileSystem.objects.filter(region=region, deleted__isnull=True)
+    filesystems, total = panels.worst_first(
         # Not the JSON and times the table never shows: a region's hundred file systems spent
         # most of the panel's reading in decoding them.
-        FileSystem.objects.filter(region=region, deleted__isnull=True).defer(*PANEL_UNREAD),
-        key=lambda fs: (-fs.status_enum.severity, fs.label),
+        live.defer(*PANEL_UNREAD),
+        panels.severity(),
+        # FileSystem.label, then the model's order among equal labels
+        panels.as_python_sorts(Coalesce(NullIf("name", Value("")), "filesystem_id")),
+        "name",
+        "filesystem_id",
+        limit=limit,
     )
     collection = RegionCollection.objects.filter(region=region).first()
-    clients = client_history.client_counts(
-        FileSystem.objects.filter(region=region, deleted__isnull=True), timezone.now()
-    )
+    # Every file system's clients, counted in SQL: whether the column shows at all depends on
+    # the rows not shown too.
+    clients = client_history.client_counts(live, timezone.now())
     rows = [{**table_row(fs), "clients": clients.get(fs.pk)} for fs in filesystems]
-    return {"rows": rows, "collection": collection, "any_clients": bool(clients)}
+    return {
+        "rows": rows,
+        "total": total,
+        "collection": collection,
+        "any_clients": bool(clients),
+    }
 
 
 def _usage(pk: int, now: Any) -> dict:

@@ -18,7 +18,7 @@ from apps.accounts.roles import refuse_unless, requires
 from apps.alerts.models import Transition
 from apps.lib import agents, liveforms
 from apps.lib.pages import subject_page
-from apps.regions import editing
+from apps.regions import editing, panels
 from apps.regions.models import Region
 
 from .advice import cluster_advice
@@ -64,15 +64,15 @@ def state_label(state: str, detail: str) -> str:
     return "not polled yet"
 
 
-def region_panel_context(region: Region) -> dict[str, Any]:
-    """The region's clusters, worst first (the page shows the first rows)."""
-    clusters = sorted(
-        Cluster.objects.filter(region=region).order_by("name"),
-        key=lambda c: -c.status_enum.severity,
+def region_panel_context(region: Region, limit: int | None) -> dict[str, Any]:
+    """The region's clusters worst first (the first ``limit``; all with None), by name among
+    equals, and how many there are."""
+    clusters, total = panels.worst_first(
+        Cluster.objects.filter(region=region), panels.severity(), "name", limit=limit
     )
     for cluster in clusters:
         cluster.headroom = headroom_words(cluster)
-    return {"region": region, "clusters": clusters}
+    return {"region": region, "clusters": clusters, "total": total}
 
 
 #: The size chart's columns of a snapshot: (created, cluster_size, data_nodes, one_by_one).

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib import messages
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -18,7 +19,7 @@ from django.views.decorators.http import require_POST, require_safe
 from apps.accounts.roles import requires, writes_require
 from apps.lib import outbound
 from apps.lib.pages import subject_page
-from apps.regions import editing
+from apps.regions import editing, panels
 from apps.regions import thresholds as region_thresholds
 from apps.regions.models import Region
 
@@ -59,16 +60,25 @@ def targets_with_last_result(
     )
 
 
-def region_panel_context(region: Region) -> dict[str, Any]:
-    """The region's targets, worst first (the page shows the first rows)."""
+def region_panel_context(region: Region, limit: int | None) -> dict[str, Any]:
+    """The region's targets worst first (the first ``limit``; all with None), with their last
+    result, and how many there are."""
+    ranked, total = panels.worst_first(
+        Target.objects.filter(region=region),
+        panels.severity(),
+        # str(target), then the model's order among equal names
+        panels.as_python_sorts(Coalesce(NullIf("name", Value("")), "url")),
+        "name",
+        "url",
+        limit=limit,
+    )
     since = timezone.now() - timedelta(days=RECENT_DAYS)
-    targets = list(targets_with_last_result(Target.objects.filter(region=region), since))
-    older = [t.pk for t in targets if t.last_probed is None]
+    shown = [t.pk for t in ranked]
+    found = {t.pk: t for t in targets_with_last_result(Target.objects.filter(pk__in=shown), since)}
+    older = [pk for pk, t in found.items() if t.last_probed is None]
     if older:  # not probed for days, or never: looked for in every day kept
-        found = {t.pk: t for t in targets_with_last_result(Target.objects.filter(pk__in=older))}
-        targets = [found.get(t.pk, t) for t in targets]
-    ranked = sorted(targets, key=lambda t: (-t.status_enum.severity, str(t)))
-    return {"region": region, "targets": ranked}
+        found |= {t.pk: t for t in targets_with_last_result(Target.objects.filter(pk__in=older))}
+    return {"region": region, "targets": [found[pk] for pk in shown], "total": total}
 
 
 def idle_chart(results: list[Result], target: Target) -> dict[str, Any]:

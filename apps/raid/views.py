@@ -12,8 +12,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.paginator import Page, Paginator
-from django.db.models import F, Prefetch, Window
-from django.db.models.functions import RowNumber
+from django.db.models import F, OuterRef, Prefetch, Subquery, Value, Window
+from django.db.models.functions import Coalesce, RowNumber
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST, require_safe
@@ -23,7 +23,7 @@ from apps.alerts.models import Transition
 from apps.lib import agents
 from apps.lib.pages import subject_page
 from apps.lib.status import Status, worst
-from apps.regions import editing
+from apps.regions import editing, panels
 from apps.regions.models import Region
 
 from . import ssh
@@ -78,10 +78,39 @@ def host_rows(hosts: list[Host]) -> list[HostRow]:
     return rows
 
 
-def region_panel_context(region: Region) -> dict[str, Any]:
-    present = Prefetch("arrays", queryset=Array.objects.filter(present=True))
-    hosts = list(Host.objects.filter(region=region).prefetch_related(present))
-    return {"rows": host_rows(hosts), "region": region}
+#: What the region panel reads of a host and of its arrays (the arrays' forty columns and the
+#: host's keys and rules were most of the panel's reading).
+PANEL_HOST_FIELDS = ("name", "region_id", "collection", "is_demo", "last_report", "last_error")
+PANEL_ARRAY_FIELDS = (
+    "host_id",
+    "parent_id",
+    "present",
+    "status",
+    "reason",
+    "position",
+    "headroom_text",
+    "domain_headroom_text",
+)
+
+
+def region_panel_context(region: Region, limit: int | None) -> dict[str, Any]:
+    """The region's hosts worst first (the first ``limit``; all with None), a host's status being
+    its worst present array's, and how many there are."""
+    present = Array.objects.filter(present=True)
+    worst_array = present.filter(host=OuterRef("pk")).annotate(rank=panels.severity())
+    shown = Prefetch("arrays", queryset=present.only(*PANEL_ARRAY_FIELDS))
+    hosts, total = panels.worst_first(
+        Host.objects.filter(region=region).only(*PANEL_HOST_FIELDS).prefetch_related(shown),
+        # no array reported: unknown, as host_rows says
+        Coalesce(
+            Subquery(worst_array.order_by("-rank").values("rank")[:1]),
+            Value(Status.UNKNOWN.severity),
+        ),
+        panels.as_python_sorts("name"),
+        "name",
+        limit=limit,
+    )
+    return {"rows": host_rows(hosts), "total": total, "region": region}
 
 
 def tree(arrays: list[Array]) -> list[Node]:

@@ -61,9 +61,12 @@ class Concern:
     - the app's ``conf.py`` (read while the settings load) declares its ``VIGIL_*`` variables as
       ``SETTINGS`` (``apps.lib.appconf.Setting``); ``config/settings/base.py`` loads it for every
       installed app that has one;
-    - ``region_template`` is rendered on the region page with ``region_context(region)`` as
+    - ``region_template`` is rendered on the region page with ``region_context(region, limit)`` as
       ``panel``, and alone at ``regions:panel`` (region, concern key) for htmx polling; the region
-      page wraps it in the polling element (``regions/panel.html``, id ``<key>-panel-<region>``);
+      page wraps it in the polling element (``regions/panel.html``, id ``<key>-panel-<region>``).
+      The context holds the region's first ``limit`` subjects worst first (all of them with None:
+      ``?all=1``) and their number as ``total``, ordered, limited and counted by the database
+      (``apps.regions.panels.worst_first``);
     - ``region_errors(region_ids)`` returns ``{region_id: message}`` for regions whose collection
       is failing as a whole (one query), shown on their home tiles;
     - ``demo_setup()`` adds the concern's demo subjects (demo mode only; must be idempotent);
@@ -102,7 +105,7 @@ class Concern:
     subjects: Callable[[], QuerySet]
     dispatch: Callable[[datetime], object] | None = None
     region_template: str = ""
-    region_context: Callable[[Any], dict[str, Any]] | None = None
+    region_context: Callable[[Any, int | None], dict[str, Any]] | None = None
     demo_setup: Callable[[], object] | None = None
     region_errors: Callable[[list[int]], dict[int, str]] | None = None
     demo_runtime: Callable[[], AbstractContextManager[object]] | None = None

@@ -50,6 +50,18 @@ def overrides(concern: str, region_ids: Iterable[int]) -> dict[int, Overrides]:
     return found
 
 
+def region_overrides(region_id: int, keys: Iterable[str]) -> dict[str, Overrides]:
+    """``{concern: {subject_id or None: {name: value}}}`` set in one region for each concern of
+    ``keys`` (one query for all, the region page's section: ``overrides`` reads one concern)."""
+    found: dict[str, Overrides] = {key: defaultdict(dict) for key in keys}
+    rows = Threshold.objects.filter(region_id=region_id, concern__in=list(found))
+    for concern, subject_id, name, value in rows.values_list(
+        "concern", "subject_id", "name", "value"
+    ):
+        found[concern][subject_id][name] = value
+    return found
+
+
 def resolver(concern: str, region: Region, base: Any = None) -> Callable[[Model], Any]:
     """A function giving each subject of ``region`` the thresholds it is judged with (the
     concern's dataclass: the subject's over the region's over ``base``, the defaults); one

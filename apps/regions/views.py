@@ -15,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
@@ -151,24 +152,23 @@ def home(request: HttpRequest) -> HttpResponse:
 PANEL_ROWS = 25
 
 
-def _rows_shown(request: HttpRequest) -> dict[str, Any]:
-    """The panel templates' ``rows_slice`` (for the ``slice`` filter) and ``show_all``."""
-    show_all = request.GET.get("all") == "1"
-    return {"show_all": show_all, "rows_slice": ":" if show_all else f":{PANEL_ROWS}"}
+def _show_all(request: HttpRequest) -> bool:
+    return request.GET.get("all") == "1"
 
 
 def _panel_html(request: HttpRequest, region: Region, concern: concerns.Concern) -> SafeString:
-    shown = _rows_shown(request)
+    show_all = _show_all(request)
     return cached_fragment(
         # "Add" links follow the role's permissions: one fragment per role.
-        f"vigil:panel:{region.pk}:{concern.key}:{int(shown['show_all'])}:{role_of(request.user)}",
+        f"vigil:panel:{region.pk}:{concern.key}:{int(show_all)}:{role_of(request.user)}",
         lambda: render_to_string(
             "regions/panel.html",
             {
                 "concern": concern,
                 "region": region,
-                "panel": concern.region_context(region),
-                **shown,
+                # the rows shown only, worst first, and how many there are
+                "panel": concern.region_context(region, None if show_all else PANEL_ROWS),
+                "show_all": show_all,
             },
             request=request,
         ),
@@ -240,7 +240,7 @@ def _concerns_html(request: HttpRequest, region: Region) -> SafeString:
         }
         return render_to_string("regions/region.html#concerns", context, request=request)
 
-    show_all = int(_rows_shown(request)["show_all"])
+    show_all = int(_show_all(request))
     return cached_fragment(
         f"vigil:region:{region.pk}:{show_all}:{role_of(request.user)}", render_html
     )
@@ -252,11 +252,24 @@ def region_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "region": region,
         "concerns_html": _concerns_html(request, region),
-        **timeline_for(
-            region, timeline.parse_span(request.GET.get("span")), more=_more_changes(request)
-        ),
+        "timeline_html": _timeline_html(request, region),
     }
     return render(request, "regions/region.html", context)
+
+
+def _timeline_html(request: HttpRequest, region: Region) -> SafeString:
+    """The timeline section, shared as the panels are: it changes with a status change, which
+    the panels show no sooner; its times are the viewer's zone's, so one rendering per zone."""
+    span, more = timeline.parse_span(request.GET.get("span")), _more_changes(request)
+    zone = timezone.get_current_timezone_name()
+    return cached_fragment(
+        f"vigil:timeline:{region.pk}:{span}:{int(more)}:{zone}",
+        lambda: render_to_string(
+            "regions/timeline.html",
+            {"region": region, **timeline_for(region, span, more=more)},
+            request=request,
+        ),
+    )
 
 
 #: Changes read for one timeline at most (a flapping subject is capped by the alerts' flapping
@@ -278,8 +291,6 @@ def timeline_for(
 ) -> dict[str, Any]:
     """The region's timeline over ``span_key`` ending now, with its changes for the text list
     (the newest ``TIMELINE_SHOWN``, or ``TIMELINE_LISTED`` with ``more``)."""
-    from django.utils import timezone
-
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]
     listed = TIMELINE_LISTED if more else TIMELINE_SHOWN
@@ -342,15 +353,11 @@ def lane_svg(lane: timeline.Lane) -> SafeString:
 def region_timeline(request: HttpRequest, pk: int) -> HttpResponse:
     """The timeline section alone (htmx zoom), or as CSV (``?format=csv``)."""
     region = get_object_or_404(Region, pk=pk)
-    context = {
-        "region": region,
-        **timeline_for(
-            region, timeline.parse_span(request.GET.get("span")), more=_more_changes(request)
-        ),
-    }
     if request.GET.get("format") == "csv":
+        span = timeline.parse_span(request.GET.get("span"))
+        context = {"region": region, **timeline_for(region, span, more=_more_changes(request))}
         return _timeline_csv(region, context)
-    return render(request, "regions/timeline.html", context)
+    return HttpResponse(_timeline_html(request, region))
 
 
 def _timeline_csv(region: Region, context: dict[str, Any]) -> HttpResponse:

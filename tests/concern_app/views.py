@@ -11,8 +11,9 @@ from django.views.decorators.http import require_safe
 from .models import Gadget
 
 
-def region_panel_context(region: Any) -> dict[str, Any]:
-    return {"gadgets": Gadget.objects.filter(region=region)}
+def region_panel_context(region: Any, limit: int | None) -> dict[str, Any]:
+    gadgets = Gadget.objects.filter(region=region)
+    return {"gadgets": gadgets[:limit], "total": gadgets.count()}
 
 
 @require_safe

@@ -73,7 +73,7 @@ def test_the_region_panel_finds_a_last_result_older_than_its_recent_days(probe, 
     recent = Target.objects.create(region=site, name="Recent", url="https://127.0.0.1:8445/")
     result(recent, 5, idle_timeout_s=62.0, closed_by="server")
     result(recent, (RECENT_DAYS + 3) * 24 * 60, idle_timeout_s=7.0, closed_by="server")
-    shown = {t.pk: t for t in region_panel_context(site)["targets"]}
+    shown = {t.pk: t for t in region_panel_context(site, None)["targets"]}
     assert shown[probe.pk].last_idle_s == 61.0
     assert shown[recent.pk].last_idle_s == 62.0
     assert shown[never.pk].last_probed is None

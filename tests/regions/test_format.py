@@ -26,3 +26,22 @@ def test_a_number_reads_as_djangos_floatformat_writes_it(settings):
 def test_a_badge_reads_as_the_status_badge_template_writes_it(status):
     included = render_to_string("status_badge.html", {"status": status})
     assert badge(status) == included.strip()
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/St_Johns", "Asia/Kolkata"])
+def test_ago_writes_its_local_time_as_djangos_date_format_does(zone):
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from django.utils import timezone
+    from django.utils.dateformat import format as date_format
+
+    from apps.regions.templatetags.vigil_time import ago
+
+    with timezone.override(ZoneInfo(zone)):
+        for at in (
+            datetime(2026, 1, 15, 9, 5, tzinfo=UTC),
+            datetime(2026, 7, 1, 23, 59, tzinfo=UTC),
+        ):
+            local = date_format(timezone.localtime(at), "Y-m-d H:i T")
+            assert f'title="{local} ({at:%Y-%m-%d %H:%M} UTC)"' in ago(at)

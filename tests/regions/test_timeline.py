@@ -197,3 +197,40 @@ def test_the_list_shows_the_newest_changes_and_links_to_more(logged_in_client, s
         f"{url}timeline/?changes=more", headers={"HX-Request": "true"}
     ).content.decode()
     assert "=cmd|x" in zoomed
+
+
+@pytest.mark.django_db
+def test_the_timeline_is_shared_as_the_panels_are_one_rendering_per_time_zone(
+    logged_in_client, site_with_changes, settings
+):
+    from django.core.cache import cache
+
+    from apps.accounts.models import Preference
+
+    settings.VIGIL_PAGE_CACHE_SECONDS = 10
+    cache.clear()
+    url = f"/regions/{site_with_changes.pk}/"
+    first = logged_in_client.get(url).content.decode()
+    assert "The 1 change as a list" in first
+    Transition.objects.create(
+        content_type=ContentType.objects.get_for_model(Gadget),
+        object_id=Gadget.objects.get().pk,
+        region=site_with_changes,
+        concern="gadgets",
+        subject_label="gadget sprocket",
+        old_status="critical",
+        new_status="ok",
+        reason="better",
+        created=datetime.now(UTC) - timedelta(minutes=5),
+    )
+    # Within the time fragments are shared, the same rendering (and the zoom alone too).
+    assert "The 1 change as a list" in logged_in_client.get(url).content.decode()
+    alone = logged_in_client.get(url + "timeline/")
+    assert "The 1 change as a list" in alone.content.decode()
+    # Another zone's viewer gets a rendering of their own, with the times in their zone.
+    user = logged_in_client.get(url).wsgi_request.user
+    Preference.objects.update_or_create(user=user, defaults={"time_zone": "Asia/Tokyo"})
+    session = logged_in_client.session
+    session.pop(Preference.SESSION_KEY, None)
+    session.save()
+    assert "The 2 changes as a list" in logged_in_client.get(url).content.decode()

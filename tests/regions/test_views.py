@@ -111,7 +111,7 @@ def test_a_big_region_shows_its_worst_subjects_first_and_links_to_all(logged_in_
     page = logged_in_client.get(url)
     region = page.context["region"]
     concern = next(c for c in concerns.registered() if c.key == "efs")
-    rows = concern.region_context(region)["rows"]
+    rows = concern.region_context(region, None)["rows"]
     severities = [row["fs"].status_enum.severity for row in rows]
     assert severities == sorted(severities, reverse=True)  # worst first
     html = page.content.decode()

@@ -88,6 +88,10 @@ def thresholds(context: template.Context, subject: Any) -> SafeString:
 def region_thresholds(context: template.Context, region: Any) -> SafeString:
     """Every concern's thresholds for the whole region, beside the defaults."""
     found = stored.with_thresholds()
+    # Every concern's, read at once for the sections below.
+    read = context.render_context.setdefault("vigil-thresholds", {})
+    for key, overrides in stored.region_overrides(region.pk, [c.key for c in found]).items():
+        read.setdefault((key, region.pk), overrides)
     parts = [_section(context, concern, region, None) for concern in found]
     if not parts:
         return mark_safe("")

@@ -78,5 +78,7 @@ def ago(value: datetime | None) -> SafeString | str:
     if value is None:
         return ""
     utc = _utc(value)
-    local = date_format(timezone.localtime(utc), "Y-m-d H:i T")
-    return _time(utc, f"{local} ({utc:%Y-%m-%d %H:%M} UTC)", ago_text(utc, timezone.now()))
+    local = timezone.localtime(utc)
+    # date_format(local, "Y-m-d H:i T") without its formatter ("T": the zone's abbreviation)
+    shown = f"{_minute(local)} {local.tzinfo.tzname(local)}"
+    return _time(utc, f"{shown} ({utc:%Y-%m-%d %H:%M} UTC)", ago_text(utc, timezone.now()))
