@@ -323,7 +323,8 @@ def test_it_runs_the_nfs_clients_benchmark_tiny(bench_database):
         "NfsHour: {n} rows; a day keeps {*}",
         "page with {n} rows of {n} clients over {n} h: p50 {n} ms, p95 {n} ms "
         "(goal p95 <= {n} ms: {*} on wall time), {n} queries, {n} KiB; load average {*}",
-        "CPU in-process p50 {n} ms, p95 {n} ms, database backend {*} (goal on CPU, {*})",
+        # the database backend's CPU where it can be read (PostgreSQL on this machine)
+        "CPU in-process p50 {n} ms, p95 {n} ms{*} (goal on CPU, {*})",
         "page with its clients' section cached ({n} s): p50 {n} ms, p95 {n} ms, {n} queries; {*}",
         "clients' shares alone: p50 {n} ms, p95 {n} ms; {*}",
     )
