@@ -5,9 +5,11 @@ by tests/conftest.py); import these from here, never from a conftest."""
 
 from __future__ import annotations
 
+import ast
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,6 +19,28 @@ SHARED_FIXTURES = ROOT / "tests" / "fixtures"
 assert any(SHARED_FIXTURES.glob("*/*.txt")), f"no sample outputs in {SHARED_FIXTURES}"
 OUTPUT_DIR = ROOT / "test-output"
 AXE_DIR = ROOT / "tests" / "js"
+
+
+@cache
+def parsed(path: Path) -> ast.Module:
+    """A module of ours as a syntax tree, read once per test process: the tests of the code's
+    shape (``test_sizes``, ``test_imports``, ``test_shape``) read the same files."""
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def statements(tree: ast.AST) -> Iterator[ast.stmt]:
+    """Every statement in ``tree`` at any depth, outer first, without walking the expressions,
+    where no ``def``, ``class`` or ``import`` can be (ten times fewer nodes than ``ast.walk``)."""
+    blocks = [tree]
+    while blocks:
+        node = blocks.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for child in block:
+                    if isinstance(child, ast.stmt):
+                        yield child
+                    blocks.append(child)
 
 
 def bearer(raw: str) -> dict[str, str]:

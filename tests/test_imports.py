@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, parsed, statements
 
 APPS = ROOT / "apps"
 #: What the import rules read: the apps, and the project's own code around them (settings and
@@ -37,7 +38,7 @@ MODULES = {module_name(path): path for folder in SOURCES for path in sorted(fold
 def imported(module: str, path: Path) -> Iterator[str]:
     """The modules of ``apps/`` that ``module`` imports, anywhere in the file."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in statements(parsed(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -55,7 +56,11 @@ def imported(module: str, path: Path) -> Iterator[str]:
                 yield name
 
 
-GRAPH = {module: set(imported(module, path)) for module, path in MODULES.items()}
+@cache
+def graph() -> dict[str, set[str]]:
+    """Each module's imports of ours, read when a test first asks (not while collecting, which
+    every worker of ``make check`` does)."""
+    return {module: set(imported(module, path)) for module, path in MODULES.items()}
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -101,7 +106,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def without(imports: set[tuple[str, str]]) -> dict[str, set[str]]:
-    return {m: targets - {t for s, t in imports if s == m} for m, targets in GRAPH.items()}
+    return {m: targets - {t for s, t in imports if s == m} for m, targets in graph().items()}
 
 
 def test_no_module_of_apps_imports_itself_back():
@@ -116,7 +121,7 @@ def test_every_known_circle_is_still_there_to_strike():
 def test_the_ground_floor_imports_no_app():
     upward = {
         (module, target)
-        for module, targets in GRAPH.items()
+        for module, targets in graph().items()
         if f"{module}.".startswith("apps.lib.")
         for target in targets
         if not f"{target}.".startswith("apps.lib.")
@@ -126,11 +131,11 @@ def test_the_ground_floor_imports_no_app():
 
 def test_it_sees_a_circle_and_an_import_inside_a_function():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert "apps.demo.mode" in GRAPH["apps.galera.demo"]  # module level
-    assert "apps.alerts.receivers" in GRAPH["apps.alerts.apps"]  # inside AlertsConfig.ready
+    assert "apps.demo.mode" in graph()["apps.galera.demo"]  # module level
+    assert "apps.alerts.receivers" in graph()["apps.alerts.apps"]  # inside AlertsConfig.ready
 
 
-def unexplained_imports(source: str) -> list[int]:
+def unexplained_imports(source: str, tree: ast.Module | None = None) -> list[int]:
     """Lines of imports of our own packages (``apps``, ``config``, ``bench``, ``tests``, or
     relative ones) inside a function with no comment on their line or on the line above the run
     of import statements they belong to. One pass over the statements (expressions hold none)."""
@@ -157,7 +162,7 @@ def unexplained_imports(source: str) -> list[int]:
                 if not above.startswith("#"):
                     found.append(statement.lineno)
 
-    visit(ast.parse(source), False)
+    visit(tree or ast.parse(source), False)
     return sorted(found)
 
 
@@ -177,7 +182,7 @@ def test_every_import_inside_a_function_says_why():
     unexplained = [
         f"{path.relative_to(ROOT)}:{line}"
         for path in MODULES.values()
-        for line in unexplained_imports(path.read_text())
+        for line in unexplained_imports(path.read_text(), parsed(path))
     ]
     assert unexplained == []
 
@@ -209,7 +214,7 @@ def test_no_production_module_asks_the_demo():
     ready() (docs/architecture.md, "The concern contract"), so no other module imports it."""
     asking = {
         (module, target)
-        for module, targets in GRAPH.items()
+        for module, targets in graph().items()
         if not demo_piece(module)
         for target in targets
         if f"{target}.".startswith("apps.demo.")

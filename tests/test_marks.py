@@ -1,6 +1,6 @@
 """The marks that select tests (tests/plugins/marks.py) name only what exists, so that a renamed
-module or fixture cannot silently drop its mark, and ``-m "not slow"`` skips the right modules
-without importing them."""
+module or fixture cannot silently drop its mark, and ``-m "not slow"`` and ``-m "not services"``
+skip the right modules without importing them."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from tests.plugins.marks import (
     EXCLUSIVE_FIXTURES,
     SERVICE_FIXTURES,
     SERVICE_MODULES,
+    pytest_ignore_collect,
     slow_module,
     xdist_groups,
 )
@@ -66,6 +67,25 @@ def test_the_slow_modules_are_the_ones_marked_so():
     )
     assert "tests/test_schemathesis.py" in slow and "tests/fuzz/test_properties.py" in slow
     assert "tests/test_marks.py" not in slow
+
+
+def test_it_leaves_out_unimported_what_the_mark_expression_leaves_out():
+    """``make check``'s ``-m "not services and not slow"`` imports neither a module marked slow
+    nor one of ``SERVICE_MODULES``; other expressions import both."""
+
+    def ignored(module: str, markexpr: str) -> bool:
+        config = SimpleNamespace(getoption=lambda name: markexpr)
+        return bool(pytest_ignore_collect(ROOT / module, config))
+
+    service = sorted(SERVICE_MODULES)[0]
+    slow = "tests/test_schemathesis.py"
+    check = "not services and not slow"
+    assert ignored(service, check) and ignored(slow, check)
+    assert not ignored("tests/test_marks.py", check)
+    assert ignored(service, "not services") and not ignored(slow, "not services")
+    assert not ignored(service, "not slow") and ignored(slow, "not slow")
+    assert not ignored(service, "") and not ignored(slow, "")
+    assert not ignored(service, "services")
 
 
 class _Item(SimpleNamespace):

@@ -56,6 +56,6 @@ def test_it_stops_on_ctrl_c_at_a_terminal_while_a_probe_holds_the_worker(make_ru
 
     run.signal(signal.SIGINT, group=True)
 
-    # 0, so that make prints no "make: *** [Makefile:12: run] Error" after a Ctrl-C.
+    # 0, so that make prints no "make: *** [Makefile:17: run] Error" after a Ctrl-C.
     assert run.wait_stopped() == 0
     assert "Vigil stopped (SIGINT)." in run.output()

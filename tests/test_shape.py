@@ -24,7 +24,7 @@ from django.utils import timezone
 from apps.regions import concerns
 from apps.regions.models import Region
 from tests.concern_app.models import Gadget
-from tests.helpers import ROOT, eager_celery
+from tests.helpers import ROOT, eager_celery, parsed, statements
 
 celery_module = importlib.import_module("config.celery_app")
 
@@ -70,7 +70,7 @@ def test_each_concern_has_the_modules_of_every_concern(concern):
 @pytest.mark.parametrize("concern", CONCERNS, ids=IDS)
 def test_each_parser_of_outside_text_is_named_parse(concern):
     for path in folder(concern).glob("*.py"):
-        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        doc = ast.get_docstring(parsed(path)) or ""
         if re.match(r"Parse(r|s)?\b", doc):
             assert path.name.startswith("parse_"), f"{path} parses outside text"
 
@@ -164,10 +164,9 @@ def test_each_concerns_forms_live_in_forms_py(concern):
     for path in folder(concern).glob("*.py"):
         if path.name == "forms.py":
             continue
-        tree = ast.parse(path.read_text())
         forms = [
             node.name
-            for node in ast.walk(tree)
+            for node in statements(parsed(path))
             if isinstance(node, ast.ClassDef)
             and any(
                 ast.unparse(base).split(".")[-1] in ("Form", "ModelForm") for base in node.bases

@@ -22,6 +22,7 @@ from django.conf import settings
 
 if TYPE_CHECKING:  # boto3 and botocore's sessions load on the first client, not at start
     import boto3
+    import botocore.loaders
     import botocore.session
     from botocore.client import BaseClient
     from botocore.config import Config
@@ -81,10 +82,23 @@ def _epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
+@lru_cache(maxsize=4)
+def _data_loader(data_path: str | None) -> botocore.loaders.Loader:
+    """One reader of botocore's bundled JSON (service models, endpoints, rule sets) for every
+    session: a session's own would parse them again, EC2's model alone tens of milliseconds,
+    for the first client of every region and account."""
+    from botocore.loaders import create_loader
+
+    return create_loader(data_path)
+
+
 def _new_botocore_session() -> botocore.session.Session:
     import botocore.session
 
     session = botocore.session.get_session()
+    session.register_component(
+        "data_loader", _data_loader(session.get_config_variable("data_path"))
+    )
     session.set_config_variable("sts_regional_endpoints", "regional")
     parsers = session.get_component("response_parser_factory")
     parsers.set_parser_defaults(timestamp_parser=utc_timestamp)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBackend
 
 from apps.demo import mode
 from apps.demo.standin import DEMO_REGIONS, AwsStandIn
@@ -11,6 +10,9 @@ from tests.helpers import demo_account_on_standin
 
 
 def test_it_serves_the_demo_regions_with_their_real_opt_in_status():
+    # moto loads in the worker that runs this test, not in every worker collecting the module
+    from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBackend
+
     moto_regions = RegionsAndZonesBackend.regions
     with AwsStandIn() as url:
         ec2 = boto3.client(

@@ -107,7 +107,6 @@ def test_it_lists_clusters_and_snapshots_filtered_by_region(api_client, api_key,
     assert api_client.get(f"/api/galera/clusters/?region={site.pk}", **auth).json()["count"] == 1
 
 
-def test_it_documents_the_galera_endpoints_in_the_schema(api_client, api_key):
-    schema = api_client.get("/api/schema/", **bearer(api_key())).content.decode()
+def test_it_documents_the_galera_endpoints_in_the_schema(api_schema):
     for path in ("/api/galera/clusters/", "/api/galera/nodes/", "/api/galera/snapshots/"):
-        assert path in schema
+        assert path in api_schema["paths"]

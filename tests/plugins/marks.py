@@ -65,12 +65,19 @@ def slow_module(path: Path) -> bool:
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """With slow tests left out (``-m "... not slow"``), the modules marked slow as a whole are
-    not even imported (schemathesis and the fuzz strategies alone take seconds to import)."""
-    if "not slow" not in (config.getoption("markexpr") or ""):
-        return None
+    not even imported (schemathesis and the fuzz strategies alone take seconds to import); with
+    the services left out (``-m "not services ..."``), nor are the ``SERVICE_MODULES``."""
+    markexpr = config.getoption("markexpr") or ""
     if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
         return None
-    return True if slow_module(collection_path) else None
+    module = (
+        collection_path.relative_to(ROOT).as_posix() if collection_path.is_relative_to(ROOT) else ""
+    )
+    if "not services" in markexpr and module in SERVICE_MODULES:
+        return True
+    if "not slow" in markexpr and slow_module(collection_path):
+        return True
+    return None
 
 
 # ``make test`` runs the tests in two processes (pytest-xdist, ``-n 2 --dist loadgroup``). What a

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncssh
 import pytest
 from django.utils.html import escape
 
@@ -13,13 +12,20 @@ from apps.raid.demo import seed_devlinks, seed_layout_mdstat
 from apps.raid.models import Array, Disk, Host
 from apps.raid.tasks import collect_host
 from tests.helpers import SHARED_FIXTURES
-from tests.services.sshd import SilentServer
 
 pytestmark = pytest.mark.django_db
 
 
 def statuses(host: Host) -> dict[str, str]:
     return dict(Array.objects.filter(host=host).values_list("name", "status"))
+
+
+def ed25519_key():
+    """A fresh ed25519 key. asyncssh loads here, with the tests that use it (every test of this
+    module needs the sshd service), not while ``make check`` collects the module."""
+    import asyncssh
+
+    return asyncssh.generate_private_key("ssh-ed25519")
 
 
 def test_it_reads_mdstat_and_each_arrays_detail_over_ssh(ssh_host, sshd):
@@ -72,7 +78,7 @@ def test_a_wrong_host_key_is_refused_shown_and_changes_nothing(ssh_host, sshd):
     sshd.reply(seed_layout_mdstat())
     collect_host(ssh_host.pk)
     before = statuses(ssh_host)
-    impostor = asyncssh.generate_private_key("ssh-ed25519").export_public_key().decode()
+    impostor = ed25519_key().export_public_key().decode()
     ssh_host.known_hosts = f"[127.0.0.1]:{sshd.port} {impostor}"
     ssh_host.save()
     sshd.reply(seed_layout_mdstat(failed=["sdb", "sdc"]))
@@ -99,6 +105,9 @@ def test_an_empty_known_hosts_file_trusts_nobody(ssh_host, sshd, settings, tmp_p
 
 
 def test_a_server_that_never_answers_times_out(ssh_host, settings):
+    # the SSH test harness loads with the tests that use it, not in make check's collection
+    from tests.services.sshd import SilentServer
+
     silent = SilentServer()
     try:
         settings.VIGIL_RAID_SSH_CONNECT_TIMEOUT = 0.5
@@ -131,9 +140,7 @@ def test_unreadable_output_is_the_hosts_error_and_stores_nothing(ssh_host, sshd)
 
 
 def test_a_refused_login_says_so(ssh_host, settings):
-    settings.VIGIL_RAID_SSH_KEY = (
-        asyncssh.generate_private_key("ssh-ed25519").export_private_key().decode()
-    )
+    settings.VIGIL_RAID_SSH_KEY = ed25519_key().export_private_key().decode()
     with pytest.raises(ssh.SshError, match="login refused"):
         ssh.collect(ssh_target(ssh_host))
 

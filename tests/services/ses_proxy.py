@@ -18,8 +18,6 @@ import urllib.request
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from moto.core.model_instances import model_data
-
 ERRORS = {
     "throttle": (429, "TooManyRequestsException", "Maximum sending rate exceeded."),
     "error500": (500, "InternalFailure", "An internal error occurred."),
@@ -130,4 +128,7 @@ def sent_messages() -> list[str]:
     data.json walks every tracked instance of every service, a test's CloudWatch data included,
     and took over 10 s in a full run.
     """
+    # moto loads with the tests that read SES, not with every module that imports ``SENDER``
+    from moto.core.model_instances import model_data
+
     return [m.raw_data for m in model_data["ses"]["RawMessage"].instances_tracked]
