@@ -23,9 +23,18 @@ PTR = 12
 
 
 def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of 127.0.0.1 free for UDP and TCP at once (dnsmasq binds both): another process
+    may still take it before dnsmasq does, which ``slow_reverse_dns`` retries."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+                try:
+                    t.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
 
 
 def qtype(packet: bytes) -> int | None:
@@ -87,33 +96,29 @@ class SlowReverseProxy:
         self.thread.join(timeout=2)
 
 
-@contextlib.contextmanager
-def slow_reverse_dns(
-    records: dict[str, str], delay: float, tmp: Path
-) -> Iterator[SlowReverseProxy]:
-    """dnsmasq answering ``records`` (name -> IPv4 address, forward and reverse) behind a proxy
-    that delays PTR answers by ``delay`` seconds; yields the proxy (its ``address`` on port 53)."""
+def _dnsmasq(records: dict[str, str], tmp: Path) -> tuple[subprocess.Popen, int]:
+    """dnsmasq answering ``records`` on a port of 127.0.0.1, once it answers: the process and
+    the port (a port taken between the choice and the bind is chosen again, three times)."""
     dnsmasq = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
     if not Path(dnsmasq).exists():
         raise RuntimeError("dnsmasq is in requirements/apt.txt (dnsmasq-base)")
-    port = _free_udp_port()
-    command = [
-        dnsmasq,
-        "--keep-in-foreground",
-        "--no-resolv",
-        "--no-hosts",
-        "--no-poll",
-        f"--pid-file={tmp / 'dnsmasq.pid'}",
-        "--listen-address=127.0.0.1",
-        "--bind-interfaces",
-        f"--port={port}",
-        "--user=root",
-        "--log-facility=-",
-        *(f"--host-record={name},{address}" for name, address in records.items()),
-    ]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    proxy = None
-    try:
+    for attempt in range(3):
+        port = _free_udp_port()
+        command = [
+            dnsmasq,
+            "--keep-in-foreground",
+            "--no-resolv",
+            "--no-hosts",
+            "--no-poll",
+            f"--pid-file={tmp / 'dnsmasq.pid'}",
+            "--listen-address=127.0.0.1",
+            "--bind-interfaces",
+            f"--port={port}",
+            "--user=root",
+            "--log-facility=-",
+            *(f"--host-record={name},{address}" for name, address in records.items()),
+        ]
+        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         for _ in range(50):  # until dnsmasq answers
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
                 probe.settimeout(0.1)
@@ -123,10 +128,28 @@ def slow_reverse_dns(
                 )
                 try:
                     probe.recvfrom(512)
-                    break
+                    return server, port
                 except (TimeoutError, ConnectionRefusedError):
                     if server.poll() is not None:
-                        raise RuntimeError(server.stderr.read().decode()) from None
+                        break
+        error = server.stderr.read().decode() if server.poll() is not None else "no answer"
+        if server.poll() is None:
+            server.terminate()
+            server.wait(timeout=10)
+        if "in use" not in error or attempt == 2:
+            raise RuntimeError(f"dnsmasq did not start: {error}")
+    raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def slow_reverse_dns(
+    records: dict[str, str], delay: float, tmp: Path
+) -> Iterator[SlowReverseProxy]:
+    """dnsmasq answering ``records`` (name -> IPv4 address, forward and reverse) behind a proxy
+    that delays PTR answers by ``delay`` seconds; yields the proxy (its ``address`` on port 53)."""
+    server, port = _dnsmasq(records, tmp)
+    proxy = None
+    try:
         listen = f"127.53.{random.randint(1, 254)}.{random.randint(1, 254)}"
         proxy = SlowReverseProxy(listen, ("127.0.0.1", port), delay)
         yield proxy
