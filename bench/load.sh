@@ -32,11 +32,11 @@
 # (bench/load_wsgi.py, LOAD_CPU_DIR), and how many of its requests the fast path answered
 # (apps/api/fastpath.py).
 #
-# Measured 2026-11-26 on 2 cores shared with five other sessions (load average 6-12), 1,000 file
+# Measured 2026-11-26 on 2 cores shared with five other sessions (load average 5-12), 1,000 file
 # systems seeded with --days 1, 5 sync workers, TARGETS="stack api api-plain": "api" at
-# 0.44-1.17x the stack in six runs of DURATION=10s (met in four) and 0.78x with ROUNDS=4
-# DURATION=8s; "api-plain" at 0.32-0.52x and 0.47x. CPU a request: server 0.85-1.34 ms (api),
-# 1.2-1.5 ms (api-plain), 0.72-1.08 ms (stack); wrk 0.1 ms, but 0.4 ms for api-plain's 210 KB
+# 0.44-1.17x the stack in six runs of DURATION=10s (met in four) and 0.78x, 0.98x, 0.86x in
+# three of ROUNDS=4 DURATION=8s; "api-plain" at 0.32-0.52x and 0.47-0.59x. CPU a request: server
+# 0.85-1.34 ms (api), 1.2-1.5 ms (api-plain), 0.72-1.26 ms (stack); wrk 0.1 ms, 0.4 ms for 210 KB
 # bodies (0.15 ms with no response() in bench/load.lua). docs/benchmarks.md has the runs.
 #
 # The server: gunicorn, config.settings.production (DEBUG off, a random SECRET_KEY,
