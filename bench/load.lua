@@ -14,9 +14,18 @@ local value = os.getenv("LOAD_HEADER_VALUE")
 if name and name ~= "" then
   wrk.headers[name] = value
 end
+-- The codings the client takes (LOAD_ACCEPT_ENCODING), as a script's HTTP client says them:
+-- "gzip, deflate" is what Python's requests and httpx send by default; empty sends nothing (curl
+-- without --compressed, urllib).
+local encoding = os.getenv("LOAD_ACCEPT_ENCODING")
+if encoding and encoding ~= "" then
+  wrk.headers["Accept-Encoding"] = encoding
+end
 -- Production settings trust X-Forwarded-Proto from the proxy that terminates TLS: say the
 -- request came over HTTPS, as it would behind that proxy (no redirect, secure cookies hold).
 wrk.headers["X-Forwarded-Proto"] = "https"
+-- The target, so that bench/load_wsgi.py adds up the CPU split of each API target apart.
+wrk.headers["X-Bench-Target"] = os.getenv("LOAD_TARGET") or "?"
 -- A warm-up run (LOAD_WARMUP=1) says so: bench/load_wsgi.py leaves it out of the CPU split.
 if os.getenv("LOAD_WARMUP") == "1" then
   wrk.headers["X-Bench-Warmup"] = "1"

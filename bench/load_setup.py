@@ -5,6 +5,7 @@
     python bench/load_setup.py prepare OUT_FILE   # writes shell variables to OUT_FILE (0600)
     python bench/load_setup.py cleanup OUT_FILE   # revokes the key, ends the session
     python bench/load_setup.py dropdb             # DATABASE_URL's database (load.sh --tiny)
+    python bench/load_setup.py cpu OUT wrk ARGS...  # runs wrk, writes its CPU time (ms) to OUT
 
 ``prepare`` makes sure a ``bench-load`` user exists (no usable password), logs it in the way a
 browser would end up (a session in the configured session store), issues a read-only API key,
@@ -16,7 +17,9 @@ go to OUT_FILE only, never to the output: they are credentials. ``createdb`` pri
 from __future__ import annotations
 
 import os
+import resource
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -125,8 +128,18 @@ def dropdb() -> None:
         )
 
 
+def cpu(out: Path, command: list[str]) -> int:
+    """Run ``command`` (wrk) and write the CPU time it used, user and system, in ms to OUT."""
+    code = subprocess.call(command)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out.write_text(f"{round(1000 * (usage.ru_utime + usage.ru_stime))}\n")
+    return code
+
+
 def main() -> None:
     action = sys.argv[1]
+    if action == "cpu":
+        sys.exit(cpu(Path(sys.argv[2]), sys.argv[3:]))
     if action in ("createdb", "dropdb"):  # no Django: its database may not exist yet
         {"createdb": createdb, "dropdb": dropdb}[action]()
         return

@@ -6,11 +6,12 @@ it needs no login. It is the floor of a request through the whole stack, which `
 longer is: the first middleware answers it (``HealthzMiddleware``), so that container probes by
 address pass ``ALLOWED_HOSTS``.
 
-With ``LOAD_CPU_DIR`` set, each worker adds up the CPU time (``time.process_time``, one
-request at a time in a sync worker) of its ``/api/`` requests by part: the API key
-(authentication), the role (permissions), the rate limits (throttles), the view (the rest of
-DRF's dispatch) and everything around it (middleware, rendering, WSGI), and writes the sums to
-``<LOAD_CPU_DIR>/<pid>.json`` every 50 requests; bench/load.sh prints their split. Warm-up
+With ``LOAD_CPU_DIR`` set, each worker adds up the CPU time (``time.thread_time``: the
+thread's own, so gthread workers' threads do not count each other's) of its ``/api/`` requests by
+target (``X-Bench-Target``, bench/load.lua) and part: the API key (authentication), the role
+(permissions), the rate limits (throttles), the view (the rest of DRF's dispatch) and everything
+around it (middleware, rendering, WSGI), with how many the fast path answered, and writes the
+sums to ``<LOAD_CPU_DIR>/<pid>.json`` every 50 requests; bench/load.sh prints their split. Warm-up
 requests (``X-Bench-Warmup``, bench/load.sh's first seconds of each target) are not counted: a
 worker's first requests pay its one-time costs (its database connection, lazy imports), which
 landed in "API key" when only a few hundred requests were measured.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,21 +38,26 @@ from django.urls import include, path  # noqa: E402
 application = get_wsgi_application()
 
 CPU_DIR = os.environ.get("LOAD_CPU_DIR", "")
-PARTS = ("key", "role", "rate limits", "view", "around")
-_cpu = dict.fromkeys(("requests", "total", *PARTS), 0.0)
-_in_api = False
-_answered_in_warmup = 0  # the fast path's answers outside the measure
+PARTS = ("requests", "total", "key", "role", "rate limits", "dispatch", "fast", "fast key")
+PARTS += ("fast rate limits", "answered")
+_cpu: dict[str, dict[str, float]] = {}  # by target (X-Bench-Target): part -> sum
+_lock = threading.Lock()  # gthread workers: threads add to the same sums
+_here = threading.local()  # .sums: those of the API request this thread answers, or None
 
 
 def _timed(part: str, method):  # noqa: ANN001, ANN202
     def timed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        if not _in_api:
+        sums = getattr(_here, "sums", None)
+        if sums is None:
             return method(*args, **kwargs)
-        start = time.process_time()
+        start = time.thread_time()
         try:
-            return method(*args, **kwargs)
+            result = method(*args, **kwargs)
         finally:
-            _cpu[part] += time.process_time() - start
+            sums[part] += time.thread_time() - start
+        if part == "fast" and result is not None:
+            sums["answered"] += 1
+        return result
 
     return timed
 
@@ -74,23 +81,17 @@ if CPU_DIR:
     fastpath.kept_key = _timed("fast key", fastpath.kept_key)
     fastpath.count = _timed("fast rate limits", fastpath.count)
     fastpath.FastPath.answer = _timed("fast", fastpath.FastPath.answer)
-    _cpu.update(
-        dict.fromkeys(("dispatch", "fast", "fast key", "fast rate limits", "answered"), 0.0)
-    )
     _vigil = application
 
     def application(environ, start_response):  # noqa: ANN001, ANN201, F811
-        global _in_api
-        global _answered_in_warmup
         path = environ.get("PATH_INFO", "")
         if not path.startswith("/api/") or environ.get("HTTP_X_BENCH_WARMUP"):
-            before = fastpath.stats["answered"]
-            try:
-                return _vigil(environ, start_response)
-            finally:
-                _answered_in_warmup += fastpath.stats["answered"] - before
-        _in_api = True
-        start = time.process_time()
+            return _vigil(environ, start_response)
+        with _lock:
+            target = environ.get("HTTP_X_BENCH_TARGET", "?")
+            sums = _cpu.setdefault(target, dict.fromkeys(PARTS, 0.0))
+        _here.sums = dict.fromkeys(PARTS, 0.0)  # this request's, added to sums at its end
+        start = time.thread_time()
         try:
             response = _vigil(environ, start_response)
             try:
@@ -98,12 +99,14 @@ if CPU_DIR:
             finally:
                 response.close()  # request_finished, as gunicorn would send it
         finally:
-            _in_api = False
-            _cpu["total"] += time.process_time() - start
-            _cpu["requests"] += 1
-            _cpu["answered"] = fastpath.stats["answered"] - _answered_in_warmup
-            if _cpu["requests"] % 50 == 1:
-                _flush()
+            mine, _here.sums = _here.sums, None
+            mine["total"] = time.thread_time() - start
+            mine["requests"] = 1
+            with _lock:
+                for name, value in mine.items():
+                    sums[name] += value
+                if sums["requests"] % 50 == 1:
+                    _flush()
 
 
 @login_not_required

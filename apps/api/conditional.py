@@ -23,7 +23,12 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpResponse
 from django.utils import timezone
-from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
+from django.utils.cache import (
+    get_conditional_response,
+    patch_cache_control,
+    patch_vary_headers,
+    set_response_etag,
+)
 from django.utils.http import http_date, quote_etag
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import mixins, viewsets
@@ -35,7 +40,7 @@ from apps.accounts.roles import role_of
 from apps.api import fastpath
 from apps.api.lists import KeysetPagination, keyset_field
 from apps.lib import cache as caches
-from apps.lib import versions
+from apps.lib import compression, versions
 
 READS = ("GET", "HEAD")
 #: Rendered list bodies a process keeps in its memory (``CachedList``), the oldest out first.
@@ -216,21 +221,23 @@ class CachedList(ConditionalGet):
             )
         )
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:32]
-        etag = quote_etag(digest)
+        # gzip only where the body is kept: compressed once, then served as kept.
+        gzipped = seconds > 0 and compression.accepts_gzip(request.META)
+        etag = quote_etag(f"{digest}-gzip" if gzipped else digest)  # one tag per coding
         response = get_conditional_response(request._request, etag=etag)
         key = f"vigil:api:list:{digest}"
-        if response is None and seconds > 0:
-            kept = _kept_here(key)
-            if kept is None and (kept := _shared_body(key)) is not None:
-                _keep_here(key, seconds, *kept)
-            if kept is not None:
-                content_type, body = kept
-                response = HttpResponse(body, content_type=content_type)
+        if response is None and seconds > 0 and (kept := _kept(key, seconds)) is not None:
+            content_type, body = kept
+            response = HttpResponse(body, content_type=content_type)
+            if gzipped:
+                _encode(response, key, seconds)
         if response is None:
             response = super().list(request, *args, **kwargs)
             if seconds > 0:
-                response.add_post_render_callback(partial(_keep, key, seconds))
+                response.add_post_render_callback(partial(_keep, key, seconds, gzipped))
         response["ETag"] = etag
+        if seconds > 0:
+            patch_vary_headers(response, ["Accept-Encoding"])
         kept_validator = getattr(request, "_vigil_kept_validator", None)
         if seconds > 0 and kept_validator is not None and isinstance(request.auth, ApiKey):
             # What apps.api.fastpath needs to answer this request again before DRF.
@@ -263,8 +270,35 @@ def _shared_body(key: str) -> tuple[str, bytes] | None:
         return None
 
 
-def _keep(key: str, seconds: int, response: HttpResponse) -> None:
+def _kept(key: str, seconds: int) -> tuple[str, bytes] | None:
+    """The body kept under ``key``: this process's, else the shared cache's (then kept here)."""
+    kept = _kept_here(key)
+    if kept is None and (kept := _shared_body(key)) is not None:
+        _keep_here(key, seconds, *kept)
+    return kept
+
+
+def _keep_everywhere(key: str, seconds: int, content_type: str, body: bytes) -> None:
+    with contextlib.suppress(Exception):  # the cache down: kept in this process only
+        cache.set(key, (content_type, body), seconds)
+    _keep_here(key, seconds, content_type, body)
+
+
+def _encode(response: HttpResponse, key: str, seconds: int) -> None:
+    """Send ``response``'s body (the one kept under ``key``) gzipped, compressed once: the
+    compressed body is kept beside it."""
+    if len(response.content) < compression.MIN_SIZE:
+        return
+    kept = _kept(f"{key}:gzip", seconds)
+    if kept is None:
+        kept = (response["Content-Type"], compression.compress(response.content))
+        _keep_everywhere(f"{key}:gzip", seconds, *kept)
+    response.content = kept[1]
+    response["Content-Encoding"] = "gzip"
+
+
+def _keep(key: str, seconds: int, gzipped: bool, response: HttpResponse) -> None:
     if response.status_code == 200:
-        with contextlib.suppress(Exception):  # the cache down: kept in this process only
-            cache.set(key, (response["Content-Type"], response.content), seconds)
-        _keep_here(key, seconds, response["Content-Type"], response.content)
+        _keep_everywhere(key, seconds, response["Content-Type"], response.content)
+        if gzipped:
+            _encode(response, key, seconds)

@@ -3,15 +3,15 @@
 ``FastPath`` is a middleware early in the stack. When DRF has answered a cached list
 (``conditional.CachedList``) to a request with an API key and no cookie, it keeps what left the
 rest of the stack, status, headers and body, under what decides that answer (the path with its
-query, ``Accept``, host, scheme, the key's role and the table's validator). A later request of
-that shape whose key this process holds in memory (``keycache.here``) is answered from it after
-one round trip to Redis that counts the key's rate limits (the view's own throttles, the same
-counters) and reads the key's shared entry and the table's version and validator, as DRF's path
-does (``throttling._counts``). Anything else, and any doubt (a revoked key or a changed role:
-the entry missing or a tombstone; a budget spent; a validator moved; a conditional answer not
-seen yet), goes on through the whole stack, with the counts already made passed along so that
-nothing is counted twice: DRF then gives its own 401, 403 or 429. What callers see:
-docs/api.md, "Cached lists".
+query, ``Accept``, whether ``Accept-Encoding`` takes gzip, host, scheme, the key's role and the
+table's validator). A later request of that shape whose key this process holds in memory
+(``keycache.here``) is answered from it after one round trip to Redis that counts the key's rate
+limits (the view's own throttles, the same counters) and reads the key's shared entry and the
+table's version and validator, as DRF's path does (``throttling._counts``). Anything else, and
+any doubt (a revoked key or a changed role: the entry missing or a tombstone; a budget spent; a
+validator moved; a conditional answer not seen yet), goes on through the whole stack, with the
+counts already made passed along so that nothing is counted twice: DRF then gives its own 401,
+403 or 429. What callers see: docs/api.md, "Cached lists".
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from apps.accounts.authentication import raw_key
 from apps.accounts.models import LOOKUP_LENGTH
 from apps.accounts.roles import role_of
 from apps.lib import cache as caches
+from apps.lib import compression
 
 #: Answers a process keeps, the oldest out first (as many as ``conditional.LOCAL_BODIES``).
 LOCAL_ANSWERS = 32
@@ -96,13 +97,20 @@ def _eligible(request: HttpRequest) -> str | None:
 
 
 def _shape(request: HttpRequest) -> tuple | None:
-    """What decides a list's answer, but for the role; None for a host ``ALLOWED_HOSTS``
-    refuses (the stack answers it as it does today)."""
+    """What decides a list's answer (its coding too), but for the role; None for a host
+    ``ALLOWED_HOSTS`` refuses (the stack answers it as it does today)."""
     try:
         host = request.get_host()
     except DisallowedHost:
         return None
-    return (request.get_full_path(), request.META.get("HTTP_ACCEPT", ""), host, request.is_secure())
+    meta = request.META
+    return (
+        request.get_full_path(),
+        meta.get("HTTP_ACCEPT", ""),
+        compression.accepts_gzip(meta),
+        host,
+        request.is_secure(),
+    )
 
 
 def kept_key(raw: str) -> Any | None:

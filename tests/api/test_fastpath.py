@@ -3,13 +3,14 @@ and headers as DRF's answer for the same request, and every refusal DRF's own.""
 
 from __future__ import annotations
 
+import gzip
 from datetime import UTC, datetime
 
 import pytest
 import time_machine
 
 from apps.accounts.models import ApiKey
-from apps.api import fastpath
+from apps.api import conditional, fastpath
 from apps.efs.models import FileSystem
 from tests.helpers import bearer
 
@@ -27,7 +28,6 @@ def on_redis(redis, settings, django_capture_on_commit_callbacks):
     from django.core.cache import cache
 
     from apps.accounts import keycache
-    from apps.api import conditional
     from apps.regions.models import Region
 
     settings.CACHES = {
@@ -287,3 +287,40 @@ def test_after_a_write_it_answers_if_none_match_from_the_new_answers_only(
     stale, fast = _get(api_client, HTTP_IF_NONE_MATCH=old["ETag"], **auth)
     assert fast
     _same(stale, new)
+
+
+def test_it_answers_gzip_to_a_client_that_accepts_it_compressed_once_as_drf_gave_it(
+    api_client, api_key, on_redis
+):
+    auth = bearer(api_key())
+    plain, _ = _get(api_client, **auth)
+    gzip_auth = {**auth, "HTTP_ACCEPT_ENCODING": "gzip, deflate"}  # as requests sends
+    drf, fast = _get(api_client, **gzip_auth)
+    assert not fast and drf.status_code == 200
+    assert drf["Content-Encoding"] == "gzip" and "Content-Encoding" not in plain
+    assert gzip.decompress(drf.content) == plain.content
+    assert int(drf["Content-Length"]) == len(drf.content) < len(plain.content)
+    assert drf["ETag"] != plain["ETag"]  # one tag per coding
+    for answer in (plain, drf):
+        assert "Accept-Encoding" in answer["Vary"]
+    again, fast = _get(api_client, **gzip_auth)
+    assert fast
+    _same(again, drf)
+    identity, fast = _get(api_client, **auth)  # kept apart: the coding is part of the shape
+    assert fast
+    _same(identity, plain)
+    # Whatever process compressed it, the bytes are the same (nothing kept here any more).
+    fastpath.forget_all()
+    conditional._bodies.clear()
+    elsewhere, _ = _get(api_client, **gzip_auth)
+    _same(elsewhere, drf)
+    not_modified, _ = _get(api_client, HTTP_IF_NONE_MATCH=drf["ETag"], **gzip_auth)
+    assert not_modified.status_code == 304
+
+
+def test_a_client_that_refuses_gzip_gets_the_body_as_it_is(api_client, api_key, on_redis):
+    auth = bearer(api_key())
+    for value in ("gzip;q=0", "identity", "br", "*;q=0"):
+        got = api_client.get(URL, HTTP_ACCEPT_ENCODING=value, **auth)
+        assert got.status_code == 200 and "Content-Encoding" not in got
+        got.json()
