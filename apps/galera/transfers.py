@@ -33,9 +33,11 @@ class Transfer:
         return None if self.ended is None else (self.ended - self.started).total_seconds()
 
 
+JOINING = ("join", "waiting")  # a state comment's start, lower case
+
+
 def joining(comment: str | None) -> bool:
-    text = (comment or "").strip().lower()
-    return text.startswith("join") or text.startswith("waiting")
+    return (comment or "").strip().lower().startswith(JOINING)
 
 
 def transfers(history: Iterable[tuple[datetime, Mapping[str, str | None]]]) -> list[Transfer]:
@@ -45,10 +47,13 @@ def transfers(history: Iterable[tuple[datetime, Mapping[str, str | None]]]) -> l
     open_: dict[str, dict] = {}
     previous: datetime | None = None
     for at, comments in history:
-        donors = [n for n, c in sorted(comments.items()) if (c or "").strip().lower() in DONOR]
-        for node, comment in sorted(comments.items()):
-            state = (comment or "").strip().lower()
-            if joining(comment) and node not in open_:
+        states = {node: (comment or "").strip().lower() for node, comment in comments.items()}
+        if not open_ and not any(s.startswith(JOINING) for s in states.values()):
+            previous = at  # all synced or donors, nothing joining: most polls
+            continue
+        donors = [n for n, s in sorted(states.items()) if s in DONOR]
+        for node, state in sorted(states.items()):
+            if state.startswith(JOINING) and node not in open_:
                 gap = (at - previous).total_seconds() if previous else None
                 open_[node] = {"started": at, "donor": None, "gap": gap}
             if node in open_:
