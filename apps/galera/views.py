@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import JSONField
 from django.db.models.expressions import RawSQL
@@ -274,30 +275,51 @@ def recent_transfers(rows: list[tuple]) -> list[Transfer]:
     return transfers(history)[:TRANSFERS]
 
 
+def history_context(cluster: Cluster, latest: Snapshot | None) -> dict[str, Any]:
+    """The charts and the state transfers, from the last snapshots: shared among requests for
+    ``VIGIL_PAGE_CACHE_SECONDS`` while the newest snapshot is ``latest`` (a poll's or a push's
+    new snapshot is a new key: never an answer older than the page's live part)."""
+
+    def work() -> dict[str, Any]:
+        rows = recent_snapshots(cluster, max(CHART_SNAPSHOTS, TRANSFER_SNAPSHOTS))
+        charted = rows[-CHART_SNAPSHOTS:]
+        width = len(CHART_COLUMNS)
+        replication = replication_charts([(row[0], *row[width:]) for row in charted])
+        return {
+            "size_chart": size_chart([row[:width] for row in charted], cluster),
+            **{f"{key}_chart": chart for key, chart in replication.items()},
+            "transfers": recent_transfers(rows),
+        }
+
+    seconds = settings.VIGIL_PAGE_CACHE_SECONDS
+    if seconds <= 0:
+        return work()
+    newest = f"{latest.pk}:{latest.created.timestamp()}" if latest else "none"
+    key = f"vigil:galera:history:{cluster.pk}:{cluster.expected_size}:{newest}"
+    found = cache.get(key)
+    if found is None:
+        found = work()
+        cache.set(key, found, seconds)
+    return found
+
+
 def cluster_context(cluster: Cluster) -> dict[str, Any]:
     context = live_context(cluster)
     nodes = context["node_list"]
-    rows = recent_snapshots(cluster, max(CHART_SNAPSHOTS, TRANSFER_SNAPSHOTS))
-    charted = rows[-CHART_SNAPSHOTS:]
-    chart_width = len(CHART_COLUMNS)
-    return context | {
-        "samples": sorted({n.recorded_sample for n in nodes if n.recorded_sample}),
-        "size_chart": size_chart([row[:chart_width] for row in charted], cluster),
-        **{
-            f"{key}_chart": chart
-            for key, chart in replication_charts(
-                [(row[0], *row[chart_width:]) for row in charted]
-            ).items()
-        },
-        "transitions": Transition.objects.filter(
-            content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
-        ).order_by("-created")[:TRANSITIONS],
-        "push_nodes": [node for node in nodes if node.mode == Node.Mode.PUSH],
-        "transfers": recent_transfers(rows),
-        "agent_files": agents.files(AGENT),
-        "vigil_url": settings.VIGIL_BASE_URL,
-        "push_stale_minutes": settings.VIGIL_GALERA_PUSH_STALE_MINUTES,
-    }
+    return (
+        context
+        | history_context(cluster, context["latest"])
+        | {
+            "samples": sorted({n.recorded_sample for n in nodes if n.recorded_sample}),
+            "transitions": Transition.objects.filter(
+                content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk
+            ).order_by("-created")[:TRANSITIONS],
+            "push_nodes": [node for node in nodes if node.mode == Node.Mode.PUSH],
+            "agent_files": agents.files(AGENT),
+            "vigil_url": settings.VIGIL_BASE_URL,
+            "push_stale_minutes": settings.VIGIL_GALERA_PUSH_STALE_MINUTES,
+        }
+    )
 
 
 @require_safe

@@ -140,8 +140,8 @@ VIGIL = (
         "VIGIL_PAGE_CACHE_SECONDS",
         "int",
         10,
-        help="Home tiles and region panels are rendered at most once per this many seconds, "
-        "shared by every viewer (0: on every request).",
+        help="Home tiles, region panels and the subject pages' charts are worked out at most "
+        "once per this many seconds, shared by every viewer (0: on every request).",
     ),
     Setting(
         "VIGIL_ADMIN_USERNAME",

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.galera import collect, demo, tasks
-from apps.galera.models import Cluster, Node
+from apps.galera.models import Cluster, Node, Snapshot
 from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.verdict import NodeResult
 from apps.regions.models import Region
@@ -165,3 +165,32 @@ def test_it_reads_the_cluster_page_in_a_constant_number_of_queries(logged_in_cli
     assert queries(logged_in_client, "cluster", **SMALL) == queries(
         logged_in_client, "cluster", **{**BIGGER, "days": 3}
     )
+
+
+def test_the_cluster_pages_history_is_shared_until_a_new_snapshot_comes(logged_in_client, settings):
+    """The charts and transfers are worked out once for every viewer while the newest
+    snapshot is the same; a new snapshot shows at the next request."""
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.VIGIL_PAGE_CACHE_SECONDS = 60
+    cache.clear()
+    site = Region.objects.create(code="dc1", name="DC 1", kind=Region.Kind.SITE)
+    cluster = Cluster.objects.create(region=site, name="prod")
+    for _ in range(2):
+        Snapshot.objects.create(cluster=cluster, status="ok", cluster_size=3, nodes={})
+
+    def page() -> tuple[str, bool]:
+        with CaptureQueriesContext(connection) as seen:
+            html = logged_in_client.get(cluster.get_absolute_url()).content.decode()
+        return html, any("node_facts" in q["sql"] for q in seen.captured_queries)
+
+    first, read = page()
+    assert read and '"values": [3, 3]' in first
+    again, read = page()
+    assert not read and '"values": [3, 3]' in again
+    Snapshot.objects.create(cluster=cluster, status="ok", cluster_size=2, nodes={})
+    latest, read = page()
+    assert read and '"values": [3, 3, 2]' in latest
+    cache.clear()
