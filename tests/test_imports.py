@@ -1,12 +1,11 @@
 """The import graph of ``apps/``, with ``config/``, ``bench/`` and ``tests/plugins/`` around it,
 points one way (docs/architecture.md, "Layers"): no module reaches itself again through its
-imports, and ``apps/lib``, the ground floor, imports no app.
+imports, ``apps/lib``, the ground floor, imports no app, and between apps imports point down
+the layers (``LAYERS``), so no two apps import each other.
 
 Every ``import`` statement counts, at module level or inside a function, so a circle cannot hide
-in a function body. Read with ``ast`` from the files, nothing imported. import-linter's contract
-for circles (``acyclic_siblings``) judges sibling packages as wholes, so it would also refuse the
-loops between apps that no module circle makes (``apps.accounts`` and ``apps.api``, the concerns
-and ``apps.demo``): those wait for the layering between apps (issue 33).
+in a function body. Read with ``ast`` from the files, nothing imported (import-linter's
+``layers`` contract says the same from the imported packages; this needs no new dependency).
 """
 
 from __future__ import annotations
@@ -122,6 +121,97 @@ def test_the_ground_floor_imports_no_app():
         if not f"{target}.".startswith("apps.lib.")
     }
     assert upward == set()
+
+
+#: The apps from the ground up (docs/architecture.md, "Imports point down"): an app imports only
+#: apps of the layers below its own, never one beside it. The API's plumbing authenticates with
+#: the accounts' keys; regions hold the concern registry every app above reads; the alerts read
+#: the subjects' transitions; ``/metrics`` gives the concerns its families; EBS knows the Galera
+#: nodes' and RAID hosts' volumes ("Where concerns meet"); the demo builds its fleet with the
+#: concerns' own code; the entry points, benchmarks and the tests' plugins stand on all of it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("apps.lib",),
+    ("apps.accounts",),
+    ("apps.api",),
+    ("apps.regions",),
+    ("apps.alerts",),
+    ("apps.prometheus",),
+    ("apps.efs", "apps.galera", "apps.raid", "apps.probes"),
+    ("apps.ebs",),
+    ("apps.demo",),
+    ("config",),
+    ("bench", "tests.plugins"),
+)
+
+#: Imports between apps that still point up or sideways, each with why; strike a line when its
+#: imports go (``test_every_allowed_upward_import_is_still_there``).
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    (concern, "apps.demo"): (
+        "the concern's demo pieces (demo.py, demo_*.py) use the demo app's toolkit (mode's "
+        "demo_region, runtime.repeating, metric_data) and its apps.py registers them as the "
+        "Concern's demo hooks, while apps.demo.fleet builds the seed with the concern's code: "
+        "to go, the demo app would find each concern's demo module by name in its ready()"
+    )
+    for concern in ("apps.efs", "apps.galera", "apps.raid", "apps.probes", "apps.ebs")
+}
+
+
+def app_of(module: str) -> str:
+    """The app (``apps.<name>``) or the folder around them (``config``, ``bench``,
+    ``tests.plugins``) a module belongs to."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in ("apps", "tests") else parts[0]
+
+
+LAYER_OF = {app: height for height, layer in enumerate(LAYERS) for app in layer}
+
+
+def app_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {
+        (app_of(module), app_of(target))
+        for module, targets in graph.items()
+        if module != "apps"
+        for target in targets
+        if target != "apps" and app_of(module) != app_of(target)
+    }
+
+
+def test_every_app_has_its_layer():
+    assert {app for pair in app_imports(GRAPH) for app in pair} - set(LAYER_OF) == set()
+    assert {f"apps.{p.name}" for p in APPS.iterdir() if (p / "__init__.py").exists()} <= set(
+        LAYER_OF
+    )
+
+
+def not_down(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b in app_imports(graph) if LAYER_OF[a] <= LAYER_OF[b]}
+
+
+def test_imports_between_apps_point_down_the_layers():
+    assert not_down(GRAPH) - set(ALLOWED_UPWARD) == set()
+
+
+def test_every_allowed_upward_import_is_still_there():
+    assert set(ALLOWED_UPWARD) - not_down(GRAPH) == set()
+
+
+def test_no_two_apps_import_each_other_but_the_allowed():
+    """The apps' graph has no circle once the allowed imports are set aside (a circle between
+    apps needs an import that does not point down, so this holds while the layers do)."""
+    apps_graph: dict[str, set[str]] = {}
+    for a, b in app_imports(GRAPH) - set(ALLOWED_UPWARD):
+        apps_graph.setdefault(a, set()).add(b)
+    assert circles(apps_graph) == []
+
+
+def test_it_sees_an_import_up_or_beside():
+    graph = {"apps.lib.x": set(), "apps.regions.views": {"apps.alerts.models"}}
+    graph |= {"apps.alerts.models": {"apps.regions.models"}, "apps.efs.v": {"apps.raid.m"}}
+    assert not_down(graph) == {
+        ("apps.regions", "apps.alerts"),
+        ("apps.efs", "apps.raid"),
+    }
+    assert app_of("tests.plugins.aws") == "tests.plugins" and app_of("config.urls") == "config"
 
 
 def test_it_sees_a_circle_and_an_import_inside_a_function():
