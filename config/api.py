@@ -11,7 +11,6 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from apps.accounts.api import ApiKeyViewSet, AuditViewSet
 from apps.alerts.api import (
     CauseViewSet,
     ChannelViewSet,
@@ -23,6 +22,7 @@ from apps.alerts.api import (
     SilenceViewSet,
     TransitionViewSet,
 )
+from apps.api.keys import ApiKeyViewSet, AuditViewSet
 from apps.regions import concerns
 from apps.regions.api import AccountViewSet, RegionViewSet
 

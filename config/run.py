@@ -95,8 +95,9 @@ def run(stop: Stop) -> int:
     from django.conf import settings
     from django.core.management import call_command
 
-    from apps.demo.mode import demo_enabled, ensure_demo_account
+    from apps.demo.mode import demo_enabled
     from apps.regions import concerns
+    from apps.regions.demo import ensure_demo_account
     from config.celery_app import all_queues, app, command
 
     (settings.VAR_DIR / "static").mkdir(parents=True, exist_ok=True)

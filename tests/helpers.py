@@ -82,17 +82,16 @@ ADMIN_PASSWORD = "s3cret-pass-word"
 def demo_account_on_standin(settings) -> Iterator[object]:
     """The demo account with its regions discovered, on an AWS stand-in of its own (moto's state
     reset first, as a new ``make run`` finds it) that Vigil's clients use for the block."""
-    from apps.demo import mode
     from apps.demo.standin import AwsStandIn
     from apps.lib import aws
-    from apps.regions import tasks
+    from apps.regions import demo, tasks
     from apps.regions.models import Account
 
     with AwsStandIn() as url:
         urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"))
         settings.AWS_ENDPOINT_URL = url
         aws.clear_cache()
-        mode.ensure_demo_account(True)
+        demo.ensure_demo_account(True)
         account = Account.objects.get(is_demo=True)
         tasks.discover_regions(account.pk)
         yield account

@@ -1,12 +1,11 @@
 """The import graph of ``apps/``, with ``config/``, ``bench/`` and ``tests/plugins/`` around it,
 points one way (docs/architecture.md, "Layers"): no module reaches itself again through its
-imports, and ``apps/lib``, the ground floor, imports no app.
+imports, ``apps/lib``, the ground floor, imports no app, and between apps imports point down
+the layers (``LAYERS``), so no two apps import each other.
 
 Every ``import`` statement counts, at module level or inside a function, so a circle cannot hide
-in a function body. Read with ``ast`` from the files, nothing imported. import-linter's contract
-for circles (``acyclic_siblings``) judges sibling packages as wholes, so it would also refuse the
-loops between apps that no module circle makes (``apps.accounts`` and ``apps.api``, the concerns
-and ``apps.demo``): those wait for the layering between apps (issue 33).
+in a function body. Read with ``ast`` from the files, nothing imported (import-linter's
+``layers`` contract says the same from the imported packages; this needs no new dependency).
 """
 
 from __future__ import annotations
@@ -129,9 +128,92 @@ def test_the_ground_floor_imports_no_app():
     assert upward == set()
 
 
+#: The apps from the ground up (docs/architecture.md, "Imports point down"): an app imports only
+#: apps of the layers below its own, never one beside it. The API's plumbing authenticates with
+#: the accounts' keys; regions hold the concern registry every app above reads; the alerts read
+#: the subjects' transitions; ``/metrics`` gives the concerns its families; EBS knows the Galera
+#: nodes' and RAID hosts' volumes ("Where concerns meet"); the demo builds its fleet with the
+#: concerns' own code; the entry points, benchmarks and the tests' plugins stand on all of it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("apps.lib",),
+    ("apps.accounts",),
+    ("apps.api",),
+    ("apps.regions",),
+    ("apps.alerts",),
+    ("apps.prometheus",),
+    ("apps.efs", "apps.galera", "apps.raid", "apps.probes"),
+    ("apps.ebs",),
+    ("apps.demo",),
+    ("config",),
+    ("bench", "tests.plugins"),
+)
+
+#: Imports between apps that still point up or sideways, each with why; strike a line when its
+#: imports go (``test_every_allowed_upward_import_is_still_there``).
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
+
+
+def app_of(module: str) -> str:
+    """The app (``apps.<name>``) or the folder around them (``config``, ``bench``,
+    ``tests.plugins``) a module belongs to."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in ("apps", "tests") else parts[0]
+
+
+LAYER_OF = {app: height for height, layer in enumerate(LAYERS) for app in layer}
+
+
+def app_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {
+        (app_of(module), app_of(target))
+        for module, targets in graph.items()
+        if module != "apps"
+        for target in targets
+        if target != "apps" and app_of(module) != app_of(target)
+    }
+
+
+def test_every_app_has_its_layer():
+    assert {app for pair in app_imports(graph()) for app in pair} - set(LAYER_OF) == set()
+    assert {f"apps.{p.name}" for p in APPS.iterdir() if (p / "__init__.py").exists()} <= set(
+        LAYER_OF
+    )
+
+
+def not_down(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b in app_imports(graph) if LAYER_OF[a] <= LAYER_OF[b]}
+
+
+def test_imports_between_apps_point_down_the_layers():
+    assert not_down(graph()) - set(ALLOWED_UPWARD) == set()
+
+
+def test_every_allowed_upward_import_is_still_there():
+    assert set(ALLOWED_UPWARD) - not_down(graph()) == set()
+
+
+def test_no_two_apps_import_each_other_but_the_allowed():
+    """The apps' graph has no circle once the allowed imports are set aside (a circle between
+    apps needs an import that does not point down, so this holds while the layers do)."""
+    apps_graph: dict[str, set[str]] = {}
+    for a, b in app_imports(graph()) - set(ALLOWED_UPWARD):
+        apps_graph.setdefault(a, set()).add(b)
+    assert circles(apps_graph) == []
+
+
+def test_it_sees_an_import_up_or_beside():
+    graph = {"apps.lib.x": set(), "apps.regions.views": {"apps.alerts.models"}}
+    graph |= {"apps.alerts.models": {"apps.regions.models"}, "apps.efs.v": {"apps.raid.m"}}
+    assert not_down(graph) == {
+        ("apps.regions", "apps.alerts"),
+        ("apps.efs", "apps.raid"),
+    }
+    assert app_of("tests.plugins.aws") == "tests.plugins" and app_of("config.urls") == "config"
+
+
 def test_it_sees_a_circle_and_an_import_inside_a_function():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert "apps.demo.mode" in graph()["apps.galera.demo"]  # module level
+    assert "apps.regions.demo" in graph()["apps.galera.demo"]  # module level
     assert "apps.alerts.receivers" in graph()["apps.alerts.apps"]  # inside AlertsConfig.ready
 
 
@@ -211,14 +293,19 @@ def demo_piece(module: str) -> bool:
 
 def test_no_production_module_asks_the_demo():
     """Demo mode reaches production code only through the hooks the demo app fills in its
-    ready() (docs/architecture.md, "The concern contract"), so no other module imports it."""
+    ready() (docs/architecture.md, "The concern contract"): no other module imports a demo piece
+    (the demo app, a concern's demo modules, or what they share below the concerns:
+    ``apps/regions/demo.py``, ``apps/lib/demo_*.py``), but an app's ``apps.py`` registering its
+    own as its concern's demo hooks."""
     asking = {
         (module, target)
         for module, targets in graph().items()
         if not demo_piece(module)
         for target in targets
-        if f"{target}.".startswith("apps.demo.")
+        if demo_piece(target)
+        and not (module.endswith(".apps") and app_of(module) == app_of(target))
     }
     assert asking == set()
     assert demo_piece("apps.raid.demo") and demo_piece("apps.efs.demo_clients")
+    assert demo_piece("apps.regions.demo") and demo_piece("apps.lib.demo_runtime")
     assert not demo_piece("apps.lib.outbound") and not demo_piece("apps.alerts.mailbox")

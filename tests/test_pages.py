@@ -79,13 +79,14 @@ def demo_story(settings, admin):
     from apps.probes.keepalive import Measurement
     from apps.probes.models import Target
     from apps.raid.models import Array, Host
+    from apps.regions import demo
     from apps.regions.models import Region
 
     settings.VIGIL_DEMO = "true"
     mode.demo_enabled.cache_clear()
     with demo_account_on_standin(settings) as account:
         mode.set_up_demo_fleet()
-        region = account.regions.get(code=mode.DEMO_REGION)
+        region = account.regions.get(code=demo.DEMO_REGION)
         collection, _ = RegionCollection.objects.get_or_create(region=region)
         efs_tasks.collect_region(collection.pk, region=region.code)
         volumes, _ = EbsCollection.objects.get_or_create(region=region)
@@ -122,7 +123,7 @@ def demo_story(settings, admin):
     ).send()
     host = Host.objects.get(is_demo=True)
     incident = Incident.objects.filter(closed=None).first()
-    site = Region.objects.get(account=account, code=mode.OUTSIDE_SITE_CODE)
+    site = Region.objects.get(account=account, code=demo.OUTSIDE_SITE_CODE)
     pages = {
         "login": "/accounts/login/",
         "home": "/",

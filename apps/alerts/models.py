@@ -55,6 +55,20 @@ def held_in_regions(**where: object) -> list[str]:
     ]
 
 
+def changes_in_region(region: Region, start: datetime, end: datetime, limit: int) -> list[tuple]:
+    """The region's status changes from ``start`` to ``end``, oldest first, at most ``limit``, as
+    rows of (object id, concern, subject label, created, old status, new status, reason), for
+    its timeline (``regions.models.TIMELINE_SOURCES``, registered by ``AlertsConfig.ready()``)."""
+    return list(
+        Transition.objects.filter(region=region, created__gte=start, created__lte=end)
+        .order_by("created", "pk")
+        .values_list(
+            "object_id", "concern", "subject_label", "created",
+            "old_status", "new_status", "reason",
+        )[:limit]
+    )  # fmt: skip
+
+
 #: Each channel kind's check of a target and secret (``{kind: check(target, secret) ->
 #: {field: message}}``), filled from ``integrations.TRANSPORTS`` by ``AlertsConfig.ready()``:
 #: the transports import these models, so the models ask them through here.

@@ -1,6 +1,6 @@
 """A region turned back on: what happened while it was hidden is sent (routing.region_turned_on).
 A silence saved with an end before the next sweep: a release is queued for its end. After a
-flush, the default rule is there again."""
+flush, the default rule is there again. The first admin hears the default rule's alerts."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import routing
+from .models import Channel, Rule
 from .tasks import wake_at_silence_end
 from .transitions import wake_sender
 
@@ -80,3 +81,11 @@ def ensure_default_rule(
         return
     if not rule.objects.using(using).filter(is_default=True).exists():
         rule.objects.using(using).create(is_default=True, **DEFAULT_RULE)
+
+
+def route_to_first_admin(sender: Any, email: str, **kwargs: Any) -> None:
+    """``accounts.signals.first_admin_created``: nothing goes unrouted, the default rule emails
+    the first admin until someone changes it."""
+    rule = Rule.objects.filter(is_default=True).first()
+    if rule is not None and not rule.channels.exists():
+        rule.channels.add(Channel.objects.create(name="Admin email", target=email))

@@ -14,9 +14,9 @@ import time
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from apps.demo.mode import DEMO_REGION
 from apps.lib import aws
 from apps.raid.demo import SEED_DOMAINS, SEED_SERVERS
+from apps.regions.demo import DEMO_REGION
 from apps.regions.models import Account
 
 from .demo_cloudwatch import PHASE_TAG, PROFILE_TAG

@@ -1,5 +1,5 @@
 """A GetMetricData responder for moto serving the synthetic EBS fleet (``demo_workloads.py``) with
-CloudWatch's limits enforced (``apps/demo/metric_data.py`` pages the answers), for the demo
+CloudWatch's limits enforced (``apps/lib/demo_metric_data.py`` pages the answers), for the demo
 stand-in and ``bench/ebs_collect.py``. Calls are counted.
 
 It answers a call whose every query is an AWS/EBS or AWS/EC2 metric of a volume or instance
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from apps.demo import metric_data
+from apps.lib import demo_metric_data
 
 from .demo_workloads import INSTANCE_PROFILES, PROFILES, instance_values, minute_values
 from .limits import INSTANCE_METRICS, VOLUME_METRICS
@@ -47,7 +47,7 @@ class EbsResponder:
     def answer(self, account: str, region: str, params: dict) -> dict[str, Any]:
         with self._lock:
             self.calls[region] += 1
-        return metric_data.answer(
+        return demo_metric_data.answer(
             params, lambda query, start, end: _series(account, region, query, start, end)
         )
 
@@ -126,7 +126,7 @@ def install(responder: EbsResponder | None = None) -> EbsResponder:
     if getattr(previous, "vigil_ebs", False):
         return _installed
 
-    get_metric_data = metric_data.responding(previous, lambda: _installed)
+    get_metric_data = demo_metric_data.responding(previous, lambda: _installed)
     get_metric_data.vigil_ebs = True  # type: ignore[attr-defined]
     CloudWatchResponse.get_metric_data = get_metric_data
     return _installed

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from django.utils import timezone
 
-from apps.demo import runtime
+from apps.lib import demo_runtime
 
 from .client_push import read_push, store
 from .demo_workloads import DAY_MIN, DEMO_FLEET, PROFILES, minute_values
@@ -168,4 +168,4 @@ def push_all(now: datetime | None = None) -> int:
 
 def running_clients() -> AbstractContextManager[None]:
     """Pushes every minute in a thread while held open (``make run`` in demo mode)."""
-    return runtime.repeating("demo-nfs-clients", INTERVAL_S, push_all)
+    return demo_runtime.repeating("demo-nfs-clients", INTERVAL_S, push_all)

@@ -9,7 +9,7 @@ It answers only calls whose every query is an AWS/EFS metric of a file system cr
 moto with a ``vigil:demo-profile`` tag; any other call goes to moto unchanged, so tests that
 ``put_metric_data`` into moto keep working.
 
-Enforced (``apps/demo/metric_data.py`` pages the answers): at most 500 queries per call, at
+Enforced (``apps/lib/demo_metric_data.py`` pages the answers): at most 500 queries per call, at
 most min(MaxDatapoints, 100,800) data points per response, the rest behind a NextToken; buckets
 start on period boundaries (AWS rounds StartTime down). Injected on demand: latency per
 call, a ThrottlingException every n-th call (retried by the client's adaptive mode), and a
@@ -31,8 +31,8 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from apps.demo import metric_data
-from apps.demo.metric_data import StandInError
+from apps.lib import demo_metric_data
+from apps.lib.demo_metric_data import StandInError
 
 from .cloudwatch_plan import NAMESPACE, SPECS, SYNC
 from .demo_workloads import DAY_MIN, PROFILES, Profile, minute_values, sizes, sync_lag_s
@@ -92,7 +92,7 @@ class FleetResponder:
             with self._lock:
                 self.throttled[region] += 1
             raise StandInError("ThrottlingException", "Rate exceeded")
-        return metric_data.answer(
+        return demo_metric_data.answer(
             params, lambda query, start, end: self._series(account, region, query, start, end)
         )
 
@@ -231,7 +231,7 @@ def install(responder: FleetResponder | None = None) -> FleetResponder:
         return _installed
     _original = CloudWatchResponse.get_metric_data
 
-    get_metric_data = metric_data.responding(_original, lambda: _installed)
+    get_metric_data = demo_metric_data.responding(_original, lambda: _installed)
     CloudWatchResponse.get_metric_data = get_metric_data
     _install_sizes()
     install_replications()

@@ -10,7 +10,7 @@ demo cluster. The other members show up through ``wsrep_incoming_addresses``.
 
 from __future__ import annotations
 
-from apps.demo.mode import OUTSIDE_SITE_CODE, OUTSIDE_SITE_NAME, demo_region, demo_site
+from apps.regions.demo import OUTSIDE_SITE_CODE, OUTSIDE_SITE_NAME, demo_region, demo_site
 
 from .models import Cluster, Node
 from .tasks import poll_cluster

@@ -16,11 +16,11 @@ import threading
 import time
 from dataclasses import dataclass
 
-from apps.demo.mode import OUTSIDE_SITE_NAME, demo_region, demo_site
+from apps.regions.demo import OUTSIDE_SITE_NAME, demo_region, demo_site
 
 from .models import Target
 
-DEMO_SITE_CODE = "demo-site"  # apps.demo.mode.OUTSIDE_SITE_CODE
+DEMO_SITE_CODE = "demo-site"  # apps.regions.demo.OUTSIDE_SITE_CODE
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from apps.demo import runtime
-from apps.demo.mode import demo_region
+from apps.lib import demo_runtime
+from apps.regions.demo import demo_region
 
 from .collect import ingest
 from .models import Host
@@ -248,7 +248,7 @@ def refresh_all() -> int:
 def running_reports() -> AbstractContextManager[None]:
     """The demo hosts report every minute, as a pushing host would, while held open (``make
     run`` in demo mode: the concern's ``demo_runtime``)."""
-    return runtime.repeating("demo-raid-reports", REPORT_INTERVAL_S, refresh_all)
+    return demo_runtime.repeating("demo-raid-reports", REPORT_INTERVAL_S, refresh_all)
 
 
 def refresh(host: Host, now: datetime | None = None) -> None:

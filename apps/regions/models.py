@@ -236,6 +236,12 @@ def _counted(count: int, noun: str) -> list[str]:
 #: regions, so regions asks it through here rather than importing it.
 HELD_ELSEWHERE: dict[str, Callable[..., list[str]]] = {}
 
+#: What the region timeline draws, asked of the alerts app in the same way (its ``ready()`` fills
+#: it): ``changes(region, start, end, limit)``, the status changes as rows of (object id, concern,
+#: subject label, created, old status, new status, reason), oldest first; ``windows(region,
+#: start, end)``, the maintenance windows that apply, each with its occurrences.
+TIMELINE_SOURCES: dict[str, Callable[..., list[tuple]]] = {}
+
 
 def history_held(**where: object) -> list[str]:
     """What the regions matching ``where`` hold: monitored subjects of every concern, and what

@@ -20,11 +20,10 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts.roles import requires, role_of
-from apps.alerts.models import MaintenanceWindow, Transition
 from apps.lib.status import Status, worst
 
 from . import concerns, thresholds, timeline
-from .models import Account, Region
+from .models import TIMELINE_SOURCES, Account, Region
 
 
 @dataclass
@@ -294,14 +293,7 @@ def timeline_for(
     end = timezone.localtime(now or timezone.now())
     start = end - timeline.SPANS[span_key]
     listed = TIMELINE_LISTED if more else TIMELINE_SHOWN
-    rows = list(
-        Transition.objects.filter(region=region, created__gte=start, created__lte=end)
-        .order_by("created", "pk")
-        .values_list(
-            "object_id", "concern", "subject_label", "created",
-            "old_status", "new_status", "reason",
-        )[:TIMELINE_CHANGES]
-    )  # fmt: skip
+    rows = TIMELINE_SOURCES["changes"](region, start, end, TIMELINE_CHANGES)
     changes = [
         timeline.Change(
             subject=(concern, object_id),
@@ -313,7 +305,7 @@ def timeline_for(
         )
         for object_id, concern, label, at, old, new, reason in rows
     ]
-    built = timeline.build(changes, start, end, MaintenanceWindow.in_region(region, start, end))
+    built = timeline.build(changes, start, end, TIMELINE_SOURCES["windows"](region, start, end))
     return {
         "timeline": built,
         # Every lane's grid, written once rather than by the template for each of 60 lanes.

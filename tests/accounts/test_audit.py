@@ -208,10 +208,10 @@ def test_saving_a_user_in_the_admin_records_only_what_a_person_changed(client, u
 
 
 def test_setting_the_demo_up_again_at_a_restart_records_nothing(settings):
-    from apps.demo import mode
     from apps.probes import demo
+    from apps.regions.demo import ensure_demo_account
 
-    mode.ensure_demo_account(True)
+    ensure_demo_account(True)
     demo.set_up(base_port=41000)
     before = LogEntry.objects.count()
     demo.set_up(base_port=41000)  # the next start: 15 where the database holds 15.0

@@ -5,6 +5,7 @@ import pytest
 
 from apps.demo import mode
 from apps.demo.standin import DEMO_REGIONS, AwsStandIn
+from apps.regions.demo import ensure_demo_account
 from apps.regions.models import Account
 from tests.helpers import demo_account_on_standin
 
@@ -42,10 +43,10 @@ def test_it_discovers_the_demo_account_through_the_stand_in(settings):
 
 @pytest.mark.django_db
 def test_it_hides_the_demo_account_once_real_credentials_are_configured():
-    mode.ensure_demo_account(True)
-    mode.ensure_demo_account(False)
+    ensure_demo_account(True)
+    ensure_demo_account(False)
     assert not Account.objects.get(is_demo=True).enabled
-    mode.ensure_demo_account(True)
+    ensure_demo_account(True)
     assert Account.objects.filter(is_demo=True, enabled=True).count() == 1
 
 

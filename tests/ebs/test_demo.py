@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from apps.demo.mode import DEMO_REGION
 from apps.ebs import demo, tasks
 from apps.ebs.models import RegionCollection, Volume
 from apps.galera import demo as galera_demo
 from apps.raid import demo as raid_demo
+from apps.regions.demo import DEMO_REGION
 from tests.helpers import demo_account_on_standin
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

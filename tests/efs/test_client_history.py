@@ -107,6 +107,7 @@ def test_the_page_answers_which_client_and_warns_of_the_lock_trap(fs, logged_in_
         html = logged_in_client.get(
             reverse("efs:filesystem_detail", args=[fs.pk]) + "?range=3h"
         ).content.decode()
+    html = " ".join(html.split())  # as a browser shows it: the template wraps its lines
     assert "Which client?" in html
     assert html.index("batch-1") < html.index("web-1")
     assert "Stopped reporting:</strong> batch-1" in html  # last push 6 minutes ago, over 5

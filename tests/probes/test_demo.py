@@ -8,12 +8,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.demo.mode import ensure_demo_account
 from apps.lib.status import Status
 from apps.probes import tasks
 from apps.probes.demo import BEHAVIOURS, DEMO_SITE_CODE, Behaviour, DemoServers, set_up
 from apps.probes.keepalive import measure
 from apps.probes.models import Target
+from apps.regions.demo import ensure_demo_account
 from apps.regions.models import Region
 
 

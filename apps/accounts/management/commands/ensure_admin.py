@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
 from apps.accounts.roles import ADMIN_GROUP
-from apps.alerts.models import Channel, Rule
+from apps.accounts.signals import first_admin_created
 from apps.lib.conf import BY_NAME
 
 
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         admin = User.objects.create_superuser(username=username, email=email, password=password)
         # A superuser holds every permission anyway; the group shows the role in the admin.
         admin.groups.add(Group.objects.get_or_create(name=ADMIN_GROUP)[0])
-        _route_alerts_to(email)
+        first_admin_created.send(sender=self.__class__, user=admin, email=email)
         shown = password if generated else "(from VIGIL_ADMIN_PASSWORD)"
         self.stdout.write(
             self.style.SUCCESS(
@@ -40,11 +40,3 @@ class Command(BaseCommand):
                 "This password is shown once; change it under /admin/ or set VIGIL_ADMIN_PASSWORD."
             )
         )
-
-
-def _route_alerts_to(email: str) -> None:
-    """Nothing goes unrouted: the default rule emails the first admin until someone changes it."""
-    rule = Rule.objects.filter(is_default=True).first()
-    if rule is not None and not rule.channels.exists():
-        channel = Channel.objects.create(name="Admin email", target=email)
-        rule.channels.add(channel)

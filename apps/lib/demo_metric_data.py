@@ -3,7 +3,10 @@
 limits enforced: at most 500 queries a call (ValidationError beyond), at most
 min(MaxDatapoints, 100,800) data points an answer, the rest behind a NextToken. A concern gives
 the series of one query; ``answer`` pages them, and ``responding`` puts a responder in front
-of moto's own GetMetricData. A change to the stand-in, not to Vigil."""
+of moto's own GetMetricData. A change to the stand-in, not to Vigil.
+
+Only the demo's pieces use it (a concern's ``demo_cloudwatch.py``): it sits here, below the
+concerns, for them to import it downward (docs/architecture.md, "Imports point down")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Demo work that ``make run`` repeats while it runs in demo mode: a concern's ``demo_runtime``
 (``apps/regions/concerns.py``) returns ``repeating(...)`` for what its demo subjects would do on
 their own (EFS's NFS clients push, RAID's demo host reports), so no production task asks
-whether the demo is on."""
+whether the demo is on.
+
+Only the demo's pieces use it, from here below the concerns (docs/architecture.md, "Imports
+point down")."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from apps.demo import runtime
+from apps.lib import demo_runtime as runtime
 
 
 def test_a_failing_round_is_logged_and_the_next_one_runs(caplog):

@@ -1,5 +1,6 @@
 """API keys through the API (list, issue: the key is in the response once, revoke), and the
-audit trail (read, admins)."""
+audit trail (read, admins): the API's own resources, kept with the plumbing that checks those
+keys (``apps.accounts`` sits below it: docs/architecture.md, "Imports point down")."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from rest_framework import exceptions, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.api.conditional import ConditionalGet, CreateListRetrieveDestroyViewSet
-from apps.api.lists import FilterSet, SinceUntilFilterSet
+from apps.accounts.audit import changes
+from apps.accounts.models import ApiKey, KeyRefused
 
-from .audit import changes
-from .models import ApiKey, KeyRefused
+from .conditional import ConditionalGet, CreateListRetrieveDestroyViewSet
+from .lists import FilterSet, SinceUntilFilterSet
 
 
 class ApiKeySerializer(serializers.ModelSerializer):
