@@ -287,6 +287,66 @@ def rebuild_totals() -> None:
         )
 
 
+def _saved_client(
+    identity: str,
+    hostname: str,
+    instance_id: str,
+    lookups: list[dict],
+    locks: list[dict],
+    now: datetime,
+    key: ClientKey | None,
+) -> NfsClient:
+    """The pushing client, locked for the push's transaction, with what it says of itself now:
+    names, lookups (and the slowest), locks (and how many did not come), the key it used."""
+    client, _ = NfsClient.objects.select_for_update().get_or_create(
+        identity=identity, defaults={"last_push": now}
+    )
+    client.hostname, client.instance_id = hostname, instance_id
+    client.lookups, client.locks, client.last_push = lookups, locks, now
+    took = [t for lookup in lookups for t in (lookup["reverse_seconds"], lookup["forward_seconds"])]
+    client.slowest_lookup = max((t for t in took if t is not None), default=None)
+    client.stuck_locks = sum(1 for lock in locks if not lock["ok"])
+    if key is not None:
+        client.key = key
+    client.save()
+    return client
+
+
+def _saved_mount(
+    row: NfsMount,
+    mount: Mount,
+    fs: FileSystem | None,
+    attribution: clients.Attribution | None,
+    now: datetime,
+) -> NfsSample | None:
+    """``row`` saved as ``mount`` reads now; what it counted since its previous push (None at
+    its first, or when the counters cannot be compared), to be written with the others."""
+    now_counters = clients.counters(mount)
+    ops = _op_table(mount)
+    sample = None
+    if row.pk and now_counters is not None and row.counters:
+        seconds = (now - row.last_push).total_seconds()
+        grown = clients.increase(
+            row.counters, row.age_seconds, now_counters, mount.age_seconds, seconds
+        )
+        if grown is not None:
+            row.ops_increase = _op_increase(row.ops or {}, ops)
+            sample = NfsSample(
+                mount=row, client=row.client, filesystem=fs, time=now, seconds=seconds, **grown
+            )
+    row.filesystem = fs
+    row.attributed_by = attribution.by if fs is not None and attribution else ""
+    row.server, row.export = mount.server, mount.export
+    row.mountpoint, row.version = mount.mountpoint, mount.version
+    row.options = mount.option_map
+    row.age_seconds, row.error = mount.age_seconds, mount.error
+    if now_counters is not None:
+        row.counters, row.ops = now_counters, ops
+    row.last_push = now
+    row.save()
+    return sample
+
+
 def store(
     hostname: str,
     instance_id: str,
@@ -308,19 +368,7 @@ def store(
     samples: list[NfsSample] = []
     attributed = 0
     with transaction.atomic():
-        client, _ = NfsClient.objects.select_for_update().get_or_create(
-            identity=identity, defaults={"last_push": now}
-        )
-        client.hostname, client.instance_id = hostname, instance_id
-        client.lookups, client.locks, client.last_push = lookups, locks, now
-        took = [
-            t for lookup in lookups for t in (lookup["reverse_seconds"], lookup["forward_seconds"])
-        ]
-        client.slowest_lookup = max((t for t in took if t is not None), default=None)
-        client.stuck_locks = sum(1 for lock in locks if not lock["ok"])
-        if key is not None:
-            client.key = key
-        client.save()
+        client = _saved_client(identity, hostname, instance_id, lookups, locks, now, key)
         existing = {(m.mountpoint, m.device): m for m in client.mounts.all()}
         seen = set()
         for mount in mounts:
@@ -332,36 +380,9 @@ def store(
             fs = known.get(attribution.filesystem_id) if attribution else None
             attributed += fs is not None
             row = existing.get(where) or NfsMount(client=client, device=mount.device)
-            now_counters = clients.counters(mount)
-            ops = _op_table(mount)
-            grown = None
-            if row.pk and now_counters is not None and row.counters:
-                seconds = (now - row.last_push).total_seconds()
-                grown = clients.increase(
-                    row.counters, row.age_seconds, now_counters, mount.age_seconds, seconds
-                )
-                if grown is not None:
-                    row.ops_increase = _op_increase(row.ops or {}, ops)
-                    samples.append(
-                        NfsSample(
-                            mount=row,
-                            client=client,
-                            filesystem=fs,
-                            time=now,
-                            seconds=seconds,
-                            **grown,
-                        )
-                    )
-            row.filesystem = fs
-            row.attributed_by = attribution.by if fs is not None and attribution else ""
-            row.server, row.export = mount.server, mount.export
-            row.mountpoint, row.version = mount.mountpoint, mount.version
-            row.options = mount.option_map
-            row.age_seconds, row.error = mount.age_seconds, mount.error
-            if now_counters is not None:
-                row.counters, row.ops = now_counters, ops
-            row.last_push = now
-            row.save()
+            sample = _saved_mount(row, mount, fs, attribution, now)
+            if sample is not None:
+                samples.append(sample)
         NfsSample.objects.bulk_create(samples)
         add_to_hours(samples)
     return Stored(client, len(seen), attributed, len(samples))

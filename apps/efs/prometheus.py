@@ -71,7 +71,9 @@ FIGURES = (
 )
 
 
-def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
+def _families() -> tuple[Gauges, Gauges, Gauges]:
+    """The families, declared and empty: by file system, by file system and throughput mode,
+    by file system and its clients' state."""
     gauges = Gauges(LABELS)
     for name, _, _, documentation in FIGURES:
         gauges.declare(name, documentation)
@@ -107,6 +109,11 @@ def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
         "NFS clients that push their mountstats (agents/vigil-nfs-push) with a mount of the file "
         "system, by whether they still report (state=reporting) or stopped (state=stale).",
     )
+    return gauges, by_mode, by_state
+
+
+def metrics(subjects: QuerySet, statuses: SubjectStatuses) -> Iterator[Metric]:
+    gauges, by_mode, by_state = _families()
     clients = client_history.client_counts(subjects, timezone.now())
     rows = subjects.values_list(
         "pk", "region__code", "region__account__name", "filesystem_id", "name", "status", "figures"

@@ -57,6 +57,32 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def _host_header(host: str, port: int | None) -> str:
+    """The ``Host`` header of a URL's host and explicit port (an IPv6 address in brackets)."""
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port is None else f"{shown}:{port}"
+
+
+def _pool(
+    ip: str, port: int, host: str, https: bool, limit: urllib3.Timeout
+) -> urllib3.HTTPConnectionPool:
+    """A one-connection pool to the address the guard resolved, TLS verified against ``host``
+    (the name, not the address) and Vigil's CA file when set; no retries of its own."""
+    if not https:
+        return urllib3.HTTPConnectionPool(ip, port, timeout=limit, retries=False)
+    return urllib3.HTTPSConnectionPool(
+        ip,
+        port,
+        timeout=limit,
+        retries=False,
+        maxsize=1,
+        cert_reqs="CERT_REQUIRED",
+        ca_certs=settings.VIGIL_ALERT_CA_FILE or None,
+        server_hostname=host,
+        assert_hostname=host,
+    )
+
+
 def post(url: str, body: bytes, headers: dict[str, str], timeout: float | None = None) -> Answer:
     """POST ``body`` to ``url``; raises ``TransportError`` (recipient or transient) on failure.
 
@@ -73,29 +99,11 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float | None =
         raise TransportError(str(refused), failure=RECIPIENT) from None
     except OSError as exc:
         raise TransportError(f"Cannot resolve {host}: {exc}", failure=TRANSIENT) from None
-    host_header = host if parts.port is None else f"{host}:{parts.port}"
-    if ":" in host and parts.port is None:
-        host_header = f"[{host}]"
-    elif ":" in host:
-        host_header = f"[{host}]:{parts.port}"
-    headers = {"Host": host_header, "User-Agent": USER_AGENT, **headers}
+    headers = {"Host": _host_header(host, parts.port), "User-Agent": USER_AGENT, **headers}
     limit = urllib3.Timeout(total=timeout, connect=min(5.0, timeout))
     last: Exception | None = None
     for address in addresses:
-        if https:
-            pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
-                address.ip,
-                port,
-                timeout=limit,
-                retries=False,
-                maxsize=1,
-                cert_reqs="CERT_REQUIRED",
-                ca_certs=settings.VIGIL_ALERT_CA_FILE or None,
-                server_hostname=host,
-                assert_hostname=host,
-            )
-        else:
-            pool = urllib3.HTTPConnectionPool(address.ip, port, timeout=limit, retries=False)
+        pool = _pool(address.ip, port, host, https, limit)
         try:
             response = pool.urlopen(
                 "POST",
