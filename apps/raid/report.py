@@ -193,10 +193,7 @@ def assess(
             facts, topology, headroom, disks_under(own.disk), holders, links, noun
         )
         if now is not None:
-            memory = (scrubs or {}).get(array.name, ScrubMemory())
-            state = sysfs_states.get(array.name, parse_sysfs.SysfsState())
-            scrub = findings.scrub_fields(facts.verdict, memory, state, now, own.scrub, REASON_TEXT)
-            facts = replace(facts, **scrub)
+            facts = _with_scrubs(facts, scrubs, sysfs_states, now, own.scrub)
         arrays.append(facts)
     wanted = read.keys() | detail_problems.keys()
     return Report(
@@ -210,6 +207,21 @@ def assess(
         disks=disks,
         smart_texts=texts,
     )
+
+
+def _with_scrubs(
+    facts: ArrayFacts,
+    scrubs: Mapping[str, ScrubMemory] | None,
+    sysfs_states: Mapping[str, parse_sysfs.SysfsState],
+    now: datetime,
+    thresholds: ScrubThresholds,
+) -> ArrayFacts:
+    """``facts`` with its scrubs judged at ``now``: what was remembered of them, followed by
+    what sysfs says of the array's sync action now."""
+    memory = (scrubs or {}).get(facts.name, ScrubMemory())
+    state = sysfs_states.get(facts.name, parse_sysfs.SysfsState())
+    scrub = findings.scrub_fields(facts.verdict, memory, state, now, thresholds, REASON_TEXT)
+    return replace(facts, **scrub)
 
 
 def _read(
