@@ -12,15 +12,28 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Min, Q, QuerySet, Sum, TextField
-from django.db.models.functions import Cast
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    FloatField,
+    Max,
+    Min,
+    Q,
+    QuerySet,
+    Sum,
+    TextField,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Least
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from . import clients, pricing
-from .history import minute_retention_start
+from .history import EpochSeconds, minute_retention_start
 from .models import (
     FileSystem,
     MetricHour,
@@ -168,28 +181,16 @@ def _counted_until(
     (an interval counts evenly over its length), one sum in SQL."""
     if until is None or until >= end:
         return totals
-    q = connection.ops.quote_name
-    if connection.vendor == "postgresql":
-        after, least, marks = f"EXTRACT(EPOCH FROM ({q('time')} - %s))", "LEAST", 1
-    else:  # seconds since 1970 to the millisecond (julianday's doubles lose microseconds)
-
-        def epoch(x: str) -> str:  # %% is a % once the parameters are in
-            return f"(strftime('%%s', {x}) - strftime('%%S', {x}) + strftime('%%f', {x}))"
-
-        after, least, marks = f"({epoch(q('time'))} - {epoch('%s')})", "MIN", 3
-    part = f"CASE WHEN {q('seconds')} > 0 THEN {least}(1.0, {after} / {q('seconds')}) ELSE 1 END"
-    sums = ", ".join(f"SUM({q(name)} * {part})" for name in _SUMS)
-    sql = (
-        f"SELECT {sums} FROM {q(NfsSample._meta.db_table)} WHERE {q('filesystem_id')} = %s "
-        f"AND {q('time')} > %s AND {q('time')} <= %s"
+    past = (EpochSeconds("time") - Value(until.timestamp())) / F("seconds")
+    part = Case(
+        When(seconds__gt=0, then=Least(Value(1.0), past)),
+        default=Value(1.0),
+        output_field=FloatField(),
     )
-    adapt = connection.ops.adapt_datetimefield_value
-    with connection.cursor() as cursor:
-        cursor.execute(  # ``until`` ``marks`` times in each sum
-            sql, [adapt(until)] * (marks * len(_SUMS)) + [fs.pk, adapt(until), adapt(end)]
-        )
-        later = cursor.fetchone()
-    return {name: totals[name] - round(v or 0) for name, v in zip(_SUMS, later, strict=True)}
+    later = NfsSample.objects.filter(filesystem=fs, time__gt=until, time__lte=end).aggregate(
+        **{name: Sum(F(name) * part, output_field=FloatField()) for name in _SUMS}
+    )
+    return {name: totals[name] - round(later[name] or 0) for name in _SUMS}
 
 
 def counted_since(fs: FileSystem, start: datetime, now: datetime) -> datetime:

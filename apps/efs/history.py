@@ -257,6 +257,23 @@ class EpochBucket(Func):
         return super().as_sql(compiler, connection, template=template, **extra)
 
 
+class EpochSeconds(Func):
+    """A timestamp in Unix seconds, its fraction kept (to the millisecond on SQLite, whose
+    ``julianday`` doubles lose more)."""
+
+    output_field = FloatField()
+
+    def as_sql(self, compiler, connection, **extra):  # PostgreSQL and any other
+        template = "date_part('epoch', %(expressions)s)"
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        # '%%s': Django turns '%%' into '%' when it swaps its placeholders for SQLite's.
+        x = "%(expressions)s"
+        template = f"(strftime('%%%%s', {x}) - strftime('%%%%S', {x}) + strftime('%%%%f', {x}))"
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+
 def _aggregate(name: str):
     if name in SUMMED_FIELDS:
         return Sum(name)
