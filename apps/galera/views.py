@@ -243,7 +243,8 @@ NODE_FACTS = ("local_state_comment", "repl_latency_s")
 def _node_facts() -> RawSQL:
     """A snapshot's ``nodes`` cut to ``NODE_FACTS`` in the database: {node: {fact: value}}, a
     few bytes to decode where the whole status is kilobytes (720 of them a page)."""
-    nodes = '"galera_snapshot"."nodes"'
+    q = connection.ops.quote_name
+    nodes = f"{q(Snapshot._meta.db_table)}.{q('nodes')}"
     if connection.vendor == "postgresql":
         pairs = ", ".join(f"'{f}', e.value -> '{f}'" for f in NODE_FACTS)
         sql = f"SELECT jsonb_object_agg(e.key, jsonb_build_object({pairs})) FROM jsonb_each({nodes}) e"
