@@ -5,7 +5,6 @@ boto3 never finds real credentials, nor asks an instance metadata service."""
 from __future__ import annotations
 
 import os
-import threading
 import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.helpers import demo_account_on_standin
+from tests.services import serve_in_a_thread
 
 # boto3 must never find real credentials, nor ask an instance metadata service.
 os.environ.update(
@@ -94,7 +94,7 @@ def failing_aws(settings):
     def start(code: str = "AuthFailure", status: int = 401) -> str:
         handler = type("Handler", (_AwsErrorHandler,), {"code": code, "status": status})
         server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_a_thread(server)
         servers.append(server)
         settings.AWS_ENDPOINT_URL = f"http://127.0.0.1:{server.server_port}"
         aws_lib.clear_cache()

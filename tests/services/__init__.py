@@ -13,8 +13,10 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import socketserver
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +31,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def serve_in_a_thread(server: socketserver.BaseServer) -> None:
+    """Run ``server`` on a daemon thread that notices its ``shutdown()`` within 50 ms:
+    ``serve_forever`` looks every 0.5 s by default, which was half a second of every teardown of
+    a test with a receiver, SES or an AWS error server (28 tests of make check, 13 s)."""
+    kwargs = {"poll_interval": 0.05}
+    threading.Thread(target=server.serve_forever, kwargs=kwargs, daemon=True).start()
 
 
 def vigil_env(settings_module: str = "config.settings.base", **env: str) -> dict[str, str]:

@@ -21,7 +21,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tests.services import free_port, wait_for
+from tests.services import free_port, serve_in_a_thread, wait_for
 from tests.services.ses_proxy import relay, respond
 from tests.services.workers import Worker
 
@@ -190,7 +190,7 @@ class CloudWatchProxy:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_a_thread(self.server)
 
     def close(self) -> None:
         self.server.shutdown()

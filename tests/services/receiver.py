@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from tests.services import serve_in_a_thread
+
 
 @dataclass
 class Request:
@@ -80,7 +82,7 @@ class Receiver:
             context.sni_callback = remember
             self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
             self.url = f"https://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_a_thread(self.server)
 
     def close(self) -> None:
         self.server.shutdown()

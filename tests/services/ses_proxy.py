@@ -18,6 +18,8 @@ import urllib.request
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.services import serve_in_a_thread
+
 ERRORS = {
     "throttle": (429, "TooManyRequestsException", "Maximum sending rate exceeded."),
     "error500": (500, "InternalFailure", "An internal error occurred."),
@@ -102,7 +104,7 @@ class SesFaultProxy:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_a_thread(self.server)
 
     def close(self) -> None:
         self.server.shutdown()
