@@ -216,6 +216,7 @@ def test_it_marks_a_region_refused_by_aws_as_failing_and_goes_on_with_the_others
     )
 
 
+@pytest.mark.slow  # botocore's adaptive back-off: seconds of real waiting, little CPU
 def test_it_retries_throttled_calls_and_never_saves_zeros(aws, collection, responder, settings):
     settings.VIGIL_EFS_LATE_DATA_MINUTES = 0
     create_filesystems(aws, 2, profile="web-assets")

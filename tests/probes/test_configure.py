@@ -29,11 +29,11 @@ def form(site, url: str, **over: object) -> dict[str, object]:
 def test_an_operator_measures_once_then_saves(client, operator, site, settings):
     settings.VIGIL_OUTBOUND_ALLOW_LOOPBACK = "true"
     client.force_login(operator)
-    with DemoServers((Behaviour("quick", 1.0, (4, 6)),)) as urls:
+    with DemoServers((Behaviour("quick", 0.5, (4, 6)),)) as urls:
         page = client.post("/probes/targets/new/", {**form(site, urls[0]), "_try": "1"})
     html = page.content.decode()
     assert page.status_code == 200 and "Measured once" in html
-    assert "closes idle connections after 1.0 s, expected 4-6 s" in html
+    assert "closes idle connections after 0.5 s, expected 4-6 s" in html
     assert not Target.objects.exists()
     saved = client.post("/probes/targets/new/", form(site, "http://127.0.0.1:9/"))
     target = Target.objects.get()
@@ -156,6 +156,6 @@ def test_measure_once_runs_one_per_user_and_a_few_for_everyone(
     assert answers == [200]  # the first one ran to its end
     assert not Target.objects.exists()  # nothing saved by any of them
     # the slots are given back: the other operator measures now
-    with DemoServers((Behaviour("quick", 1.0, (4, 6)),)) as urls:
+    with DemoServers((Behaviour("quick", 0.5, (4, 6)),)) as urls:
         now = other.post("/probes/targets/new/", {**form(site, urls[0]), "_try": "1"})
     assert now.status_code == 200 and "Measured once" in now.content.decode()

@@ -22,22 +22,22 @@ async def measure_all(urls: list[str], cap_s: float = 30) -> list:
 
 
 def test_it_serves_each_keep_alive_timeout_on_loopback():
-    behaviours = (Behaviour("one", 1.0, (0, 2)), Behaviour("two", 2.0, (0, 3)))
+    behaviours = (Behaviour("one", 0.4, (0, 2)), Behaviour("two", 1.0, (0, 3)))
     with DemoServers(behaviours) as urls:
         assert all(url.startswith("http://127.0.0.1:") for url in urls)
         one, two = asyncio.run(measure_all(urls))
 
     assert one.status_code == two.status_code == 200
-    assert one.idle_timeout_s == pytest.approx(1.0, abs=0.3)
-    assert two.idle_timeout_s == pytest.approx(2.0, abs=0.3)
+    assert one.idle_timeout_s == pytest.approx(0.4, abs=0.25)
+    assert two.idle_timeout_s == pytest.approx(1.0, abs=0.25)
 
 
 def test_it_answers_further_requests_on_the_same_connection():
-    with DemoServers((Behaviour("one", 1.0, (0, 2)),)) as urls:
-        result = asyncio.run(measure(urls[0], cap_s=5, confirm_reuse_after_s=0.3))
+    with DemoServers((Behaviour("one", 0.5, (0, 2)),)) as urls:
+        result = asyncio.run(measure(urls[0], cap_s=5, confirm_reuse_after_s=0.2))
 
     assert result.reuse_confirmed is True
-    assert result.idle_timeout_s == pytest.approx(1.0, abs=0.3)
+    assert result.idle_timeout_s == pytest.approx(0.5, abs=0.25)
 
 
 def test_its_drifting_server_alternates_between_two_timeouts():

@@ -159,7 +159,7 @@ def test_it_is_critical_on_an_untrusted_certificate(site, nginx: Nginx):
 
 
 def test_it_is_critical_when_the_server_answers_503(site):
-    with DemoServers((Behaviour("down", 1.0, (0, 5), status="503 Service Unavailable"),)) as urls:
+    with DemoServers((Behaviour("down", 0.2, (0, 5), status="503 Service Unavailable"),)) as urls:
         probe = target(site, urls[0])
         tasks.run_probes([probe.pk])
 
@@ -229,7 +229,7 @@ def test_it_probes_a_url_typed_with_an_idn_host_or_a_non_ascii_path_and_shows_it
     assert added.status_code == 302, added.content.decode()[:2000]
     idn = Target.objects.get()
     assert idn.url == typed_idn
-    with DemoServers((Behaviour("keeps", 1.0, (0, 5)),)) as urls:
+    with DemoServers((Behaviour("keeps", 0.2, (0, 5)),)) as urls:
         typed_path = f"{urls[0]}café/€?q=ü"
         created = api_client.post(
             "/api/probes/targets/",

@@ -33,22 +33,27 @@ async def _until_client_goes(reader: asyncio.StreamReader) -> None:
         pass
 
 
-def announces_then_closes_after_a_second(keep_alive: str) -> Behaviour:
-    """A behaviour that answers with ``Keep-Alive: <keep_alive>`` and closes one second later."""
+def answers_then_closes(after_s: float, keep_alive: str | None = None) -> Behaviour:
+    """A behaviour that answers (with ``Keep-Alive: <keep_alive>`` when given) and closes the
+    idle connection ``after_s`` later."""
+    headers = [f"Keep-Alive: {keep_alive}"] if keep_alive else []
 
     async def behaviour(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(response("200 OK", b"hello\n", f"Keep-Alive: {keep_alive}"))
+        writer.write(response("200 OK", b"hello\n", *headers))
         await writer.drain()
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(after_s)
         writer.close()
 
     return behaviour
 
 
-#: Announces ``Keep-Alive: timeout=60`` but closes after one second.
-lies_in_its_keep_alive_header = announces_then_closes_after_a_second("timeout=60, max=100")
-#: Announces ``Keep-Alive: timeout=1`` and closes after one second.
-keeps_its_keep_alive_promise = announces_then_closes_after_a_second("timeout=1")
+#: Announces ``Keep-Alive: timeout=60`` but closes after 0.3 s.
+lies_in_its_keep_alive_header = answers_then_closes(0.3, "timeout=60, max=100")
+#: Announces ``Keep-Alive: timeout=1`` and closes after one second (the header counts in whole
+#: seconds, so a promise kept takes one).
+keeps_its_keep_alive_promise = answers_then_closes(1.0, "timeout=1")
+#: A plain answer, the idle connection closed after 0.2 s: for tests of anything but the timeout.
+closes_soon = answers_then_closes(0.2)
 
 
 async def sends_chunked_then_closes(
@@ -102,18 +107,18 @@ async def stalls_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWr
 
 
 async def answers_503(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Service Unavailable, keeping the connection for one second."""
+    """Service Unavailable, keeping the connection for 0.2 s."""
     writer.write(response("503 Service Unavailable", b"down\n", "Retry-After: 30"))
     await writer.drain()
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(0.2)
     writer.close()
 
 
 async def says_continue_first(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """A 100 Continue interim response before the real one; closes after one second."""
+    """A 100 Continue interim response before the real one; closes after 0.2 s."""
     writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" + response("204 No Content", b""))
     await writer.drain()
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(0.2)
     writer.close()
 
 
@@ -255,7 +260,7 @@ async def serve(
 #: What ``serve_in_a_process`` can serve, by name.
 BY_NAME: dict[str, Behaviour] = {
     **HOSTILE,
-    "keeps its keep-alive promise": keeps_its_keep_alive_promise,
+    "closes soon": closes_soon,
 }
 
 
@@ -263,7 +268,7 @@ BY_NAME: dict[str, Behaviour] = {
 def serve_in_a_process(names: list[str]) -> Iterator[dict[str, int]]:
     """Serve each behaviour named (``BY_NAME``) from a child process with its own event loop;
     yields ``{name: port}``. The hostile ones send megabytes as fast as they can: in the test's
-    own loop they would delay its timers, and a well-behaved server's one-second close with them
+    own loop they would delay its timers, and a well-behaved server's close with them
     (by seconds, on a loaded machine), which is not what the probe measures."""
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.services.edge_servers", *names],
