@@ -229,10 +229,11 @@ def sign_in_settings(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _ldap_settings(values: dict[str, Any]) -> dict[str, Any]:
+def _check_ldap_server(values: dict[str, Any]) -> None:
+    """Refuse a directory Vigil could not sign in against: no user search base, StartTLS
+    over ldaps://, or a user filter without the name signed in with."""
     _need(values, "VIGIL_LDAP_SERVER_URI", "VIGIL_LDAP_USER_SEARCH_BASE")
-    uri = values["VIGIL_LDAP_SERVER_URI"]
-    if values["VIGIL_LDAP_START_TLS"] and uri.startswith("ldaps://"):
+    if values["VIGIL_LDAP_START_TLS"] and values["VIGIL_LDAP_SERVER_URI"].startswith("ldaps://"):
         raise ImproperlyConfigured(
             "VIGIL_LDAP_START_TLS=true with an ldaps:// VIGIL_LDAP_SERVER_URI: ldaps is TLS "
             "already; use ldap:// with StartTLS, or ldaps:// without it"
@@ -241,6 +242,11 @@ def _ldap_settings(values: dict[str, Any]) -> dict[str, Any]:
         raise ImproperlyConfigured(
             "Invalid value for VIGIL_LDAP_USER_FILTER: it must hold %(user)s, e.g. (uid=%(user)s)"
         )
+
+
+def _ldap_settings(values: dict[str, Any]) -> dict[str, Any]:
+    _check_ldap_server(values)
+    uri = values["VIGIL_LDAP_SERVER_URI"]
     try:
         # Only here: django-auth-ldap needs python-ldap, built against libldap (requirements/
         # ldap.txt), which an installation without LDAP does not have to install.

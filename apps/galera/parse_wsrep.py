@@ -366,10 +366,7 @@ def parse_status(text: str) -> WsrepStatus:
             footer = int(match.group(1)) if match.group(1) else 0
             continue
         if stripped.startswith("|"):
-            if not stripped.endswith("|") or len(stripped) < 3 or stripped.count("|") < 3:
-                raise ParseError(f"{where}: broken table row: {raw_line!r}")
-            name, _, value = stripped[1:-1].partition("|")
-            name, value = name.strip(), value.strip()
+            name, value = _table_row(stripped, where, raw_line)
             if name == "..." or (name == "" and value == "..."):
                 elided = True
                 continue
@@ -392,18 +389,32 @@ def parse_status(text: str) -> WsrepStatus:
             raise ParseError(f"{where}: not a status row: {raw_line!r}")
         if name.lower() == "variable_name" and value.lower() == "value":
             continue  # the header row
-        if not _NAME.fullmatch(name):
-            raise ParseError(f"{where}: not a variable name: {_cut(name)!r}")
-        if len(located) >= MAX_ROWS:
-            raise ParseError(f"{where}: more than {MAX_ROWS} status rows")
-        if formats and row_format not in formats:
-            raise ParseError(f"{where}: a {row_format} row after {formats[0]} rows")
+        _check_row(where, name, row_format, len(located), formats[0] if formats else None)
         if not formats:
             formats.append(row_format)
         located.append((where, name, value))
     if pending is not None:
         raise ParseError(f"{pending[0]}: Variable_name without a Value: {pending[1]!r}")
     return _build(located, format=formats[0] if formats else None, elided=elided, footer=footer)
+
+
+def _table_row(stripped: str, where: str, raw_line: str) -> tuple[str, str]:
+    """The name and value of a row of the mysql client's table, ``| name | value |``."""
+    if not stripped.endswith("|") or len(stripped) < 3 or stripped.count("|") < 3:
+        raise ParseError(f"{where}: broken table row: {raw_line!r}")
+    name, _, value = stripped[1:-1].partition("|")
+    return name.strip(), value.strip()
+
+
+def _check_row(where: str, name: str, row_format: str, rows: int, first: str | None) -> None:
+    """Refuse a row that no status output holds: a name that is no variable's, a row beyond
+    ``MAX_ROWS`` (``rows`` were read before it), or a format unlike the ``first`` row's."""
+    if not _NAME.fullmatch(name):
+        raise ParseError(f"{where}: not a variable name: {_cut(name)!r}")
+    if rows >= MAX_ROWS:
+        raise ParseError(f"{where}: more than {MAX_ROWS} status rows")
+    if first is not None and row_format != first:
+        raise ParseError(f"{where}: a {row_format} row after {first} rows")
 
 
 @dataclass(frozen=True)

@@ -89,18 +89,8 @@ def advise(
             "it still works: to keep the redundancy while copying, add the new disk first and "
             f"run mdadm /dev/{array} --replace {where} --with /dev/NEW instead"
         )
-    place = f"on {noun} {domain}" if domain else "in its enclosure"
-    serial = f" (serial {reading.serial})" if reading is not None and reading.serial else ""
-    if iscsi:
-        notes.append(
-            f"an iSCSI disk: replace the disk behind {iscsi} {place}, then rescan "
-            "(iscsiadm -m session --rescan) and check the new disk's name before --add"
-        )
-    else:
-        notes.append(
-            f"pull {disk_name}{serial} {place}; the new disk may get another name: check it "
-            "with lsblk -o NAME,SERIAL,WWN before --add"
-        )
+    serial = reading.serial if reading is not None else ""
+    notes.append(_swap_note(disk_name, serial, iscsi, domain, noun))
     if member != disk_name:
         notes.append(f"{member} is a partition: partition the new disk like the other members")
     return Advice(
@@ -108,7 +98,7 @@ def advise(
         disk=disk_name,
         array=array,
         why=why,
-        serial=reading.serial if reading is not None else "",
+        serial=serial,
         model=reading.model if reading is not None else "",
         by_id=by_id,
         domain=domain,
@@ -116,4 +106,20 @@ def advise(
         iscsi=iscsi,
         commands=commands,
         notes=tuple(notes),
+    )
+
+
+def _swap_note(disk_name: str, serial: str, iscsi: str, domain: str, noun: str) -> str:
+    """Where the disk to swap is and how to tell its successor: behind its iSCSI target, or
+    by name and serial, on its failure domain (``noun`` ``domain``) or in its enclosure."""
+    place = f"on {noun} {domain}" if domain else "in its enclosure"
+    if iscsi:
+        return (
+            f"an iSCSI disk: replace the disk behind {iscsi} {place}, then rescan "
+            "(iscsiadm -m session --rescan) and check the new disk's name before --add"
+        )
+    known_by = f" (serial {serial})" if serial else ""
+    return (
+        f"pull {disk_name}{known_by} {place}; the new disk may get another name: check it "
+        "with lsblk -o NAME,SERIAL,WWN before --add"
     )

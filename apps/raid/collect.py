@@ -174,6 +174,15 @@ def ingest(
         now=read_at,
         own_thresholds=lambda name: resolve(known[name]) if name in known else None,
     )
+    return _store(host, report, mdstat_text, now, read_at)
+
+
+def _store(
+    host: Host, report: Report, mdstat_text: str, now: datetime, read_at: datetime
+) -> list[Transition]:
+    """Store a judged report in one transaction, one report of a host at a time: its disks,
+    its arrays (``TooManyArrays`` past the limit), their verdicts and the host's last report;
+    the transitions recorded."""
     with transaction.atomic():
         # one report of a host at a time (PostgreSQL row lock; SQLite writes one at a time)
         Host.objects.select_for_update().filter(pk=host.pk).first()

@@ -277,10 +277,7 @@ def parse(text: str) -> Mdstat:
                 raise fail("empty 'unused devices' line")
             current = None
             continue
-        header = odd_header = None
-        if not _BITMAP_LINE.fullmatch(line):
-            header = _HEADER.fullmatch(line)
-            odd_header = None if header else _ODD_HEADER.fullmatch(line)
+        header, odd_header = _headers(line)
         if header or odd_header:
             current = _array_header(header, odd_header, len(arrays), seen_names, fail)
             member_count += len(current["members"])
@@ -302,6 +299,22 @@ def parse(text: str) -> Mdstat:
 
     if personalities is None:
         raise ParseError("no 'Personalities :' line", 1, text.split("\n", 1)[0])
+    return _mdstat(personalities, arrays, unused)
+
+
+def _headers(line: str) -> tuple[re.Match[str] | None, re.Match[str] | None]:
+    """The match of the header ``line`` is, or of the odd header it is (a name such as
+    ``md0`` and then no header Vigil can read); neither for a ``bitmap:`` or any other line."""
+    if _BITMAP_LINE.fullmatch(line):
+        return None, None
+    header = _HEADER.fullmatch(line)
+    return header, None if header else _ODD_HEADER.fullmatch(line)
+
+
+def _mdstat(
+    personalities: tuple[str, ...], arrays: list[dict[str, Any]], unused: str | None
+) -> Mdstat:
+    """The report read, once its arrays are found to nest as a forest (``_check_nesting``)."""
     _check_nesting(arrays)
     for fields in arrays:
         del fields["_line"]

@@ -171,24 +171,9 @@ def assess(
     disks = disks_under(host_thresholds.disk)
     holders = {m.device: a.name for a in parsed.arrays for m in a.members}
     arrays = []
-    for position, array in enumerate(parsed.arrays):
-        verdict, headroom, topology, gap = judged[array.name]
-        facts = _array_facts(
-            position,
-            array,
-            found.get(array.name),
-            topology,
-            headroom,
-            verdict,
-            parents.get(array.name),
-            mapping,
-            bool(rules),
-            noun,
-            known,
-            evidence[array.name],
-            gap,
-        )
-        own = (own_thresholds(array.name) if own_thresholds else None) or host_thresholds
+    for facts in _described(parsed, found, judged, parents, evidence, mapping, bool(rules), noun):
+        _, headroom, topology, _ = judged[facts.name]
+        own = (own_thresholds(facts.name) if own_thresholds else None) or host_thresholds
         facts = _with_disk_findings(
             facts, topology, headroom, disks_under(own.disk), holders, links, noun
         )
@@ -207,6 +192,41 @@ def assess(
         disks=disks,
         smart_texts=texts,
     )
+
+
+def _described(
+    parsed: parse_mdstat.Mdstat,
+    found: dict[str, parse_mdadm.Detail],
+    judged: dict[str, tuple[Verdict, ArrayHeadroom | None, Topology | None, str]],
+    parents: dict[str, str],
+    evidence: dict[str, Evidence],
+    mapping: dict[str, str] | None,
+    has_rules: bool,
+    noun: str,
+) -> list[ArrayFacts]:
+    """Each array's facts as ``_judge`` left them, in /proc/mdstat's order: its lines, members,
+    headroom and failure domains, before its disks and scrubs add their findings."""
+    known = {a.name for a in parsed.arrays}
+    described = []
+    for position, array in enumerate(parsed.arrays):
+        verdict, headroom, topology, gap = judged[array.name]
+        facts = _array_facts(
+            position,
+            array,
+            found.get(array.name),
+            topology,
+            headroom,
+            verdict,
+            parents.get(array.name),
+            mapping,
+            has_rules,
+            noun,
+            known,
+            evidence[array.name],
+            gap,
+        )
+        described.append(facts)
+    return described
 
 
 def _with_scrubs(

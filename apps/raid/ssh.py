@@ -226,22 +226,7 @@ async def _session(options: dict[str, object], target: SshTarget) -> Collected:
         names = array_names(mdstat)
         results = await asyncio.gather(*(detail(name) for name in names))
         disks = await asyncio.gather(*(smart(disk) for disk in leaf_disks(mdstat)))
-        sysfs, devlinks, problems = "", "", []
-        if names:
-            command = sysfs_command(names)
-            try:
-                sysfs = await _run(
-                    conn, command, target.command_timeout, target.max_output, GREP_FOUND
-                )
-            except SshError as exc:
-                problems.append(f"the arrays' sysfs files: {exc}")
-        if disks:
-            try:
-                devlinks = await _run(
-                    conn, DEVLINKS_COMMAND, target.command_timeout, target.max_output, FIND_DONE
-                )
-            except SshError as exc:
-                problems.append(f"/dev/disk/by-id: {exc}")
+        sysfs, devlinks, problems = await _sysfs_and_links(conn, target, names, bool(disks))
     details = {name: text for name, text, _ in results if text is not None}
     warnings = tuple(warning for _, _, warning in results if warning)
     warnings += _grouped(disks) + tuple(problems)
@@ -253,6 +238,28 @@ async def _session(options: dict[str, object], target: SshTarget) -> Collected:
         smart={disk: text for disk, text, _ in disks if text is not None},
         devlinks=devlinks,
     )
+
+
+async def _sysfs_and_links(
+    conn: asyncssh.SSHClientConnection, target: SshTarget, names: list[str], disks: bool
+) -> tuple[str, str, list[str]]:
+    """The sysfs words of the arrays ``names`` and, when there are ``disks``, their by-id
+    links: each "" when it could not be read, with a problem to warn of, never an error."""
+    sysfs, devlinks, problems = "", "", []
+    if names:
+        command = sysfs_command(names)
+        try:
+            sysfs = await _run(conn, command, target.command_timeout, target.max_output, GREP_FOUND)
+        except SshError as exc:
+            problems.append(f"the arrays' sysfs files: {exc}")
+    if disks:
+        try:
+            devlinks = await _run(
+                conn, DEVLINKS_COMMAND, target.command_timeout, target.max_output, FIND_DONE
+            )
+        except SshError as exc:
+            problems.append(f"/dev/disk/by-id: {exc}")
+    return sysfs, devlinks, problems
 
 
 def _grouped(disks: Sequence[tuple[str, str | None, str | None]]) -> tuple[str, ...]:

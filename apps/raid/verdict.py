@@ -112,14 +112,7 @@ def array_verdict(
         lone = Mdstat(personalities=(), arrays=(array,), unused_devices=None)
         topology = Topology(lone, {array.name: detail} if detail else None)
     headroom = topology.headroom(array.name)
-    figures: dict[str, Any] = {
-        "level": array.level,
-        "raid_disks": array.raid_disks,
-        "active_disks": array.active_disks,
-        "failed_members": array.failed_members,
-        "headroom": headroom.more_failures if headroom.running else None,
-        "array_state": evidence.sysfs.array_state,
-    }
+    figures = _figures(array, evidence, headroom.more_failures if headroom.running else None)
     findings: list[tuple[Status, str]] = []
     findings += _plain_findings(array, detail, evidence, stopped=not headroom.running)
     findings += _state_findings(headroom, topology)
@@ -132,6 +125,19 @@ def array_verdict(
     if status is not Status.OK and headroom.running and headroom.more_failures > 0:
         reason += f"; {_still(headroom, status)}"
     return Verdict(status, f"{array.name}: {reason}", figures)
+
+
+def _figures(array: Array, evidence: Evidence, headroom: int | None) -> dict[str, Any]:
+    """The figures every verdict of ``array`` carries, ``headroom`` its leaf-disk failures
+    survived (None when not worked out); the sync figures are added as they are found."""
+    return {
+        "level": array.level,
+        "raid_disks": array.raid_disks,
+        "active_disks": array.active_disks,
+        "failed_members": array.failed_members,
+        "headroom": headroom,
+        "array_state": evidence.sysfs.array_state,
+    }
 
 
 def _still(headroom: ArrayHeadroom, status: Status) -> str:
@@ -156,14 +162,7 @@ def unjudged_verdict(
     or because an array below it could not be read (``gap`` says so): what the text says
     plainly, and unknown rather than ok."""
     evidence = evidence or Evidence()
-    figures: dict[str, Any] = {
-        "level": array.level,
-        "raid_disks": array.raid_disks,
-        "active_disks": array.active_disks,
-        "failed_members": array.failed_members,
-        "headroom": None,
-        "array_state": evidence.sysfs.array_state,
-    }
+    figures = _figures(array, evidence, headroom=None)
     findings = _plain_findings(array, detail, evidence) + _sync_findings(
         array, detail, figures, evidence
     )
