@@ -30,10 +30,6 @@ LONG_DOCSTRINGS: dict[str, str] = {
     "apps/ebs/costs.py": "EBS prices: each source with its address and the day it was read",
     "apps/ebs/limits.py": "EBS volume and metric figures: each source, and what changed since",
     "apps/efs/documented.py": "EFS limits and metering: each source, and the 2018 rule kept",
-    "apps/efs/demo_cloudwatch.py": (
-        "the CloudWatch stand-in: another branch moves the demo pieces as this one lands, so "
-        "issue 33 left it to that work"
-    ),
 }
 
 

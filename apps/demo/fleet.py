@@ -26,7 +26,7 @@ from apps.efs.verdict import filesystem_verdict
 from apps.galera.parse_wsrep import WsrepStatus
 from apps.galera.quorum import FaultTolerance, describe
 from apps.galera.replication import Paused
-from apps.galera.verdict import NodeResult, build_view, cluster_verdict
+from apps.galera.verdict import ClusterView, NodeResult, build_view, cluster_verdict
 from apps.lib.status import Status, Verdict
 from apps.probes.keepalive import Measurement
 from apps.probes.verdict import probe_verdict
@@ -383,6 +383,12 @@ def cluster_poll(plan: ClusterPlan, scenario: str) -> tuple[Verdict, dict[str, A
         "send_queue": 0 if flow_control else None,
         "cluster_weight": view.cluster_weight,
     }
+    return verdict, summary, _node_facts(view, share)
+
+
+def _node_facts(view: ClusterView, share: float) -> dict[str, dict[str, Any]]:
+    """The snapshot's facts of each node of ``view``, by name, as collection stores them
+    (``share``: the flow-control pause of the minute between two polls)."""
     nodes = {}
     for node in view.nodes:
         facts: dict[str, Any] = {"state": str(node.state), "detail": node.detail}
@@ -405,7 +411,7 @@ def cluster_poll(plan: ClusterPlan, scenario: str) -> tuple[Verdict, dict[str, A
                 weight=node.weight,
             )
         nodes[node.name] = facts
-    return verdict, summary, nodes
+    return nodes
 
 
 def headroom(summary: dict[str, Any]) -> str | None:

@@ -23,6 +23,7 @@ from apps.lib.cloudwatch import client as cloudwatch_client
 from apps.lib.cloudwatch import collection_window
 from apps.lib.status import Status, Verdict, aws_access, jsonable
 from apps.lib.stopwatch import Stopwatch
+from apps.regions.models import Region
 
 from . import cloudwatch, ec2, history, hosts
 from .cloudwatch_plan import WINDOW_STEP_S, Dropped, floor_calls
@@ -56,23 +57,7 @@ def save_discovery(
 ) -> int:
     """Upsert the volumes and instances found; mark the vanished deleted (history kept)."""
     region = rc.region
-    known = {i.instance_id: i for i in Instance.objects.filter(region=region)}
-    new = []
-    for info in instances:
-        values = {name: getattr(info, name) for name in INSTANCE_FIELDS}
-        values["private_ips"] = list(info.private_ips)
-        found = known.get(info.id)
-        if found is None:
-            new.append(Instance(region=region, instance_id=info.id, **values))
-        elif found.deleted or any(getattr(found, k) != v for k, v in values.items()):
-            Instance.objects.filter(pk=found.pk).update(deleted=None, **values)
-    Instance.objects.bulk_create(new, batch_size=500)
-    if new:
-        known = {i.instance_id: i for i in Instance.objects.filter(region=region)}
-    seen = {info.id for info in instances}
-    Instance.objects.filter(region=region, deleted__isnull=True).exclude(
-        instance_id__in=seen
-    ).update(deleted=now)
+    known = _save_instances(region, instances, now)
     existing = {v.volume_id: v for v in Volume.objects.filter(region=region)}
     created = []
     for info in volumes:
@@ -114,6 +99,31 @@ def save_discovery(
         volume_id__in={v.id for v in volumes}
     ).update(deleted=now)
     return len(volumes)
+
+
+def _save_instances(
+    region: Region, instances: list[InstanceInfo], now: datetime
+) -> dict[str, Instance]:
+    """``save_discovery``'s instances: upsert those found, mark the vanished deleted; the
+    region's instances by id, for the volumes to point at."""
+    known = {i.instance_id: i for i in Instance.objects.filter(region=region)}
+    new = []
+    for info in instances:
+        values = {name: getattr(info, name) for name in INSTANCE_FIELDS}
+        values["private_ips"] = list(info.private_ips)
+        found = known.get(info.id)
+        if found is None:
+            new.append(Instance(region=region, instance_id=info.id, **values))
+        elif found.deleted or any(getattr(found, k) != v for k, v in values.items()):
+            Instance.objects.filter(pk=found.pk).update(deleted=None, **values)
+    Instance.objects.bulk_create(new, batch_size=500)
+    if new:
+        known = {i.instance_id: i for i in Instance.objects.filter(region=region)}
+    seen = {info.id for info in instances}
+    Instance.objects.filter(region=region, deleted__isnull=True).exclude(
+        instance_id__in=seen
+    ).update(deleted=now)
+    return known
 
 
 def discover(rc: RegionCollection, now: datetime) -> int:

@@ -360,8 +360,7 @@ def compare(
     if file_system_type == "one_zone":
         prices = _one_zone(prices, prices_region, notes)
     w = workload
-    standard_bytes = w.standard_gib * GIB
-    base = baseline_mibps(standard_bytes, limits)
+    base = baseline_mibps(w.standard_gib * GIB, limits)
     legacy_storage = (w.standard_gib * prices.standard) + w.ia_gib * prices.legacy_ia
     archived = w.archive_gib > 0
     if w.unsplit_metadata_gib > 0.05:
@@ -370,18 +369,7 @@ def compare(
             "billed as reads (a floor: metadata writes cost twice as much)"
         )
     ceiling = mode_limits(limits, file_system_type, "elastic", region).write_mibps
-    elastic = _elastic_row(w, prices, performance_mode, ceiling)
-    level = float(max(1, math.ceil(w.p95_mibps if provision == "p95" else w.peak_mibps)))
-    provisioned = _provisioned_row(level, base, w, prices.provisioned, legacy_storage, provision)
-    bursting = _bursting_row(w, base, standard_bytes, legacy_storage, limits)
-    if archived:
-        bursting = replace(bursting, fits=False, available=False)
-        provisioned = replace(provisioned, fits=False, available=False, why="")
-    order = {m: i for i, m in enumerate(MODES)}
-    rows = sorted(
-        (bursting, elastic, provisioned),
-        key=lambda r: (not r.available, round(r.monthly_usd, 6), order[r.mode]),
-    )
+    rows = _rows(w, prices, base, legacy_storage, provision, performance_mode, ceiling, limits)
     current_usd = _current_usd(
         rows, current_mode, current_provisioned_mibps, archived, legacy_storage, prices, base
     )
@@ -395,6 +383,32 @@ def compare(
         current_mode=current_mode,
         current_usd=current_usd,
         notes=tuple(notes),
+    )
+
+
+def _rows(
+    w: Workload,
+    prices: RegionPrices,
+    base: float,
+    legacy_storage: float,
+    provision: str,
+    performance_mode: str,
+    elastic_ceiling: float,
+    limits: Table,
+) -> list[ModeRow]:
+    """Each mode's row, those available first, cheapest first, ties in ``MODES`` order. With
+    data in Archive only Elastic is available: AWS allows that class with it alone."""
+    elastic = _elastic_row(w, prices, performance_mode, elastic_ceiling)
+    level = float(max(1, math.ceil(w.p95_mibps if provision == "p95" else w.peak_mibps)))
+    provisioned = _provisioned_row(level, base, w, prices.provisioned, legacy_storage, provision)
+    bursting = _bursting_row(w, base, w.standard_gib * GIB, legacy_storage, limits)
+    if w.archive_gib > 0:
+        bursting = replace(bursting, fits=False, available=False)
+        provisioned = replace(provisioned, fits=False, available=False, why="")
+    order = {m: i for i, m in enumerate(MODES)}
+    return sorted(
+        (bursting, elastic, provisioned),
+        key=lambda r: (not r.available, round(r.monthly_usd, 6), order[r.mode]),
     )
 
 

@@ -1,23 +1,14 @@
-"""A GetMetricData responder for moto, serving synthetic EFS metrics (``demo_workloads.py``) with
-CloudWatch's documented limits enforced, for the demo stand-in and the benchmark.
+"""A GetMetricData responder for moto serving the synthetic EFS fleet (``demo_workloads.py``) with
+CloudWatch's limits enforced (``apps/lib/demo_metric_data.py`` pages the answers), for the demo
+stand-in, the tests and the benchmarks. Calls are counted per region; latency, throttling and an
+error per region can be injected (``Faults``).
 
-moto's own GetMetricData ignores MaxDatapoints and NextToken, accepts any number of queries
-and is slow at scale, so an honest call count needs a stand-in that behaves like AWS here.
-This one is installed into moto's CloudWatch response class (``install()``), so boto3 talks
-to it over HTTP with the real wire protocol, and the product code sees an ordinary endpoint.
-It answers only calls whose every query is an AWS/EFS metric of a file system created in
-moto with a ``vigil:demo-profile`` tag; any other call goes to moto unchanged, so tests that
-``put_metric_data`` into moto keep working.
-
-Enforced (``apps/lib/demo_metric_data.py`` pages the answers): at most 500 queries per call, at
-most min(MaxDatapoints, 100,800) data points per response, the rest behind a NextToken; buckets
-start on period boundaries (AWS rounds StartTime down). Injected on demand: latency per
-call, a ThrottlingException every n-th call (retried by the client's adaptive mode), and a
-fixed error per region (e.g. AccessDenied). Calls are counted per region.
-
-moto 5.2 has no EFS replication: ``install()`` also answers DescribeReplicationConfigurations
-from a tag on the source file system (``REPLICA_TAG``: "eu-west-1:fs-0123abcd" or with a
-status, "eu-west-1:fs-0123abcd:ERROR"), and TimeSinceLastSync comes from its profile.
+It answers a call whose every query is an AWS/EFS metric of a file system created in moto with
+a ``vigil:demo-profile`` tag; any other call goes on to moto unchanged. ``install()`` puts it in
+front of moto's own, and has moto give those file systems' sizes and answer
+DescribeReplicationConfigurations (which moto lacks) from ``REPLICA_TAG``. Why a responder of
+Vigil's own, and what it enforces: docs/efs.md ("Demo mode and collection at scale"). A change
+to the stand-in, not to Vigil.
 """
 
 from __future__ import annotations

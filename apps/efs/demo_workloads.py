@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .documented import LIMITS, credit_cap_bytes, mode_limits
+from .documented import LIMITS, ModeLimits, credit_cap_bytes, mode_limits
 from .metrics import (
     GIB,
     KIB,
@@ -271,21 +271,13 @@ def minute_values(
     read, write, meta = read * j, write * j, meta * j
     standard = p.standard_gib * GIB
     limits = _limits(file_system_type, p.throughput_mode, region)
-    values: dict[str, float] = {}
-    if p.throughput_mode == "bursting":
-        balance, permitted, share = _day(p.key, day)[minute_of_day]
-        values["burst_credit_balance"] = balance
-    elif p.throughput_mode == "provisioned":
-        permitted = max(p.provisioned_mibps or 0.0, baseline_mibps(standard)) * MIB
-        share = 1.0
-    else:  # Elastic: PermittedThroughput is the maximum write throughput [METRICS]
-        permitted, share = limits.write_mibps * MIB, 1.0
     metered = _metered_mibps(p, read, write, meta) * MIB
-    if p.throughput_mode != "bursting":
-        share = min(1.0, permitted / metered) if metered > 0 else 1.0
+    permitted, share, balance = _throughput(p, day, minute_of_day, standard, limits, metered)
+    values: dict[str, float] = {}
+    if balance is not None:
+        values["burst_credit_balance"] = balance
     read, write, meta = read * share, write * share, meta * share
     r_ops, w_ops, mr_ops, mw_ops = _ops(p, read, write, meta)
-    billed = _per_request(p.key)[4:]
     counts = (round(r_ops * 60), round(w_ops * 60), round(mr_ops * 60), round(mw_ops * 60))
     values.update(
         data_read_bytes=read * MIB * 60,
@@ -305,21 +297,7 @@ def minute_values(
     )
     values["metadata_bytes"] = values["metadata_read_bytes"] + values["metadata_write_bytes"]
     values["metadata_count"] = counts[2] + counts[3]
-    # TotalIOBytes counts the metering minimums [METRICS]; the per-kind metrics actual bytes.
-    values["total_bytes"] = sum(
-        max(actual, n * least)
-        for actual, n, least in zip(
-            (
-                values["data_read_bytes"],
-                values["data_write_bytes"],
-                values["metadata_read_bytes"],
-                values["metadata_write_bytes"],
-            ),
-            counts,
-            billed,
-            strict=True,
-        )
-    )
+    values["total_bytes"] = _total_bytes(values, counts, _per_request(p.key)[4:])
     values["total_count"] = sum(counts)
     if p.performance_mode == "generalPurpose" and p.throughput_mode != "elastic":
         # Elastic file systems report no PercentIOLimit here: their limits are the documented
@@ -330,3 +308,32 @@ def minute_values(
     if lag is not None:
         values["time_since_last_sync"] = lag
     return values
+
+
+def _throughput(
+    p: Profile, day: int, minute_of_day: int, standard: float, limits: ModeLimits, metered: float
+) -> tuple[float, float, float | None]:
+    """(permitted bytes/s, the share of the demand served, the burst credit balance) in that
+    minute of ``day``, for ``metered`` bytes/s asked for. Bursting takes all three from its
+    simulated day; provisioned and Elastic (no balance: None) serve what fits under their
+    permitted throughput."""
+    if p.throughput_mode == "bursting":
+        balance, permitted, share = _day(p.key, day)[minute_of_day]
+        return permitted, share, balance
+    if p.throughput_mode == "provisioned":
+        permitted = max(p.provisioned_mibps or 0.0, baseline_mibps(standard)) * MIB
+    else:  # Elastic: PermittedThroughput is the maximum write throughput [METRICS]
+        permitted = limits.write_mibps * MIB
+    share = min(1.0, permitted / metered) if metered > 0 else 1.0
+    return permitted, share, None
+
+
+def _total_bytes(
+    values: dict[str, float], counts: tuple[int, int, int, int], billed: tuple[float, ...]
+) -> float:
+    """TotalIOBytes: each kind's bytes, counted at least at its metering minimum a request
+    [METRICS], where the per-kind metrics count actual bytes."""
+    kinds = ("data_read_bytes", "data_write_bytes", "metadata_read_bytes", "metadata_write_bytes")
+    return sum(
+        max(values[kind], n * least) for kind, n, least in zip(kinds, counts, billed, strict=True)
+    )

@@ -101,9 +101,18 @@ def credit_forecast(
             points=len(known),
             balance=latest,
         )
+    return _extrapolated(known, now, label)
+
+
+def _extrapolated(
+    known: Sequence[tuple[datetime, float]], now: datetime, label: str
+) -> CreditForecast:
+    """The forecast from the least-squares line through ``known`` (enough readings, the latest
+    above exhaustion): draining only when its slope is clearly below zero."""
     xs = [(t - now).total_seconds() for t, _ in known]
     ys = [v for _, v in known]
     n = len(xs)
+    latest = ys[-1]
     fit = _line(xs, ys)
     if fit is None:
         return CreditForecast(

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.db import connection, models, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.migrations import RunPython
 from django.utils import timezone
 
@@ -233,43 +234,9 @@ def partition_by_day(model: type[models.Model], field: str, batch: int) -> None:
     table, pk = model._meta.db_table, model._meta.pk.column
     old = f"{table}_unpartitioned"
     q = connection.ops.quote_name
-
-    def aside(name: str) -> str:  # index names are the schema's: the new table takes them
-        return q(f"{name[:48]}_unpartitioned")
-
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint "
-            "WHERE conrelid = to_regclass(%s) AND contype IN ('p', 'u', 'f') ORDER BY contype",
-            [table],
-        )
-        constraints = cursor.fetchall()
-        cursor.execute(
-            "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i "
-            "JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass(%s) "
-            "AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)",
-            [table],
-        )
-        indexes = cursor.fetchall()
-        cursor.execute(f"ALTER TABLE {q(table)} RENAME TO {q(old)}")
-        for name, kind, _sql in constraints:
-            if kind == "f":
-                cursor.execute(f"ALTER TABLE {q(old)} DROP CONSTRAINT {q(name)}")
-            else:
-                cursor.execute(f"ALTER TABLE {q(old)} RENAME CONSTRAINT {q(name)} TO {aside(name)}")
-        for name, _sql in indexes:
-            cursor.execute(f"ALTER INDEX {q(name)} RENAME TO {aside(name)}")
-        cursor.execute(
-            f"CREATE TABLE {q(table)} (LIKE {q(old)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
-            f"INCLUDING IDENTITY) PARTITION BY RANGE ({q(field)})"
-        )
-        for name, kind, sql in constraints:
-            if kind == "p":
-                sql = f"PRIMARY KEY ({q(pk)}, {q(field)})"
-            cursor.execute(f"ALTER TABLE {q(table)} ADD CONSTRAINT {q(name)} {sql}")
-        for _name, sql in indexes:  # "CREATE INDEX name ON public.table ...": the new table now
-            cursor.execute(sql)
-        cursor.execute(f"CREATE TABLE {q(default_name(table))} PARTITION OF {q(table)} DEFAULT")
+        constraints, indexes = _set_aside(cursor, table, old)
+        _create_partitioned(cursor, table, old, pk, field, constraints, indexes)
         cursor.execute(f"SELECT min({q(field)}), max({q(pk)}) FROM {q(old)}")
         oldest, last = cursor.fetchone()
     today = timezone.now().date()
@@ -288,3 +255,63 @@ def partition_by_day(model: type[models.Model], field: str, batch: int) -> None:
         cursor.execute(f"DROP TABLE {q(old)}")
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {q(table)}")
+
+
+def _set_aside(cursor: CursorWrapper, table: str, old: str) -> tuple[list[tuple], list[tuple]]:
+    """Rename the plain ``table`` to ``old``, and its constraints and indexes out of the way (to
+    ``<name>_unpartitioned``; its foreign keys dropped) so that the partitioned table can take
+    their names; what they were: (name, kind, definition) of each primary key, unique and
+    foreign key constraint, (name, definition) of each other index."""
+    q = connection.ops.quote_name
+
+    def aside(name: str) -> str:  # index names are the schema's: the new table takes them
+        return q(f"{name[:48]}_unpartitioned")
+
+    cursor.execute(
+        "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint "
+        "WHERE conrelid = to_regclass(%s) AND contype IN ('p', 'u', 'f') ORDER BY contype",
+        [table],
+    )
+    constraints = cursor.fetchall()
+    cursor.execute(
+        "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i "
+        "JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass(%s) "
+        "AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)",
+        [table],
+    )
+    indexes = cursor.fetchall()
+    cursor.execute(f"ALTER TABLE {q(table)} RENAME TO {q(old)}")
+    for name, kind, _sql in constraints:
+        if kind == "f":
+            cursor.execute(f"ALTER TABLE {q(old)} DROP CONSTRAINT {q(name)}")
+        else:
+            cursor.execute(f"ALTER TABLE {q(old)} RENAME CONSTRAINT {q(name)} TO {aside(name)}")
+    for name, _sql in indexes:
+        cursor.execute(f"ALTER INDEX {q(name)} RENAME TO {aside(name)}")
+    return constraints, indexes
+
+
+def _create_partitioned(
+    cursor: CursorWrapper,
+    table: str,
+    old: str,
+    pk: str,
+    field: str,
+    constraints: list[tuple],
+    indexes: list[tuple],
+) -> None:
+    """``table`` anew, like ``old`` but partitioned by range of ``field``, with ``old``'s
+    constraints (the primary key on ``pk`` and ``field``) and indexes, and a default
+    partition."""
+    q = connection.ops.quote_name
+    cursor.execute(
+        f"CREATE TABLE {q(table)} (LIKE {q(old)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
+        f"INCLUDING IDENTITY) PARTITION BY RANGE ({q(field)})"
+    )
+    for name, kind, sql in constraints:
+        if kind == "p":
+            sql = f"PRIMARY KEY ({q(pk)}, {q(field)})"
+        cursor.execute(f"ALTER TABLE {q(table)} ADD CONSTRAINT {q(name)} {sql}")
+    for _name, sql in indexes:  # "CREATE INDEX name ON public.table ...": the new table now
+        cursor.execute(sql)
+    cursor.execute(f"CREATE TABLE {q(default_name(table))} PARTITION OF {q(table)} DEFAULT")

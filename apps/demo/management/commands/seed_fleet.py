@@ -198,19 +198,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        retention = settings.VIGIL_EFS_MINUTE_RETENTION_DAYS
-        minute_days = options["minute_days"] if options["minute_days"] is not None else retention
-        size = fleet.FleetSize(
-            filesystems=options["filesystems"],
-            regions=options["regions"],
-            clusters=options["clusters"],
-            arrays=options["arrays"],
-            probes=options["probes"],
-            days=options["days"],
-            minute_days=min(minute_days, options["days"]),
-        )
-        if size.regions < 1 or size.days < 1 or min(size.filesystems, size.clusters) < 0:
-            raise CommandError("--regions and --days must be at least 1, counts at least 0.")
+        size = _fleet_size(options)
         existing = Account.objects.filter(name=fleet.ACCOUNT_NAME, is_demo=False).first()
         if options["scale"] < 1:
             raise CommandError("--scale must be at least 1.")
@@ -259,13 +247,7 @@ class Command(BaseCommand):
             self.scale_history(self.account, options["scale"])
         if connection.vendor == "postgresql":
             t = time.perf_counter()
-            # Vigil's own tables only: a bare ANALYZE also takes the catalogs that every database
-            # of the server shares, and waited on another database's ANALYZE (a test worker's)
-            # past the lock timeout that partition creation had set for the transaction.
-            tables = connection.introspection.django_table_names(only_existing=True)
-            q = connection.ops.quote_name
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE " + ", ".join(q(table) for table in sorted(tables)))
+            _analyze()
             self.timings["ANALYZE"] = time.perf_counter() - t
         total = time.perf_counter() - started
         self.report(total)
@@ -463,7 +445,20 @@ class Command(BaseCommand):
             )
         Node.objects.bulk_create(nodes, batch_size=1000)
         self.timings["Galera clusters"] = time.perf_counter() - t
+        self.counts["Galera clusters"] = len(clusters)
+        self.counts["Galera nodes"] = len(nodes)
+        self._galera_snapshots(plans, clusters, lines, last_poll, interval)
 
+    def _galera_snapshots(
+        self,
+        plans: Sequence[fleet.ClusterPlan],
+        clusters: Sequence[Cluster],
+        lines: dict[int, fleet.Timeline],
+        last_poll: datetime,
+        interval: int,
+    ) -> None:
+        """A snapshot of each cluster every ``interval`` seconds up to ``last_poll``, each
+        the poll of its timeline's scenario then."""
         polls = int((last_poll - self.start).total_seconds()) // interval
         progress = Progress(self.stderr, "Galera snapshots", polls * len(clusters))
         columns = [
@@ -490,8 +485,6 @@ class Command(BaseCommand):
             writer.rows(rows())
         writer.flush()
         self.timings["Galera snapshots"] = progress.close()
-        self.counts["Galera clusters"] = len(clusters)
-        self.counts["Galera nodes"] = len(nodes)
         self.counts["Galera snapshots"] = progress.done
 
     # --- RAID ---------------------------------------------------------------------------
@@ -517,8 +510,32 @@ class Command(BaseCommand):
             ],
             batch_size=500,
         )
+        arrays, members, parents = self._raid_arrays(plans, hosts, lines)
+        Array.objects.bulk_create(arrays, batch_size=500)
+        by_host_name = {(a.host_id, a.name): a for a in arrays}
+        for array, parent in parents:
+            array.parent = by_host_name[(array.host_id, parent)]
+        Array.objects.bulk_update([a for a, _ in parents], ["parent"], batch_size=500)
+        Member.objects.bulk_create(
+            (Member.of(array, position, m) for array, position, m in members),
+            batch_size=1000,
+        )
+        self.timings["RAID hosts, arrays, members"] = time.perf_counter() - t
+        self.counts["RAID hosts"] = len(hosts)
+        self.counts["RAID arrays"] = len(arrays)
+        self.counts["RAID members"] = len(members)
+
+    def _raid_arrays(
+        self,
+        plans: Sequence[fleet.HostPlan],
+        hosts: Sequence[Host],
+        lines: dict[int, fleet.Timeline],
+    ) -> tuple[list[Array], list[tuple[Array, int, Any]], list[tuple[Array, str]]]:
+        """Each host's arrays as its report now reads them (not saved yet), with their history of
+        changes; their members (array, position, member) and the nested ones' parents (array,
+        parent's name)."""
         arrays: list[Array] = []
-        members: list[tuple[Array, Any]] = []
+        members: list[tuple[Array, int, Any]] = []
         parents: list[tuple[Array, str]] = []
         for plan, host in zip(plans, hosts, strict=True):
             line = lines[plan.index]
@@ -546,19 +563,7 @@ class Command(BaseCommand):
                     return found[0].verdict
 
                 self._changes(array, fleet.changes(line, verdict_of), label=f"{host.name}:{name}")
-        Array.objects.bulk_create(arrays, batch_size=500)
-        by_host_name = {(a.host_id, a.name): a for a in arrays}
-        for array, parent in parents:
-            array.parent = by_host_name[(array.host_id, parent)]
-        Array.objects.bulk_update([a for a, _ in parents], ["parent"], batch_size=500)
-        Member.objects.bulk_create(
-            (Member.of(array, position, m) for array, position, m in members),
-            batch_size=1000,
-        )
-        self.timings["RAID hosts, arrays, members"] = time.perf_counter() - t
-        self.counts["RAID hosts"] = len(hosts)
-        self.counts["RAID arrays"] = len(arrays)
-        self.counts["RAID members"] = len(members)
+        return arrays, members, parents
 
     # --- Probes -------------------------------------------------------------------------
 
@@ -731,6 +736,36 @@ class Command(BaseCommand):
 
 DAY_MIN = fleet.DAY_MIN
 _ARRAY_FIELDS = ARRAY_FACT_FIELDS
+
+
+def _fleet_size(options: dict[str, Any]) -> fleet.FleetSize:
+    """The fleet the options ask for; minute rows for at most ``--days``, by default for as
+    long as ``VIGIL_EFS_MINUTE_RETENTION_DAYS`` keeps them."""
+    retention = settings.VIGIL_EFS_MINUTE_RETENTION_DAYS
+    minute_days = options["minute_days"] if options["minute_days"] is not None else retention
+    size = fleet.FleetSize(
+        filesystems=options["filesystems"],
+        regions=options["regions"],
+        clusters=options["clusters"],
+        arrays=options["arrays"],
+        probes=options["probes"],
+        days=options["days"],
+        minute_days=min(minute_days, options["days"]),
+    )
+    if size.regions < 1 or size.days < 1 or min(size.filesystems, size.clusters) < 0:
+        raise CommandError("--regions and --days must be at least 1, counts at least 0.")
+    return size
+
+
+def _analyze() -> None:
+    """PostgreSQL: statistics for the seeded tables, Vigil's own only: a bare ANALYZE also
+    takes the catalogs that every database of the server shares, and waited on another
+    database's ANALYZE (a test worker's) past the lock timeout that partition creation had set
+    for the transaction."""
+    tables = connection.introspection.django_table_names(only_existing=True)
+    q = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE " + ", ".join(q(table) for table in sorted(tables)))
 
 
 def _verdict_of(fs: FileSystem) -> Verdict:
