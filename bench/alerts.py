@@ -97,7 +97,7 @@ def main() -> None:
         "AWS_ENDPOINT_URL": endpoint,
         "AWS_ACCESS_KEY_ID": "bench",
         "AWS_SECRET_ACCESS_KEY": "bench",
-        "EMAIL_BACKEND": "anymail.backends.amazon_ses.EmailBackend",
+        "EMAIL_BACKEND": "apps.alerts.integrations.email.ses.EmailBackend",
         "DEFAULT_FROM_EMAIL": "vigil@example.com",
         "VIGIL_DEMO": "false",
         "VIGIL_OUTBOUND_ALLOW_LOOPBACK": "true",  # the webhook receiver is on loopback

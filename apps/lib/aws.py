@@ -105,6 +105,15 @@ def _new_botocore_session() -> botocore.session.Session:
     return session
 
 
+def boto3_session(**params: Any) -> boto3.Session:
+    """A boto3 session on the shared botocore loader, for a client made outside ``client()``
+    (anymail's SES backend opens one for every connection: with a loader of its own, each read
+    SES's model and the endpoint rules again, about 100 ms of CPU)."""
+    import boto3
+
+    return boto3.Session(botocore_session=_new_botocore_session(), **params)
+
+
 _lock = threading.Lock()
 
 

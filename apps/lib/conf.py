@@ -302,9 +302,10 @@ EMAIL = (
     Setting(
         "EMAIL_BACKEND",
         default="apps.alerts.mailbox.OneLineBackend",
-        production="anymail.backends.amazon_ses.EmailBackend",
+        production="apps.alerts.integrations.email.ses.EmailBackend",
         help='Locally one line per email on the terminal (and in demo mode the "Sent messages" '
-        "page); in production Amazon SES through django-anymail.",
+        "page); in production Amazon SES through django-anymail (its backend, with the boto3 "
+        "client on Vigil's shared botocore loader).",
     ),
     Setting("DEFAULT_FROM_EMAIL", default="vigil@localhost", help="The sender of every email."),
     Setting("AWS_SES_REGION", default="us-east-1", help="The region of Amazon SES."),

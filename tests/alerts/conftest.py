@@ -75,7 +75,7 @@ def ses(aws, settings):
     from tests.services.ses_proxy import SENDER, SesFaultProxy
 
     proxy = SesFaultProxy(aws)
-    settings.EMAIL_BACKEND = "anymail.backends.amazon_ses.EmailBackend"
+    settings.EMAIL_BACKEND = "apps.alerts.integrations.email.ses.EmailBackend"
     settings.DEFAULT_FROM_EMAIL = SENDER
     settings.ANYMAIL = {
         "AMAZON_SES_CLIENT_PARAMS": {

@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def ses_email(settings, aws):
     """Alerts leave through moto's SES, as in production, so the test can count emails."""
-    settings.EMAIL_BACKEND = "anymail.backends.amazon_ses.EmailBackend"
+    settings.EMAIL_BACKEND = "apps.alerts.integrations.email.ses.EmailBackend"
     settings.DEFAULT_FROM_EMAIL = SENDER
     settings.ANYMAIL = {
         "AMAZON_SES_CLIENT_PARAMS": {"region_name": "us-east-1", "endpoint_url": aws}

@@ -166,7 +166,7 @@ def worker_env(
         DATABASE_URL=database_url or worker_database_url(),
         CELERY_BROKER_URL=broker_url,
         AWS_ENDPOINT_URL=aws_url,
-        EMAIL_BACKEND="anymail.backends.amazon_ses.EmailBackend",
+        EMAIL_BACKEND="apps.alerts.integrations.email.ses.EmailBackend",
         DEFAULT_FROM_EMAIL=SENDER,
         VIGIL_DEMO="false",
         **env,
