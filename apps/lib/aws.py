@@ -6,7 +6,9 @@ it (refreshed before it expires; demo accounts use fixed keys against the stand-
 regional endpoint always (opt-in regions such as ap-east-1 reject the global one's tokens);
 botocore's adaptive retries with connect and read timeouts; epoch timestamps parsed straight to
 UTC (dateutil's local time zone was the largest single cost of an EFS cycle); and
-``AWS_ENDPOINT_URL``, one endpoint for every service (moto in tests and demo mode).
+``AWS_ENDPOINT_URL``, one endpoint for every service (moto in tests and demo mode). Amazon SES's
+client, which anymail's backend makes, takes its session here (``boto3_session``) and its
+region, retries and timeouts from ``ANYMAIL`` in the settings.
 """
 
 from __future__ import annotations
