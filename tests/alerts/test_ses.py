@@ -30,6 +30,23 @@ def test_it_sends_through_the_ses_api(ses, aws, gadget, oncall):
     assert notification.state == "sent" and notification.message_id
 
 
+def test_each_connection_builds_its_client_from_botocores_models_read_once(ses):
+    """Production's backend opens a client for every connection; anymail's own made a loader
+    for each, which read SES's model and the endpoint rules again (about 100 ms of CPU)."""
+    from anymail.backends.amazon_ses import EmailBackend as AnymailBackend
+    from django.core.mail import get_connection
+
+    def model(connection) -> object:
+        connection.open()
+        try:
+            return connection.client.meta.service_model._service_description
+        finally:
+            connection.close()
+
+    assert model(get_connection()) is model(get_connection())
+    assert model(AnymailBackend()) is not model(AnymailBackend())  # what the backend avoids
+
+
 @pytest.mark.parametrize("fault", ["throttle", "error500"])
 def test_it_retries_throttling_and_server_errors_and_sends_once(ses, aws, gadget, oncall, fault):
     verify_sender(aws)
